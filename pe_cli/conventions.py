@@ -1,0 +1,107 @@
+"""The field's sinusoidal conventions: which frequencies, and how sin and cos columns are laid out.
+
+Every convention computes, for positions p and angular frequencies w_i = base**(-e_i),
+the planes sin(p*w_i) and cos(p*w_i), and places them into d_model columns. A convention is
+one entry in CONVENTIONS; nothing else in the project names conventions one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+from .errors import BadInput
+
+
+def _interleaved(out, sin, cos, d: int) -> None:
+    # Vaswani et al. (2017): column 2i is sin, column 2i+1 is cos of the same angle;
+    # for odd d the last column is a sin and the last cos is not used.
+    out[:, 0::2] = sin
+    out[:, 1::2] = cos[:, : d // 2]
+
+
+def _sin_then_cos(out, sin, cos, d: int) -> None:
+    # Marian/Pegasus in Hugging Face: all sin columns (ceil(d/2)) first, then the cos columns.
+    half = sin.shape[1]
+    out[:, :half] = sin
+    out[:, half:] = cos[:, : d - half]
+
+
+def _sin_cos_zero(out, sin, cos, d: int) -> None:
+    # tensor2tensor's get_timing_signal_1d and its descendants: [sin | cos], then a zero
+    # column when d is odd.
+    n = sin.shape[1]
+    out[:, :n] = sin
+    out[:, n : 2 * n] = cos
+    out[:, 2 * n :] = 0
+
+
+def _paper_exponents(d: int) -> list[Fraction]:
+    # w_i = base^(-2i/d) for i < ceil(d/2)
+    return [Fraction(2 * i, d) for i in range((d + 1) // 2)]
+
+
+def _timescale_exponents(d: int) -> list[Fraction]:
+    # w_i = exp(-i * ln(base) / max(n - 1, 1)) = base^(-i / max(n - 1, 1)), n = d // 2
+    n = d // 2
+    return [Fraction(i, max(n - 1, 1)) for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Convention:
+    name: str
+    summary: str
+    exponents: Callable[[int], list[Fraction]]
+    place: Callable
+    min_d_model: int = 1
+    even_only: bool = False
+    padding: bool = False  # whether --padding-idx (a zeroed row) is part of the convention
+    refusal: str = ""  # why d_model below the minimum or odd d cannot be served
+
+    def check(self, d_model: int) -> None:
+        if d_model < self.min_d_model or (self.even_only and d_model % 2):
+            raise BadInput(f"convention {self.name!r} {self.refusal} (got --d-model {d_model})")
+
+
+CONVENTIONS: dict[str, Convention] = {
+    c.name: c
+    for c in (
+        Convention(
+            "vaswani",
+            "interleaved sin/cos, w_i = base^(-2i/d) (the paper; the seeds)",
+            _paper_exponents,
+            _interleaved,
+        ),
+        Convention(
+            "concat",
+            "[sin | cos] with the paper's frequencies (Hugging Face Marian, Pegasus)",
+            _paper_exponents,
+            _sin_then_cos,
+        ),
+        Convention(
+            "tensor2tensor",
+            "[sin | cos (| 0)], w_i = base^(-i/max(d//2-1, 1)) (the authors' own code)",
+            _timescale_exponents,
+            _sin_cos_zero,
+        ),
+        Convention(
+            "fairseq",
+            "tensor2tensor's table with an optional zeroed padding row (fairseq, M2M100, Speech2Text)",
+            _timescale_exponents,
+            _sin_cos_zero,
+            min_d_model=4,
+            padding=True,
+            refusal="needs --d-model >= 4: fairseq divides by d//2 - 1",
+        ),
+        Convention(
+            "whisper",
+            "tensor2tensor's table for even d >= 4 (OpenAI whisper's sinusoids)",
+            _timescale_exponents,
+            _sin_cos_zero,
+            min_d_model=4,
+            even_only=True,
+            refusal="needs an even --d-model >= 4: whisper asserts even channels and returns NaN for 2",
+        ),
+    )
+}

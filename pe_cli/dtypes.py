@@ -1,0 +1,68 @@
+"""Output and compute dtypes: their formats, and how tables of them live in host memory.
+
+numpy has no bfloat16, so on the host a bfloat16 table is held as its uint16 bit patterns;
+everything that leaves the engine as numpy goes through `host_bits` / `host_float`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    itemsize: int
+    precision: int  # significand bits, the implicit one included
+    min_exponent: int  # exponent of the smallest subnormal: values are multiples of 2**min_exponent
+    max_value: float
+    safetensors: str  # dtype code in a .safetensors header
+    npy: str | None  # numpy descr, None where numpy has no such type
+    host: str  # numpy dtype the host holds (bits for bfloat16)
+
+    @property
+    def epsilon(self) -> float:
+        return 2.0 ** (1 - self.precision)
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("float32", 4, 24, -149, 3.4028234663852886e38, "F32", "<f4", "float32"),
+        Format("float64", 8, 53, -1074, 1.7976931348623157e308, "F64", "<f8", "float64"),
+        Format("float16", 2, 11, -24, 65504.0, "F16", "<f2", "float16"),
+        Format("bfloat16", 2, 8, -133, 3.3895313892515355e38, "BF16", None, "uint16"),
+    )
+}
+
+DTYPE_NAMES = tuple(FORMATS)
+
+
+def torch_dtype(name: str):
+    import torch
+
+    return getattr(torch, name)
+
+
+def host_bits(values):
+    """A block as a host numpy array in its storage type (bfloat16 as uint16 bits)."""
+    import numpy as np
+
+    if isinstance(values, np.ndarray):
+        return values
+    import torch
+
+    values = values.detach().cpu().contiguous()
+    if values.dtype == torch.bfloat16:
+        return values.view(torch.int16).numpy().view(np.uint16)
+    return values.numpy()
+
+
+def host_float(values, dtype: str):
+    """A block as numbers numpy can compute with (bfloat16 widened exactly to float32)."""
+    import numpy as np
+
+    bits = host_bits(values)
+    if dtype == "bfloat16":
+        return (bits.astype(np.uint32) << 16).view(np.float32)
+    return bits

@@ -1,0 +1,268 @@
+"""The one engine: a TableSpec in, row blocks (or a whole Table) out.
+
+The exact variant runs on numpy for the CPU (no torch import) and on torch for other devices,
+block by block with bounded memory. Seed variants run the notebooks' torch arithmetic on the
+whole table at once, because that is what makes them bit-identical to the notebooks.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Iterator
+
+import numpy as np
+
+from . import exact
+from .conventions import CONVENTIONS
+from .dtypes import host_bits, host_float, torch_dtype
+from .errors import BadInput, Unavailable
+from .spec import TableSpec
+from .variants import SEED_VARIANTS
+
+# float64 work arrays per block: sin, cos and the kernel's temporaries, about 12 of them
+_WORK_BYTES = 48 * 2**20
+_WORK_ARRAYS = 12
+
+
+def _import_torch():
+    try:
+        import torch
+    except ImportError as e:  # pragma: no cover - torch is a dependency
+        raise Unavailable(f"this needs torch, which failed to import: {e}") from None
+    return torch
+
+
+def resolve_device(device: str) -> str:
+    """'auto' → the best available; a device that is not here → Unavailable."""
+    if device == "cpu":
+        return device
+    torch = _import_torch()
+    kind = device.split(":")[0]
+    has_cuda = torch.cuda.is_available()
+    has_mps = getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+    if kind == "auto":
+        return "cuda" if has_cuda else "mps" if has_mps else "cpu"
+    if kind == "cuda" and not has_cuda:
+        raise Unavailable(
+            f"--device {device}: CUDA is not available here (torch {torch.__version__}, "
+            f"{'built with' if torch.backends.cuda.is_built() else 'built without'} CUDA)"
+        )
+    if kind == "cuda" and ":" in device:
+        index = device.split(":", 1)[1]
+        if not index.isdigit() or int(index) >= torch.cuda.device_count():
+            raise Unavailable(
+                f"--device {device}: there are {torch.cuda.device_count()} CUDA devices"
+            )
+    if kind == "mps" and not has_mps:
+        raise Unavailable(f"--device {device}: Apple MPS is not available here")
+    return device
+
+
+def available_memory() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def gib(nbytes: float) -> str:
+    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+
+
+def memory_needed(spec: TableSpec, whole: bool) -> int:
+    """Bytes the engine will hold at once: the table (when whole) and the working set."""
+    held = spec.nbytes if whole else 0
+    if spec.variant == "exact":
+        return held + _WORK_BYTES
+    compute = 8 if spec.compute_dtype == "float64" else 4
+    # notebook arithmetic: angles, sin, cos and the zeros table in the compute dtype, then a
+    # float64 copy to round once to the output dtype
+    return held + spec.seq_len * spec.d_model * (4 * compute + 8)
+
+
+def check_memory(spec: TableSpec, whole: bool) -> None:
+    need, have = memory_needed(spec, whole), available_memory()
+    if need > have:
+        raise BadInput(
+            f"a {spec.seq_len} x {spec.d_model} {spec.dtype} table needs about {gib(need)} of "
+            f"memory here and {gib(have)} is available; use fewer positions"
+            + ("" if spec.variant != "exact" else ", or write it to a file (it streams)")
+        )
+
+
+def rows_per_block(spec: TableSpec) -> int:
+    n_freq = max(1, (spec.d_model + 1) // 2)
+    return max(1, min(spec.seq_len, _WORK_BYTES // (8 * _WORK_ARRAYS * n_freq)))
+
+
+class _Plan:
+    """Per-table constants of the exact variant, computed once."""
+
+    def __init__(self, spec: TableSpec):
+        convention = CONVENTIONS[spec.convention]
+        self.turns = exact.turns(
+            exact.angular_frequencies(convention.exponents(spec.d_model), spec.base)
+        )
+        self.chunks = exact.chunk_table(self.turns)
+        self.place = convention.place
+
+
+def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str) -> None:
+    """Recompute, in decimal, the few elements whose rounding the float64 value cannot decide."""
+    if xp is np:
+        rows, cols = np.nonzero(suspect)
+        rows_h, cols_h = rows, cols
+    else:
+        rows, cols = xp.nonzero(suspect, as_tuple=True)
+        rows_h, cols_h = rows.cpu().numpy(), cols.cpu().numpy()
+    if len(rows_h) == 0:
+        return
+    values = []
+    for i, j in zip(rows_h.tolist(), cols_h.tolist()):
+        true = exact.decimal_sin_cos(positions[i], plan.turns[j])[plane]
+        values.append(exact.round_fraction(Fraction(true), dtype))
+    if xp is np:
+        rounded[rows, cols] = values
+    else:
+        rounded[rows, cols] = xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
+
+
+def _exact_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None):
+    """The exact table in row blocks: numpy on the CPU, torch on other devices (use_torch=True
+    runs the torch path on the CPU, which is how it is tested without a GPU)."""
+    plan = _Plan(spec)
+    if use_torch is None:
+        # MPS has no float64: there the exact table is computed on the CPU and moved
+        use_torch = not (device == "cpu" or device.startswith("mps"))
+    if use_torch:
+        xp = _import_torch()
+        chunks = xp.from_numpy(plan.chunks).to(device)
+    else:
+        xp, chunks = np, plan.chunks
+    for start in range(0, spec.seq_len, rows):
+        stop = min(spec.seq_len, start + rows)
+        positions = list(range(spec.offset + start, spec.offset + stop))
+        if xp is np:
+            column = np.array(positions, dtype=np.float64)[:, None]
+            out = np.empty((stop - start, spec.d_model))
+        else:
+            column = xp.tensor(positions, dtype=xp.float64, device=device)[:, None]
+            out = xp.empty((stop - start, spec.d_model), dtype=xp.float64, device=device)
+        planes = []
+        for plane, values in enumerate(exact.sin_cos(xp, column, chunks)):
+            rounded, suspect = exact.round_to(xp, values, spec.dtype)
+            if suspect is not None:
+                _fix_suspects(xp, rounded, suspect, positions, plan, plane, spec.dtype)
+            planes.append(rounded)
+        plan.place(out, planes[0], planes[1], spec.d_model)
+        _zero_padding_row(out, spec, start, stop)
+        block = _cast(xp, out, spec.dtype)
+        if device.startswith("mps"):
+            block = _to_torch(block, spec.dtype).to(device)
+        yield block
+
+
+def _zero_padding_row(out, spec: TableSpec, start: int, stop: int) -> None:
+    if spec.padding_idx is not None:
+        row = spec.padding_idx - spec.offset
+        if start <= row < stop:
+            out[row - start] = 0
+
+
+def _cast(xp, values, dtype: str):
+    """Cast float64 values that already lie on dtype's grid (exact, whatever the library)."""
+    if xp is not np:
+        return values.to(torch_dtype(dtype))
+    if dtype == "bfloat16":
+        return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return values.astype(dtype)
+
+
+def _to_torch(block, dtype: str):
+    torch = _import_torch()
+    if not isinstance(block, np.ndarray):
+        return block
+    if dtype == "bfloat16":
+        return torch.from_numpy(block.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(block)
+
+
+def _seed_table(spec: TableSpec, device: str):
+    torch = _import_torch()
+    compute = spec.compute_dtype or "float32"
+    fmt_max = {"float16": 65504.0}.get(compute)
+    if fmt_max is not None and spec.last_position > fmt_max:
+        raise BadInput(
+            f"positions up to {spec.last_position} overflow {compute} (largest {fmt_max:g}); "
+            "the notebook's table would be NaN there"
+        )
+    table = SEED_VARIANTS[spec.variant].compute(
+        torch, spec.d_model, spec.offset, spec.seq_len, spec.base, torch_dtype(compute), device
+    )
+    if spec.dtype == compute:
+        return table
+    # one rounding from the computed values to the output dtype (torch's own casts from
+    # float32 or float64 to float16/bfloat16 round twice)
+    rounded, _ = exact.round_to(torch, table.to(torch.float64), spec.dtype)
+    return _cast(torch, rounded, spec.dtype)
+
+
+def blocks(spec: TableSpec, rows: int | None = None) -> Iterator:
+    """Row blocks of the 2-D (seq_len, d_model) table, in order, on the spec's device.
+
+    numpy arrays on the CPU (bfloat16 as uint16 bits), torch tensors elsewhere.
+    """
+    device = resolve_device(spec.device)
+    check_memory(spec, whole=spec.variant != "exact")
+    if spec.variant == "exact":
+        yield from _exact_blocks(spec, device, rows or rows_per_block(spec))
+    else:
+        yield _seed_table(spec, device)
+
+
+@dataclass
+class Table:
+    """A built table: its spec, its values (2-D, on the spec's device) and the time it took."""
+
+    spec: TableSpec
+    values: object  # np.ndarray (bfloat16 as uint16 bits) or torch.Tensor
+    seconds: float
+
+    def numpy(self) -> np.ndarray:
+        """The table as a numpy array in the spec's shape. numpy has no bfloat16: use .torch()."""
+        if self.spec.dtype == "bfloat16":
+            raise BadInput("numpy has no bfloat16; use Table.torch(), or dtype float32")
+        return host_bits(self.values).reshape(self.spec.dims)
+
+    def float64(self) -> np.ndarray:
+        """The values widened exactly to float64 (any dtype), in the spec's shape."""
+        return host_float(self.values, self.spec.dtype).astype(np.float64).reshape(self.spec.dims)
+
+    def torch(self):
+        """The table as a torch tensor in the spec's shape, on the spec's device."""
+        return _to_torch(self.values, self.spec.dtype).reshape(self.spec.dims)
+
+
+def build(spec: TableSpec | None = None, **params) -> Table:
+    """Build a whole table: `build(d_model=512, seq_len=1024)` or `build(TableSpec(...))`."""
+    if spec is None:
+        spec = TableSpec(**params)
+    elif params:
+        raise TypeError("pass a TableSpec or keyword parameters, not both")
+    check_memory(spec, whole=True)
+    started = time.perf_counter()
+    parts = list(blocks(spec))
+    if len(parts) == 1:
+        values = parts[0]
+    elif isinstance(parts[0], np.ndarray):
+        values = np.concatenate(parts)
+    else:
+        values = _import_torch().cat(parts)
+    return Table(spec, values, time.perf_counter() - started)

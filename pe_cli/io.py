@@ -1,0 +1,263 @@
+"""The one writer: tables to .npy, .safetensors, csv/tsv or raw bytes, in a file or a pipe.
+
+Files are written to a temporary file in the destination folder and renamed into place, so an
+interrupted or failed write leaves no partial file and any old file as it was. Tables stream
+block by block: a table never has to fit in memory to be written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from . import __version__
+from .dtypes import host_float
+from .engine import blocks, check_memory, gib
+from .errors import BadInput, OutputError
+from .metrics import Summary
+from .spec import TableSpec
+
+OUTPUT_FORMATS = ("npy", "safetensors", "csv", "tsv", "raw")
+_BINARY = {"npy", "safetensors", "raw"}
+_EXTENSIONS = {".npy": "npy", ".safetensors": "safetensors", ".csv": "csv", ".tsv": "tsv"}
+_EXTENSIONS.update({".raw": "raw", ".bin": "raw"})
+_TEXT_BYTES_PER_VALUE = 12  # for the disk-space estimate of csv/tsv
+
+
+@dataclass
+class Written:
+    """What a write produced: where, in which format, and each table's summary."""
+
+    destination: str
+    format: str
+    nbytes: int = 0
+    summaries: dict[str, Summary] = field(default_factory=dict)
+
+
+def output_format(destination: str, fmt: str | None) -> str:
+    if fmt is not None:
+        if fmt not in OUTPUT_FORMATS:
+            raise BadInput(f"unknown format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+        return fmt
+    if destination == "-":
+        return "npy"
+    if Path(destination).is_dir():
+        raise BadInput(f"{destination} is a directory")
+    suffix = Path(destination).suffix.lower()
+    if suffix not in _EXTENSIONS:
+        raise BadInput(
+            f"cannot tell the format of {destination!r} from its extension; "
+            f"use .npy, .safetensors, .csv, .tsv or .raw, or pass --format"
+        )
+    return _EXTENSIONS[suffix]
+
+
+def _check_tables(tables: dict[str, TableSpec], fmt: str) -> None:
+    if not tables:
+        raise BadInput("nothing to write")
+    if fmt != "safetensors" and len(tables) > 1:
+        raise BadInput(f"{fmt} holds one table and {len(tables)} were asked for; use .safetensors")
+    for spec in tables.values():
+        if fmt == "npy" and spec.dtype == "bfloat16":
+            raise BadInput(
+                "npy has no bfloat16; write .safetensors (dtype BF16), or use --dtype float32, "
+                "which holds every bfloat16 value exactly"
+            )
+        if spec.variant != "exact":
+            check_memory(spec, whole=True)
+
+
+def _is_special(destination: str) -> bool:
+    path = Path(destination)
+    return path.exists() and not path.is_file() and not path.is_dir()
+
+
+def _check_destination(destination: str, fmt: str, force: bool, nbytes: int) -> None:
+    if destination == "-":
+        if fmt in _BINARY and sys.stdout.isatty() and not force:
+            raise BadInput(
+                "refusing to write binary data to a terminal; redirect or pipe it, "
+                "use --format csv, or pass --force"
+            )
+        return
+    if _is_special(destination):
+        return
+    path = Path(destination)
+    if path.exists() and not force:
+        raise BadInput(f"{destination} exists; pass --force to replace it")
+    folder = path.parent
+    if not folder.is_dir():
+        raise BadInput(f"folder {str(folder)!r} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise BadInput(f"cannot write in folder {str(folder)!r} (permission denied)")
+    free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+    if nbytes > free:
+        raise BadInput(f"{destination} needs about {gib(nbytes)} and {gib(free)} is free there")
+
+
+def _npy_header(spec: TableSpec) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    header = {"descr": spec.format.npy, "fortran_order": False, "shape": spec.dims}
+    np.lib.format.write_array_header_1_0(buffer, header)
+    return buffer.getvalue()
+
+
+def _safetensors_layout(tables: dict[str, TableSpec], extra: dict[str, str]):
+    # widest dtype first, as the safetensors library orders tensors, so every tensor's data
+    # starts at a multiple of its item size
+    order = sorted(tables, key=lambda name: (-tables[name].format.itemsize, name))
+    metadata = {"pe_cli.version": __version__, **extra}
+    entries: dict[str, object] = {}
+    offset = 0
+    for name in order:
+        spec = tables[name]
+        entries[name] = {
+            "dtype": spec.format.safetensors,
+            "shape": list(spec.dims),
+            "data_offsets": [offset, offset + spec.nbytes],
+        }
+        offset += spec.nbytes
+        metadata.update({f"{name}.{key}": value for key, value in spec.describe().items()})
+    header = json.dumps({"__metadata__": metadata, **entries}, separators=(",", ":")).encode()
+    header += b" " * (-len(header) % 8)
+    return order, len(header).to_bytes(8, "little") + header
+
+
+def _text_rows(bits: np.ndarray, dtype: str, start: int, separator: str) -> bytes:
+    # numpy's shortest repr that reads back to the same value (bfloat16 via its exact float32)
+    text = host_float(bits, dtype).astype(str)
+    lines = [separator.join((str(start + i), *row)) for i, row in enumerate(text.tolist())]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _estimate_bytes(tables: dict[str, TableSpec], fmt: str) -> int:
+    if fmt in ("csv", "tsv"):
+        return sum(s.seq_len * (s.d_model + 1) * _TEXT_BYTES_PER_VALUE for s in tables.values())
+    return sum(s.nbytes for s in tables.values())
+
+
+class _Sink:
+    """Writes everything it is given: a buffered pipe write can return short when the reader
+    goes away, and only the next write reports the broken pipe."""
+
+    def __init__(self, out: BinaryIO):
+        self.out = out
+
+    def write(self, data) -> None:
+        view = memoryview(data).cast("B")
+        while view:
+            view = view[self.out.write(view) :]
+
+
+def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str]):
+    out = _Sink(out)
+    summaries: dict[str, Summary] = {}
+    if fmt == "safetensors":
+        order, header = _safetensors_layout(tables, extra)
+        out.write(header)
+    else:
+        order = list(tables)
+    for name in order:
+        spec = tables[name]
+        summary = summaries[name] = Summary(spec.dtype)
+        if fmt == "npy":
+            out.write(_npy_header(spec))
+        elif fmt in ("csv", "tsv"):
+            separator = "," if fmt == "csv" else "\t"
+            columns = [f"d{j}" for j in range(spec.d_model)]
+            out.write((separator.join(["position", *columns]) + "\n").encode())
+        row = spec.offset
+        for block in blocks(spec):
+            bits = summary.update(block)
+            if fmt in ("csv", "tsv"):
+                out.write(_text_rows(bits, spec.dtype, row, separator))
+            else:
+                out.write(memoryview(bits.astype(bits.dtype.newbyteorder("<"), copy=False)))
+            row += len(bits)
+    return summaries
+
+
+def _raise_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+@contextmanager
+def _atomic(destination: str, force: bool):
+    """A temporary file beside the destination, renamed onto it only when complete."""
+    path = Path(destination)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)
+    previous = None
+    try:
+        try:
+            previous = signal.signal(signal.SIGTERM, _raise_on_sigterm)
+        except ValueError:  # not the main thread: leave signals alone
+            previous = None
+        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        if force:
+            os.replace(temporary, path)
+        else:
+            try:
+                os.link(temporary, path)  # fails rather than replace a file that appeared
+            except FileExistsError:
+                raise BadInput(f"{destination} exists; pass --force to replace it") from None
+            os.unlink(temporary)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def write(
+    destination: str,
+    tables: dict[str, TableSpec] | TableSpec,
+    fmt: str | None = None,
+    force: bool = False,
+    metadata: dict[str, str] | None = None,
+) -> Written:
+    """Write one or more named tables to a path, or to stdout when destination is '-'."""
+    if isinstance(tables, TableSpec):
+        tables = {"pe": tables}
+    fmt = output_format(destination, fmt)
+    _check_tables(tables, fmt)
+    _check_destination(destination, fmt, force, _estimate_bytes(tables, fmt))
+    extra = dict(metadata or {})
+    try:
+        if destination == "-":
+            out = sys.stdout.buffer
+            summaries = _stream(out, tables, fmt, extra)
+            out.flush()
+            nbytes = None
+        elif _is_special(destination):
+            # a device or FIFO (/dev/null, a named pipe): written in place, never replaced
+            with open(destination, "wb") as out:
+                summaries = _stream(out, tables, fmt, extra)
+            nbytes = None
+        else:
+            with _atomic(destination, force) as out:
+                summaries = _stream(out, tables, fmt, extra)
+                nbytes = out.tell()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        raise OutputError(f"writing {destination}: {e.strerror or e}") from None
+    return Written(destination, fmt, nbytes or 0, summaries)

@@ -1,0 +1,120 @@
+"""One validated description of a table: everything the engine, writers and renderers need."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from .conventions import CONVENTIONS
+from .dtypes import DTYPE_NAMES, FORMATS
+from .errors import BadInput
+from .variants import SEED_VARIANTS
+
+# The exact engine multiplies positions by 21-bit pieces of each frequency in float64; below
+# 2**32 every such product is exact (see exact.py).
+POSITION_BITS = 32
+MAX_POSITION = 2**POSITION_BITS - 1
+
+VARIANT_NAMES = ("exact", *SEED_VARIANTS)
+SHAPES = {
+    "2d": "(seq_len, d_model)",
+    "batch-first": "(1, seq_len, d_model), as the Annotated Transformer's buffer",
+    "seq-first": "(seq_len, 1, d_model), as the PyTorch tutorial's buffer",
+}
+DEVICES = ("cpu", "cuda", "mps", "auto")
+
+
+def _whole(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BadInput(f"{name} must be an integer, got {value!r}")
+    if value < minimum:
+        raise BadInput(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _choice(name: str, value, choices) -> str:
+    if value not in choices:
+        raise BadInput(f"unknown {name} {value!r}; choose from {', '.join(choices)}")
+    return value
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    d_model: int = 512
+    seq_len: int = 1024
+    convention: str = "vaswani"
+    variant: str = "exact"
+    dtype: str = "float32"
+    compute_dtype: str | None = None  # seed variants only; None means float32 there
+    base: float = 10000.0
+    offset: int = 0
+    padding_idx: int | None = None
+    shape: str = "2d"
+    device: str = "cpu"
+
+    def __post_init__(self) -> None:
+        _whole("--d-model", self.d_model, 1)
+        _whole("--seq-len", self.seq_len, 1)
+        _whole("--offset", self.offset, 0)
+        _choice("convention", self.convention, CONVENTIONS)
+        _choice("variant", self.variant, VARIANT_NAMES)
+        _choice("dtype", self.dtype, DTYPE_NAMES)
+        _choice("shape", self.shape, SHAPES)
+        device = self.device.split(":")[0] if isinstance(self.device, str) else self.device
+        _choice("device", device, DEVICES)
+        if isinstance(self.base, bool) or not isinstance(self.base, (int, float)):
+            raise BadInput(f"--base must be a number, got {self.base!r}")
+        object.__setattr__(self, "base", float(self.base))
+        if not (math.isfinite(self.base) and self.base > 1):
+            raise BadInput(f"--base must be a finite number > 1, got {self.base}")
+        if self.last_position > MAX_POSITION:
+            raise BadInput(
+                f"positions up to {self.last_position} requested; pe-cli computes positions "
+                f"below 2**32 (offset + seq_len <= {MAX_POSITION + 1})"
+            )
+        convention = CONVENTIONS[self.convention]
+        convention.check(self.d_model)
+        if self.padding_idx is not None:
+            _whole("--padding-idx", self.padding_idx, 0)
+            if not convention.padding:
+                padded = ", ".join(c.name for c in CONVENTIONS.values() if c.padding)
+                raise BadInput(
+                    f"--padding-idx belongs to the {padded} convention, not {self.convention!r}"
+                )
+        if self.variant == "exact":
+            if self.compute_dtype is not None:
+                raise BadInput(
+                    "--compute-dtype applies to the seed variants; "
+                    "the exact variant always computes in extended precision"
+                )
+        else:
+            _choice("compute dtype", self.compute_dtype or "float32", DTYPE_NAMES)
+            if self.convention != "vaswani":
+                raise BadInput(
+                    f"variant {self.variant!r} is a seed notebook's formula and is defined for the "
+                    f"vaswani convention only; use --variant exact with --convention {self.convention}"
+                )
+
+    @property
+    def last_position(self) -> int:
+        return self.offset + self.seq_len - 1
+
+    @property
+    def format(self):
+        return FORMATS[self.dtype]
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The table's shape as written and returned."""
+        rows, cols = self.seq_len, self.d_model
+        return {"2d": (rows, cols), "batch-first": (1, rows, cols), "seq-first": (rows, 1, cols)}[
+            self.shape
+        ]
+
+    @property
+    def nbytes(self) -> int:
+        return self.seq_len * self.d_model * self.format.itemsize
+
+    def describe(self) -> dict[str, str]:
+        """Every parameter as strings (for safetensors metadata and summaries)."""
+        return {k: "" if v is None else str(v) for k, v in asdict(self).items()}
