@@ -173,8 +173,11 @@ def export(
     fmt: FormatOpt = None,
     force: ForceOpt = False,
 ) -> None:
-    """Write tables with all their parameters: several variants, conventions or dtypes go
-    into one .safetensors file as named tensors (e.g. exact.float32, exp-log.float32)."""
+    """Write tables with their parameters; repeat --variant/--convention/--dtype for several.
+
+    Several tables go into one .safetensors file as named tensors (exact.float32,
+    exp-log.float32, ...); its metadata holds every parameter of each.
+    """
     combos = list(dict.fromkeys(product(variant, convention, dtype)))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}

@@ -1,0 +1,126 @@
+"""The exact variant against an independent mpmath reference: correctly rounded everywhere."""
+
+import numpy as np
+import pytest
+
+from pe_cli import exact
+from pe_cli.dtypes import host_bits
+from pe_cli.engine import _exact_blocks, build
+from pe_cli.spec import TableSpec
+
+from . import reference
+
+CASES = [
+    # convention, d_model, offset, seq_len
+    ("vaswani", 8, 0, 16),
+    ("vaswani", 513, 2**20 - 24, 48),
+    ("vaswani", 64, 2**24 - 8, 16),
+    ("vaswani", 32, 2**32 - 9, 8),
+    ("concat", 17, 1000, 16),
+    ("tensor2tensor", 33, 2**20, 16),
+    ("tensor2tensor", 3, 5, 8),
+    ("fairseq", 20, 0, 24),
+    ("whisper", 24, 123456, 16),
+]
+
+
+def _check_table(values, convention, d, offset, dtype, base=10000.0, columns=None, padding=None):
+    worst = 0.0
+    for i, row in enumerate(values):
+        p = offset + i
+        for j in columns if columns is not None else range(d):
+            truth = reference.value(convention, d, base, p, j, padding)
+            if dtype == "float64":
+                worst = max(worst, reference.ulps(float(row[j]), truth, "float64"))
+            else:
+                assert float(row[j]) == reference.round_to(truth, dtype), (
+                    f"{convention} d={d} p={p} j={j} {dtype}: {float(row[j])!r} is not the "
+                    f"correctly rounded {truth}"
+                )
+    return worst
+
+
+@pytest.mark.parametrize("convention,d,offset,length", CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_every_element_is_correctly_rounded(convention, d, offset, length, dtype):
+    spec = TableSpec(d_model=d, seq_len=length, offset=offset, convention=convention, dtype=dtype)
+    values = build(spec).float64()
+    columns = None if d <= 64 else sorted({0, 1, 2, 3, d - 2, d - 1, *range(5, d, 37)})
+    _check_table(values, convention, d, offset, dtype, columns=columns)
+
+
+@pytest.mark.parametrize("convention,d,offset,length", CASES)
+def test_float64_output_is_within_one_ulp(convention, d, offset, length):
+    spec = TableSpec(d_model=d, seq_len=length, offset=offset, convention=convention, dtype="float64")
+    columns = None if d <= 64 else list(range(0, d, 7))
+    worst = _check_table(build(spec).float64(), convention, d, offset, "float64", columns=columns)
+    assert worst < 1.0
+
+
+def test_known_values_d8_position1():
+    row = build(d_model=8, seq_len=2).numpy()[1]
+    expected = [0.841471, 0.540302, 0.099833, 0.995004, 0.010000, 0.999950, 0.001000, 1.000000]
+    np.testing.assert_allclose(row, expected, atol=5e-7)
+
+
+def test_non_default_base_and_odd_width():
+    spec = TableSpec(d_model=11, seq_len=12, offset=77, base=500000.0, dtype="float16")
+    _check_table(build(spec).float64(), "vaswani", 11, 77, "float16", base=500000.0)
+
+
+def test_fairseq_padding_row_is_zero_and_the_rest_exact():
+    spec = TableSpec(d_model=9, seq_len=6, convention="fairseq", padding_idx=1)
+    values = build(spec).float64()
+    assert not values[1].any()
+    _check_table(values, "fairseq", 9, 0, "float32", padding=1)
+
+
+def test_decimal_slow_path_rounds_correctly(monkeypatch):
+    # Send a large share of elements through the decimal recomputation and check them all.
+    monkeypatch.setattr(exact, "SUSPECT_RELATIVE", 2.0**-12)
+    recomputed = []
+    decimal_sin_cos = exact.decimal_sin_cos
+    monkeypatch.setattr(
+        exact, "decimal_sin_cos", lambda p, turn: recomputed.append(p) or decimal_sin_cos(p, turn)
+    )
+    for dtype in ("float32", "float16", "bfloat16"):
+        recomputed.clear()
+        spec = TableSpec(d_model=16, seq_len=32, offset=2**20, dtype=dtype)
+        values = build(spec).float64()
+        assert len(recomputed) > 20  # the slow path really ran
+        _check_table(values, "vaswani", 16, 2**20, dtype)
+
+
+def test_torch_path_matches_numpy_path_bit_for_bit():
+    # the path --device cuda takes, run on the CPU
+    for dtype in ("float32", "float16", "bfloat16", "float64"):
+        spec = TableSpec(d_model=130, seq_len=300, offset=2**20, dtype=dtype)
+        by_numpy = np.concatenate(list(_exact_blocks(spec, "cpu", rows=128)))
+        by_torch = _exact_blocks(spec, "cpu", rows=128, use_torch=True)
+        by_torch = np.concatenate([host_bits(b) for b in by_torch])
+        if dtype == "float64":
+            # both within 1 ulp of the truth; libm and sleef may differ in the last bit
+            assert np.max(np.abs(by_torch - by_numpy) / np.spacing(np.abs(by_numpy))) <= 1
+        else:
+            assert np.array_equal(by_numpy, by_torch)
+
+
+def test_blocks_do_not_change_values():
+    spec = TableSpec(d_model=30, seq_len=100, offset=9)
+    whole = np.concatenate(list(_exact_blocks(spec, "cpu", rows=100)))
+    pieces = np.concatenate(list(_exact_blocks(spec, "cpu", rows=7)))
+    assert np.array_equal(whole, pieces)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_round_to_is_correct_rounding(dtype):
+    import mpmath
+
+    rng = np.random.default_rng(7)
+    values = np.concatenate([
+        rng.uniform(-1, 1, 2000),
+        rng.uniform(-1, 1, 500) * 2.0 ** rng.integers(-30, 0, 500),  # float16 subnormals too
+    ])
+    rounded, _ = exact.round_to(np, values, dtype)
+    for v, r in zip(values.tolist(), rounded.tolist()):
+        assert r == reference.round_to(mpmath.mpf(v), dtype)

@@ -1,0 +1,130 @@
+"""The writer: formats read back by independent readers, atomic files, refusals."""
+
+import csv
+import io
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+from safetensors import safe_open
+from safetensors.numpy import load_file as load_numpy
+from safetensors.torch import load_file as load_torch
+
+from pe_cli import engine, io as pe_io
+from pe_cli.engine import build
+from pe_cli.errors import BadInput, OutputError
+from pe_cli.spec import TableSpec
+
+SPEC = TableSpec(d_model=12, seq_len=40, offset=3)
+
+
+def test_npy_reads_back_with_numpy(tmp_path):
+    path = tmp_path / "pe.npy"
+    pe_io.write(str(path), TableSpec(d_model=12, seq_len=40, shape="batch-first"))
+    loaded = np.load(path, allow_pickle=False)
+    assert loaded.shape == (1, 40, 12) and loaded.dtype == np.float32
+    assert np.array_equal(loaded[0], build(d_model=12, seq_len=40).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_safetensors_reads_back_with_the_library(tmp_path, dtype):
+    path = tmp_path / "pe.safetensors"
+    spec = TableSpec(d_model=12, seq_len=40, dtype=dtype, shape="seq-first")
+    pe_io.write(str(path), spec)
+    loaded = load_torch(path)["pe"]
+    assert loaded.shape == (40, 1, 12) and loaded.dtype == getattr(torch, dtype)
+    assert torch.equal(loaded, build(spec).torch())
+    with safe_open(str(path), "pt") as f:
+        meta = f.metadata()
+    assert meta["pe.dtype"] == dtype and meta["pe.d_model"] == "12" and "pe_cli.version" in meta
+
+
+def test_safetensors_holds_several_named_tables(tmp_path):
+    path = tmp_path / "many.safetensors"
+    tables = {
+        "exact.float16": TableSpec(d_model=6, seq_len=5, dtype="float16"),
+        "exact.float64": TableSpec(d_model=6, seq_len=5, dtype="float64"),
+        "pow.float32": TableSpec(d_model=6, seq_len=5, variant="pow"),
+    }
+    pe_io.write(str(path), tables)
+    loaded = load_numpy(path)
+    assert sorted(loaded) == sorted(tables)
+    for name, spec in tables.items():
+        assert np.array_equal(loaded[name], build(spec).numpy())
+
+
+@pytest.mark.parametrize("fmt,sep", [("csv", ","), ("tsv", "\t")])
+def test_text_formats_one_row_per_position(tmp_path, fmt, sep):
+    path = tmp_path / f"pe.{fmt}"
+    pe_io.write(str(path), SPEC)
+    rows = list(csv.reader(path.open(), delimiter=sep))
+    assert rows[0] == ["position"] + [f"d{j}" for j in range(12)]
+    assert [int(r[0]) for r in rows[1:]] == list(range(3, 43))
+    values = np.array([[np.float32(v) for v in r[1:]] for r in rows[1:]], dtype=np.float32)
+    assert np.array_equal(values, build(SPEC).numpy())  # shortest repr still reads back exactly
+
+
+def test_raw_is_the_bytes_the_checksum_names(tmp_path):
+    import hashlib
+
+    path = tmp_path / "pe.raw"
+    written = pe_io.write(str(path), SPEC)
+    data = path.read_bytes()
+    assert data == build(SPEC).numpy().astype("<f4").tobytes()
+    assert written.summaries["pe"].sha256 == hashlib.sha256(data).hexdigest()
+
+
+def test_existing_file_needs_force(tmp_path):
+    path = tmp_path / "pe.npy"
+    path.write_bytes(b"keep me")
+    with pytest.raises(BadInput, match="exists; pass --force"):
+        pe_io.write(str(path), SPEC)
+    assert path.read_bytes() == b"keep me"
+    pe_io.write(str(path), SPEC, force=True)
+    assert np.load(path).shape == (40, 12)
+
+
+def _failing_blocks(after: int, error: BaseException):
+    real = engine.blocks
+
+    def blocks(spec, rows=None):
+        for i, block in enumerate(real(spec, rows=4)):
+            if i == after:
+                raise error
+            yield block
+
+    return blocks
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), OSError(28, "No space left on device")])
+def test_failed_write_leaves_no_partial_file_and_the_old_one_intact(tmp_path, monkeypatch, error):
+    monkeypatch.setattr(pe_io, "blocks", _failing_blocks(3, error))
+    fresh, old = tmp_path / "fresh.npy", tmp_path / "old.npy"
+    old.write_bytes(b"old contents")
+    for path in (fresh, old):
+        with pytest.raises((KeyboardInterrupt, OutputError)):
+            pe_io.write(str(path), SPEC, force=True)
+    assert not fresh.exists()
+    assert old.read_bytes() == b"old contents"
+    assert sorted(os.listdir(tmp_path)) == ["old.npy"]  # no temporary left behind
+
+
+def test_full_device_is_a_clear_error():
+    with pytest.raises(OutputError, match="No space left on device"):
+        pe_io.write("/dev/full", TableSpec(d_model=512, seq_len=4096), fmt="npy")
+
+
+def test_refusals(tmp_path):
+    with pytest.raises(BadInput, match="npy has no bfloat16"):
+        pe_io.write(str(tmp_path / "x.npy"), TableSpec(dtype="bfloat16"))
+    with pytest.raises(BadInput, match="is a directory"):
+        pe_io.write(str(tmp_path), SPEC)
+    with pytest.raises(BadInput, match="does not exist"):
+        pe_io.write(str(tmp_path / "no" / "x.npy"), SPEC)
+    with pytest.raises(BadInput, match="cannot tell the format"):
+        pe_io.write(str(tmp_path / "x.txt"), SPEC)
+    with pytest.raises(BadInput, match="holds one table"):
+        pe_io.write(str(tmp_path / "x.npy"), {"a": SPEC, "b": SPEC})
+    assert os.listdir(tmp_path) == []

@@ -1,0 +1,70 @@
+"""Real processes and real pipes, as a user's shell runs them."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+from pe_cli.engine import build
+
+PE_CLI = [sys.executable, "-m", "pe_cli"]
+
+
+def test_npy_through_a_pipe_into_another_program():
+    reader = (
+        "import io, sys, numpy as np\n"
+        "table = np.load(io.BytesIO(sys.stdin.buffer.read()), allow_pickle=False)\n"
+        "np.save(sys.stdout.buffer, table)"
+    )
+    producer = subprocess.Popen(
+        [*PE_CLI, "generate", "-d", "64", "-l", "300", "-o", "-", "--format", "npy"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    consumer = subprocess.run(
+        [sys.executable, "-c", reader], stdin=producer.stdout, capture_output=True
+    )
+    producer.stdout.close()
+    assert producer.wait() == 0 and producer.stderr.read() == b""
+    import io
+
+    table = np.load(io.BytesIO(consumer.stdout))
+    assert np.array_equal(table, build(d_model=64, seq_len=300).numpy())
+
+
+def test_reader_that_closes_early_is_not_an_error_message():
+    for fmt in ("npy", "csv"):
+        result = subprocess.run(
+            f"{sys.executable} -m pe_cli generate -d 512 -l 20000 -o - --format {fmt} | head -c 10",
+            shell=True, capture_output=True,
+        )
+        assert len(result.stdout) == 10
+        assert result.stderr == b""
+
+
+def test_binary_is_not_written_to_a_terminal():
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    result = subprocess.run(
+        [*PE_CLI, "generate", "-d", "8", "-l", "2", "-o", "-"],
+        stdout=follower, stderr=subprocess.PIPE, timeout=60,
+    )
+    os.close(follower)
+    os.close(leader)
+    assert result.returncode == 2
+    assert b"refusing to write binary data to a terminal" in result.stderr
+
+
+def test_examples_run():
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    shell = subprocess.run(["bash", root / "examples" / "pipe.sh"], capture_output=True, env=env, text=True)
+    assert shell.returncode == 0, shell.stderr
+    assert "received (1024, 512) float32" in shell.stdout and "p=1 sin=0.84147096" in shell.stdout
+    python = subprocess.run([sys.executable, root / "examples" / "embedding.py"], capture_output=True, text=True)
+    assert python.returncode == 0, python.stderr
+    assert "agree bit for bit: True" in python.stdout

@@ -1,0 +1,94 @@
+"""Seed variants reproduce their notebooks bit for bit on CPU in float32."""
+
+import numpy as np
+import pytest
+import torch
+
+from pe_cli.engine import build
+from pe_cli.errors import BadInput
+from pe_cli.spec import TableSpec
+
+from . import notebooks, reference
+
+SIZES = [(2, 1), (6, 10), (10, 10), (64, 100), (512, 1024), (1024, 3000), (96, 70000)]
+
+NOTEBOOK_OF = {
+    "pow": [notebooks.seed000_original],
+    "exp-log": [notebooks.seed000_harvard, notebooks.seed003],
+    "neg-pow": [notebooks.seed001],
+    "exp-div": [notebooks.seed002],
+    "stack": [notebooks.seed004],
+}
+
+
+def _bits(tensor):
+    return tensor.reshape(tensor.shape[-2], tensor.shape[-1]).contiguous().view(torch.int32)
+
+
+@pytest.mark.parametrize("variant", NOTEBOOK_OF)
+@pytest.mark.parametrize("d,length", SIZES)
+def test_bit_identical_to_notebook(variant, d, length):
+    ours = build(d_model=d, seq_len=length, variant=variant).torch()
+    for notebook in NOTEBOOK_OF[variant]:
+        theirs = notebook(d, length)
+        assert torch.equal(_bits(ours), _bits(theirs)), notebook.__name__
+
+
+@pytest.mark.parametrize("variant", NOTEBOOK_OF)
+def test_bit_identical_with_another_base(variant):
+    ours = build(d_model=128, seq_len=500, variant=variant, base=500000.0).torch()
+    for notebook in NOTEBOOK_OF[variant]:
+        assert torch.equal(_bits(ours), _bits(notebook(128, 500, base=500000)))
+
+
+def test_stack_for_odd_width_is_the_notebook_class_without_its_extra_column():
+    # seed 004's class returns d+1 columns for odd d; the seed variant keeps the first d
+    ours = build(d_model=7, seq_len=50, variant="stack").torch()
+    assert torch.equal(_bits(ours), _bits(notebooks.seed004(7, 50)[:, :7].contiguous()))
+
+
+@pytest.mark.parametrize("variant", NOTEBOOK_OF)
+def test_odd_width_ends_with_a_sin_column(variant):
+    values = build(d_model=7, seq_len=20, variant=variant).float64()
+    for p in (1, 19):
+        truth = reference.value("vaswani", 7, 10000.0, p, 6)
+        assert abs(values[p, 6] - float(truth)) < 1e-5
+
+
+def test_seed000_as_written_is_not_any_variant():
+    # the multiply slip makes seed 000's class differ from position 1, dimension 2 on
+    buggy = notebooks.seed000_as_written(8, 4)
+    ours = build(d_model=8, seq_len=4, variant="pow").torch()
+    differ = (buggy != ours).nonzero().tolist()
+    assert differ[0] == [1, 2]
+
+
+def test_compute_dtype_changes_the_arithmetic_not_the_output_dtype():
+    half = build(d_model=64, seq_len=4096, variant="exp-log", compute_dtype="bfloat16")
+    assert half.torch().dtype == torch.float32
+    exact = build(d_model=64, seq_len=4096).float64()
+    # bfloat16 positions are spaced 16 apart above 2048: the table is far off there
+    assert np.abs(half.float64()[3000:] - exact[3000:]).max() > 0.5
+
+
+def test_float16_compute_refuses_positions_it_cannot_hold():
+    with pytest.raises(BadInput, match="overflow float16"):
+        build(d_model=8, seq_len=70000, variant="pow", compute_dtype="float16")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_seed_output_rounded_once(dtype):
+    # computed in float64, stored in a narrow dtype: one correct rounding of the float64 values
+    table = build(d_model=32, seq_len=64, variant="pow", compute_dtype="float64", dtype=dtype)
+    wide = build(d_model=32, seq_len=64, variant="pow", compute_dtype="float64", dtype="float64")
+    import mpmath
+
+    got = table.float64().ravel().tolist()
+    for value, source in zip(got, wide.float64().ravel().tolist()):
+        assert value == reference.round_to(mpmath.mpf(source), dtype)
+
+
+@pytest.mark.parametrize("convention", ["concat", "tensor2tensor", "fairseq", "whisper"])
+def test_seed_variants_refuse_other_conventions(convention):
+    with pytest.raises(BadInput, match="vaswani convention only"):
+        TableSpec(variant="exp-log", convention=convention)
