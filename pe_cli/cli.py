@@ -78,7 +78,7 @@ class _App(TyperGroup):
 def _fail(error: BaseException, message: str, code: int) -> int:
     if os.environ.get("PE_CLI_DEBUG"):
         raise error
-    typer.echo(f"Error: {message}", err=True)
+    typer.echo("Error: " + " ".join(message.split()), err=True)
     return code
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import exact
 from .conventions import CONVENTIONS
-from .dtypes import host_bits, host_float, torch_dtype
+from .dtypes import FORMATS, host_bits, host_float, torch_dtype
 from .errors import BadInput, Unavailable
 from .spec import TableSpec
 from .variants import SEED_VARIANTS
@@ -197,12 +197,6 @@ def _to_torch(block, dtype: str):
 def _seed_table(spec: TableSpec, device: str):
     torch = _import_torch()
     compute = spec.compute_dtype or "float32"
-    fmt_max = {"float16": 65504.0}.get(compute)
-    if fmt_max is not None and spec.last_position > fmt_max:
-        raise BadInput(
-            f"positions up to {spec.last_position} overflow {compute} (largest {fmt_max:g}); "
-            "the notebook's table would be NaN there"
-        )
     table = SEED_VARIANTS[spec.variant].compute(
         torch, spec.d_model, spec.offset, spec.seq_len, spec.base, torch_dtype(compute), device
     )
@@ -214,17 +208,29 @@ def _seed_table(spec: TableSpec, device: str):
     return _cast(torch, rounded, spec.dtype)
 
 
+def prepare(spec: TableSpec) -> str:
+    """Check, before any work or output, that the table can be built here; return the device."""
+    device = resolve_device(spec.device)
+    check_memory(spec, whole=spec.variant != "exact")
+    compute = spec.compute_dtype or "float32"
+    if spec.variant != "exact" and spec.last_position > FORMATS[compute].max_value:
+        raise BadInput(
+            f"positions up to {spec.last_position} overflow {compute} (largest "
+            f"{FORMATS[compute].max_value:g}); the notebook's table would be NaN there"
+        )
+    return device
+
+
 def blocks(spec: TableSpec, rows: int | None = None) -> Iterator:
     """Row blocks of the 2-D (seq_len, d_model) table, in order, on the spec's device.
 
-    numpy arrays on the CPU (bfloat16 as uint16 bits), torch tensors elsewhere.
+    numpy arrays on the CPU (bfloat16 as uint16 bits), torch tensors elsewhere. Everything
+    that can be refused is refused here, before the first block is asked for.
     """
-    device = resolve_device(spec.device)
-    check_memory(spec, whole=spec.variant != "exact")
+    device = prepare(spec)
     if spec.variant == "exact":
-        yield from _exact_blocks(spec, device, rows or rows_per_block(spec))
-    else:
-        yield _seed_table(spec, device)
+        return _exact_blocks(spec, device, rows or rows_per_block(spec))
+    return iter([_seed_table(spec, device)])
 
 
 @dataclass

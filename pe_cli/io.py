@@ -21,15 +21,17 @@ import numpy as np
 
 from . import __version__
 from .dtypes import host_float
-from .engine import blocks, check_memory, gib
+from .engine import blocks, gib, prepare
 from .errors import BadInput, OutputError
 from .metrics import Summary
 from .spec import TableSpec
 
 OUTPUT_FORMATS = ("npy", "safetensors", "csv", "tsv", "raw")
 _BINARY = {"npy", "safetensors", "raw"}
-_EXTENSIONS = {".npy": "npy", ".safetensors": "safetensors", ".csv": "csv", ".tsv": "tsv"}
-_EXTENSIONS.update({".raw": "raw", ".bin": "raw"})
+_EXTENSIONS = {
+    ".npy": "npy", ".safetensors": "safetensors", ".csv": "csv", ".tsv": "tsv",
+    ".raw": "raw", ".bin": "raw",
+}
 _TEXT_BYTES_PER_VALUE = 12  # for the disk-space estimate of csv/tsv
 
 
@@ -39,7 +41,6 @@ class Written:
 
     destination: str
     format: str
-    nbytes: int = 0
     summaries: dict[str, Summary] = field(default_factory=dict)
 
 
@@ -72,8 +73,7 @@ def _check_tables(tables: dict[str, TableSpec], fmt: str) -> None:
                 "npy has no bfloat16; write .safetensors (dtype BF16), or use --dtype float32, "
                 "which holds every bfloat16 value exactly"
             )
-        if spec.variant != "exact":
-            check_memory(spec, whole=True)
+        prepare(spec)
 
 
 def _is_special(destination: str) -> bool:
@@ -246,18 +246,15 @@ def write(
             out = sys.stdout.buffer
             summaries = _stream(out, tables, fmt, extra)
             out.flush()
-            nbytes = None
         elif _is_special(destination):
             # a device or FIFO (/dev/null, a named pipe): written in place, never replaced
             with open(destination, "wb") as out:
                 summaries = _stream(out, tables, fmt, extra)
-            nbytes = None
         else:
             with _atomic(destination, force) as out:
                 summaries = _stream(out, tables, fmt, extra)
-                nbytes = out.tell()
     except BrokenPipeError:
         raise
     except OSError as e:
         raise OutputError(f"writing {destination}: {e.strerror or e}") from None
-    return Written(destination, fmt, nbytes or 0, summaries)
+    return Written(destination, fmt, summaries)

@@ -158,3 +158,15 @@ def test_help_does_not_import_torch_or_numpy():
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.stderr.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize(
+    "args", [["--device", "cuda"], ["--variant", "pow", "--compute-dtype", "float16", "-l", "70000"]]
+)
+def test_refusals_write_nothing_to_stdout(cli, args):
+    import torch
+
+    if torch.cuda.is_available() and "cuda" in args:
+        pytest.skip("this machine has CUDA")  # pragma: no cover
+    code, out, err = cli("generate", "-o", "-", *args)
+    assert code == 2 and out == b"" and err.startswith("Error: ")

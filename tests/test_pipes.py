@@ -68,3 +68,42 @@ def test_examples_run():
     python = subprocess.run([sys.executable, root / "examples" / "embedding.py"], capture_output=True, text=True)
     assert python.returncode == 0, python.stderr
     assert "agree bit for bit: True" in python.stdout
+
+
+def _interrupt_export(tmp_path, signum):
+    import os
+    import signal
+    import time
+
+    target = tmp_path / "big.npy"
+    target.write_bytes(b"the old table")
+    process = subprocess.Popen(
+        [*PE_CLI, "generate", "-d", "1024", "-l", "1000000", "-o", str(target), "--force"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # wait until the temporary file has data in it
+        partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+        if partial and partial[0].stat().st_size > 1 << 20:
+            break
+        time.sleep(0.05)
+    else:
+        raise AssertionError("the export never started writing")
+    os.kill(process.pid, signum)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + signum
+    assert b"Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.npy"]
+    assert target.read_bytes() == b"the old table"
+
+
+def test_sigint_mid_export_leaves_the_old_file(tmp_path):
+    import signal
+
+    _interrupt_export(tmp_path, signal.SIGINT)
+
+
+def test_sigterm_mid_export_leaves_the_old_file(tmp_path):
+    import signal
+
+    _interrupt_export(tmp_path, signal.SIGTERM)
