@@ -107,11 +107,14 @@ def _main(
     pass
 
 
-def _spec(**options):
+def _spec(options: dict, **overrides):
+    """A TableSpec from a command's parameters (its locals()): table options only, by name."""
+    from dataclasses import fields
+
     from .spec import TableSpec
 
-    values = {k: v.value if isinstance(v, Enum) else v for k, v in options.items()}
-    return TableSpec(**values)
+    values = {f.name: options[f.name] for f in fields(TableSpec)} | overrides
+    return TableSpec(**{k: v.value if isinstance(v, Enum) else v for k, v in values.items()})
 
 
 @app.command()
@@ -135,23 +138,12 @@ def generate(
     force: ForceOpt = False,
 ) -> None:
     """Build one table; print a summary, or write it with -o (a file, or - for a pipe)."""
-    spec = _spec(
-        d_model=d_model, seq_len=seq_len, convention=convention, variant=variant, dtype=dtype,
-        compute_dtype=compute_dtype, base=base, offset=offset, padding_idx=padding_idx,
-        shape=shape, device=device,
-    )
+    spec = _spec(locals())
     if output is None:
-        import time
-
         from . import render
-        from .engine import blocks, resolve_device
-        from .metrics import Summary
+        from .metrics import summarize
 
-        facts = Summary(spec.dtype)
-        started = time.perf_counter()
-        for block in blocks(spec):
-            facts.update(block)
-        render.summary(spec, facts, time.perf_counter() - started, resolve_device(spec.device))
+        render.summary(spec, *summarize(spec))
         return
     _write(output, {"pe": spec}, fmt, force)
 
@@ -178,16 +170,13 @@ def export(
     Several tables go into one .safetensors file as named tensors (exact.float32,
     exp-log.float32, ...); its metadata holds every parameter of each.
     """
+    options = locals()
     combos = list(dict.fromkeys(product(variant, convention, dtype)))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}
     for combo in combos:
         name = ".".join(v.value for v, vary in zip(combo, varying) if vary) or "pe"
-        tables[name] = _spec(
-            d_model=d_model, seq_len=seq_len, variant=combo[0], convention=combo[1],
-            dtype=combo[2], compute_dtype=compute_dtype, base=base, offset=offset,
-            padding_idx=padding_idx, shape=shape, device=device,
-        )
+        tables[name] = _spec(options, variant=combo[0], convention=combo[1], dtype=combo[2])
     _write(path, tables, fmt, force)
 
 
