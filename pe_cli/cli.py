@@ -180,6 +180,134 @@ def export(
     _write(path, tables, fmt, force)
 
 
+def _slice(text: str, name: str) -> slice:
+    try:
+        parts = [int(p) if p.strip() else None for p in text.split(":")]
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not START:STOP", param_hint=name) from None
+    if len(parts) == 1:
+        return slice(parts[0], None if parts[0] is None else parts[0] + 1 or None)
+    if len(parts) != 2:
+        raise typer.BadParameter(f"{text!r} is not START:STOP", param_hint=name)
+    return slice(*parts)
+
+
+@app.command()
+def show(
+    source: Annotated[Optional[str], typer.Argument(help="A .npy file, FILE.safetensors\\[:TENSOR], or nothing to build from the options.")] = None,
+    rows: Annotated[Optional[str], typer.Option(help="Positions to show, START:STOP (row indices) \\[default: 0:8].", rich_help_panel=_OUT)] = None,
+    cols: Annotated[Optional[str], typer.Option(help="Dimensions to show, START:STOP \\[default: what fits].", rich_help_panel=_OUT)] = None,
+    heatmap: Annotated[bool, typer.Option("--heatmap", help="Draw the whole table as a heatmap.", rich_help_panel=_OUT)] = False,
+    json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON.", rich_help_panel=_OUT)] = False,
+    d_model: DModelOpt = 512,
+    seq_len: SeqLenOpt = 1024,
+    convention: ConventionOpt = Convention.vaswani,
+    variant: VariantOpt = Variant.exact,
+    dtype: DTypeOpt = DType.float32,
+    compute_dtype: ComputeDTypeOpt = None,
+    base: BaseOpt = 10000.0,
+    offset: OffsetOpt = 0,
+    padding_idx: PaddingOpt = None,
+    shape: ShapeOpt = Shape["2d"],
+    device: DeviceOpt = Device.cpu,
+) -> None:
+    """Look at a table: a window of values, a heatmap, and facts (norms, frequencies)."""
+    from . import render
+    from .compare import side
+    from .metrics import facts
+
+    table = side(source, {}) if source is not None else None
+    if table is None:
+        spec = _spec(locals())
+        from .engine import build
+
+        values, dtype_name, label = build(spec).float64().reshape(spec.seq_len, spec.d_model), spec.dtype, "table"
+    else:
+        spec, values, dtype_name, label = table.spec, table.values, table.dtype, table.label
+    report = facts(values, dtype_name, spec)
+    if json:
+        render.as_json(report)
+        return
+    first = spec.offset if spec is not None else 0
+    if heatmap:
+        render.heatmap(values, first, label)
+        return
+    width = render.console().width
+    row_slice = _slice(rows, "--rows") if rows else slice(0, 8)
+    col_slice = _slice(cols, "--cols") if cols else slice(0, max(1, (width - 10) // 13))
+    render.facts(report)
+    render.console().print()
+    render.window(values, dtype_name, row_slice, col_slice, first, label)
+
+
+@app.command()
+def compare(
+    a: Annotated[Optional[str], typer.Argument(help="A file, or a table spec VARIANT\\[:CONVENTION]\\[:DTYPE].")] = None,
+    b: Annotated[Optional[str], typer.Argument(help="The table to compare A with \\[default: the exact table].")] = None,
+    atol: Annotated[Optional[float], typer.Option(help="Absolute tolerance: exit 1 when exceeded.", rich_help_panel=_OUT)] = None,
+    rtol: Annotated[Optional[float], typer.Option(help="Relative tolerance: exit 1 when exceeded.", rich_help_panel=_OUT)] = None,
+    json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.", rich_help_panel=_OUT)] = False,
+    d_model: Annotated[Optional[int], typer.Option("--d-model", "-d", help="Columns of built tables \\[default: the file's, else 512].", rich_help_panel=_TABLE)] = None,
+    seq_len: Annotated[Optional[int], typer.Option("--seq-len", "-l", help="Rows of built tables \\[default: the file's, else 1024].", rich_help_panel=_TABLE)] = None,
+    convention: ConventionOpt = Convention.vaswani,
+    compute_dtype: ComputeDTypeOpt = None,
+    base: BaseOpt = 10000.0,
+    offset: OffsetOpt = 0,
+    padding_idx: PaddingOpt = None,
+) -> None:
+    """Seed formulas vs the exact table (no arguments), A vs B with a diagnosis, or identify
+    the table in a FILE. With --atol/--rtol exit 1 when out of tolerance."""
+    from dataclasses import asdict
+
+    from . import compare as library
+    from . import render
+    from .io import looks_like_file
+
+    files = {s: library.side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
+    rows_cols = next(iter(files.values())).values.shape if files else (1024, 512)  # built tables follow a file
+    defaults = {
+        "d_model": d_model or rows_cols[1], "seq_len": seq_len or rows_cols[0],
+        "convention": convention.value, "base": base, "offset": offset,
+        "padding_idx": padding_idx, "compute_dtype": compute_dtype.value if compute_dtype else None,
+    }
+    threshold = atol if atol is not None else 1e-4
+    if a is None:
+        rows = library.seed_report(defaults, threshold, atol, rtol)
+        compute = defaults["compute_dtype"] or "float32"
+        if json:
+            render.as_json([{"variant": name, **asdict(d)} for name, d in rows])
+        else:
+            render.seed_report(rows, library.TableSpec(**{**defaults, "compute_dtype": None}), compute)
+        failed = any(d.within is False for _, d in rows)
+    elif b is None and a in files:
+        target = files[a]
+        candidates = library.identify(target, threshold)
+        if json:
+            render.as_json({"source": target.label, "notes": target.notes, "candidates": [
+                {"name": c.name, "spec": asdict(c.spec), **asdict(c.difference)} for c in candidates
+            ]})
+        else:
+            render.identification(target, candidates)
+        best = candidates[0].difference if candidates else None
+        failed = (atol is not None or rtol is not None) and (
+            best is None or not (best.max_abs <= (atol or 0) + (rtol or 0))
+        )
+    else:
+        first = files.get(a) or library.side(a, defaults)
+        if b is None:  # a built table against the exact table of its convention
+            b = f"exact:{first.spec.convention}:float64"
+        second = files.get(b) or library.side(b, defaults)
+        result = library.compare(first, second, threshold, atol, rtol)
+        if json:
+            render.as_json({"a": result.a.label, "b": result.b.label, "findings": result.findings,
+                            **asdict(result.difference)})
+        else:
+            render.comparison(result)
+        failed = result.difference.within is False
+    if failed:
+        raise typer.Exit(1)
+
+
 def _write(destination: str, tables, fmt, force: bool) -> None:
     from . import io, render
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 import time
 
 import numpy as np
@@ -59,3 +60,127 @@ def summarize(spec: TableSpec) -> tuple[Summary, float, str]:
     for block in blocks(spec):
         facts.update(block)
     return facts, time.perf_counter() - started, device
+
+
+def ulp(reference: np.ndarray, dtype: str) -> np.ndarray:
+    """The spacing of dtype's values at each reference value (its unit in the last place)."""
+    from .dtypes import FORMATS
+
+    fmt = FORMATS[dtype]
+    _, exponent = np.frexp(np.abs(reference))  # |x| = m * 2**e, 0.5 <= m < 1
+    exponent = np.where(reference == 0, fmt.min_exponent + fmt.precision, exponent)
+    return np.ldexp(1.0, np.maximum(exponent - fmt.precision, fmt.min_exponent))
+
+
+def position_bands(length: int) -> list[tuple[int, int]]:
+    """Row ranges [0, 1), [1, 4), [4, 16), ... growing by 4: error growth at a glance."""
+    edges = [0, 1]
+    while edges[-1] < length:
+        edges.append(edges[-1] * 4)
+    edges[-1] = length
+    return [(a, b) for a, b in zip(edges, edges[1:]) if a < b]
+
+
+@dataclass
+class Difference:
+    """How a candidate table differs from a reference table of the same 2-D shape."""
+
+    dtype: str  # whose ulps the error is counted in
+    first_position: int
+    max_abs: float
+    mean_abs: float
+    rms: float
+    max_ulps: float
+    worst: tuple[int, int]  # (position, dimension)
+    differing: int  # elements that are not bit-equal
+    size: int
+    bands: list[tuple[int, int, float]]  # (first position, last position + 1, max |error|)
+    first_over: int | None  # first position whose error exceeds `threshold`
+    threshold: float
+    within: bool | None  # within --atol/--rtol, when a tolerance was given
+
+    @property
+    def identical(self) -> bool:
+        return self.differing == 0
+
+
+def difference(candidate, reference, dtype, first_position=0, threshold=1e-4, atol=None, rtol=None):
+    """Every metric of `compare` for two float64 arrays of the same 2-D shape."""
+    error = np.abs(candidate - reference)
+    # counted at the larger magnitude of the two, so that an exact zero on one side does not
+    # turn an error into 2**149 ulps
+    ulps = error / ulp(np.maximum(np.abs(candidate), np.abs(reference)), dtype)
+    flat = int(np.argmax(error)) if error.size else 0
+    rows_max = error.max(axis=1) if error.size else np.zeros(0)
+    over = np.nonzero(rows_max > threshold)[0]
+    within = None
+    if atol is not None or rtol is not None:
+        within = bool(np.all(error <= (atol or 0.0) + (rtol or 0.0) * np.abs(reference)))
+    return Difference(
+        dtype=dtype,
+        first_position=first_position,
+        max_abs=float(error.max(initial=0.0)),
+        mean_abs=float(error.mean()) if error.size else 0.0,
+        rms=float(np.sqrt(np.mean(error**2))) if error.size else 0.0,
+        max_ulps=float(ulps.max(initial=0.0)),
+        worst=(first_position + flat // error.shape[1], flat % error.shape[1]),
+        differing=int(np.count_nonzero(candidate != reference)),
+        size=int(error.size),
+        bands=[
+            (first_position + a, first_position + b, float(rows_max[a:b].max()))
+            for a, b in position_bands(len(rows_max))
+        ],
+        first_over=int(first_position + over[0]) if len(over) else None,
+        threshold=threshold,
+        within=within,
+    )
+
+
+def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict:
+    """What `show` reports about a 2-D table: size, range, row norms, frequencies."""
+    import math
+
+    rows, d = values.shape
+    norms = np.sqrt(np.sum(values**2, axis=1))
+    zero_rows = np.nonzero(norms == 0)[0]
+    report = {
+        "shape": list(spec.dims if spec else values.shape),
+        "dtype": dtype,
+        "min": float(values.min()),
+        "max": float(values.max()),
+        "mean": float(values.mean()),
+        "row_norms": {"min": float(norms.min()), "max": float(norms.max()),
+                      "zero_rows": zero_rows[:20].tolist()},
+    }
+    if d % 2 == 0:
+        # every sin/cos pair adds sin^2 + cos^2 = 1: an ideal row has norm sqrt(d/2)
+        expected = math.sqrt(d / 2)
+        live = np.ones(rows, bool)
+        live[zero_rows] = False
+        deviation = np.abs(norms[live] - expected)
+        report["row_norms"].update({
+            "expected": expected,
+            "max_deviation": float(deviation.max(initial=0.0)),
+            "rows_off_by_1e-3": int(np.count_nonzero(deviation > 1e-3)),
+        })
+    if spec is not None:
+        from .conventions import CONVENTIONS
+
+        convention = CONVENTIONS[spec.convention]
+        exponents = convention.exponents(spec.d_model)
+        # which columns hold frequency i: lay out the indices themselves (cos marked negative)
+        index = np.arange(1, len(exponents) + 1, dtype=np.float64)[None, :]
+        layout = np.zeros((1, d))
+        convention.place(layout, index, -index, d)
+        report["frequencies"] = [
+            {
+                "index": i,
+                "sin_column": int(np.flatnonzero(layout[0] == i + 1)[0]),
+                "cos_column": next(iter(np.flatnonzero(layout[0] == -(i + 1)).tolist()), None),
+                "frequency": spec.base ** -float(e),
+                "wavelength": 2 * math.pi / spec.base ** -float(e),
+            }
+            for i, e in enumerate(exponents)
+        ]
+        report["positions"] = [spec.offset, spec.last_position]
+    return report

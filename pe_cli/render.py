@@ -98,3 +98,242 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
             f"{spec.variant}/{spec.convention}, sha256 {facts.sha256[:16]}",
             file=sys.stderr,
         )
+
+
+# ---------------------------------------------------------------------------------------------
+# show
+
+
+def window(values, dtype: str, rows: slice, cols: slice, first_position: int, title: str) -> None:
+    """A slice of the table with position and dimension labels."""
+    from rich.table import Table
+
+    positions = range(values.shape[0])[rows]
+    dims = range(values.shape[1])[cols]
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("position", justify="right", style="bold")
+    for j in dims:
+        table.add_column(f"d{j}", justify="right")
+    cells = {}
+    for i in positions:
+        cells[i] = [_number(values[i, j], dtype) for j in dims]
+        table.add_row(str(first_position + i), *cells[i])
+    out = console()
+    # never cut a number short: a window wider than the terminal is printed at its own width
+    longest = max((len(c) for row in cells.values() for c in row), default=4)
+    out.width = max(out.width, 12 + (max(longest, 5) + 3) * len(dims))
+    out.print(table)
+
+
+# coolwarm's ends and middle: blue for -1, grey for 0, red for +1
+_COLD, _MIDDLE, _WARM = (59, 76, 192), (221, 221, 221), (180, 4, 38)
+_RAMP = " .:-=+*#%@"
+
+
+def _colour(t: float) -> str:
+    """t in [0, 1] → 'rgb(r,g,b)' on a blue-grey-red scale."""
+    low, high, u = (_COLD, _MIDDLE, t * 2) if t < 0.5 else (_MIDDLE, _WARM, t * 2 - 1)
+    r, g, b = (round(a + (c - a) * u) for a, c in zip(low, high))
+    return f"rgb({r},{g},{b})"
+
+
+def heatmap(values, first_position: int, title: str) -> None:
+    """The whole table, sampled down to the terminal, colour for value (text without colour)."""
+    import numpy as np
+    from rich.text import Text
+
+    out = console()
+    colour = out.color_system is not None
+    rows, d = values.shape
+    width = max(8, min(d, out.width - 2))
+    lines = max(4, min((out.height or 24) - 6, 48))
+    height = min(rows, lines * (2 if colour else 1))
+    row_index = np.linspace(0, rows - 1, height).round().astype(int)
+    col_index = np.linspace(0, d - 1, width).round().astype(int)
+    sample = values[np.ix_(row_index, col_index)]
+    low, high = float(values.min()), float(values.max())
+    scaled = (sample - low) / (high - low) if high > low else np.full(sample.shape, 0.5)
+    out.print(f"{title}: positions {first_position}..{first_position + rows - 1} down, "
+              f"dimensions 0..{d - 1} across ({height} x {width} samples)", highlight=False)
+    text = Text()
+    if colour:
+        for r in range(0, height, 2):
+            for c in range(width):
+                top = _colour(scaled[r, c])
+                bottom = _colour(scaled[r + 1, c]) if r + 1 < height else "default"
+                text.append("▀", style=f"{top} on {bottom}")
+            text.append("\n")
+        legend = Text(f"{low:+.3g} ")
+        for k in range(24):
+            legend.append("█", style=_colour(k / 23))
+        legend.append(f" {high:+.3g}")
+    else:
+        for r in range(height):
+            text.append("".join(_RAMP[min(9, int(v * 10))] for v in scaled[r]) + "\n")
+        legend = Text(f"scale: '{_RAMP}' from {low:+.3g} to {high:+.3g}")
+    out.print(text, end="")
+    out.print(legend)
+
+
+def facts(report: dict) -> None:
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("shape", " x ".join(map(str, report["shape"])))
+    grid.add_row("dtype", report["dtype"])
+    if "positions" in report:
+        grid.add_row("positions", f"{report['positions'][0]} .. {report['positions'][1]}")
+    grid.add_row("min / max / mean", f"{report['min']:.9g} / {report['max']:.9g} / {report['mean']:.6g}")
+    norms = report["row_norms"]
+    line = f"{norms['min']:.9g} .. {norms['max']:.9g}"
+    if "expected" in norms:
+        line += (f"  (expected sqrt(d/2) = {norms['expected']:.9g}; largest deviation "
+                 f"{norms['max_deviation']:.3g}, {norms['rows_off_by_1e-3']} rows off by > 1e-3)")
+    if norms["zero_rows"]:
+        line += f"; all-zero rows: {', '.join(map(str, norms['zero_rows']))}"
+    grid.add_row("row norms", line)
+    out = console()
+    out.print(grid)
+    if "frequencies" in report:
+        table = Table(title="frequencies", title_justify="left", show_edge=False, pad_edge=False)
+        for name in ("i", "sin col", "cos col", "frequency w_i", "wavelength 2π/w_i"):
+            table.add_column(name, justify="right")
+        shown = report["frequencies"]
+        if len(shown) > 8:
+            shown = shown[:5] + [None] + shown[-2:]
+        for f in shown:
+            if f is None:
+                table.add_row("…", "…", "…", "…", "…")
+                continue
+            cos = "-" if f["cos_column"] is None else str(f["cos_column"])
+            table.add_row(str(f["index"]), str(f["sin_column"]), cos,
+                          f"{f['frequency']:.9g}", f"{f['wavelength']:.6g}")
+        out.print()
+        out.print(table)
+
+
+def as_json(payload) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(payload, indent=2, default=_jsonable) + "\n")
+
+
+def _jsonable(value):
+    import dataclasses
+
+    import numpy as np
+
+    if dataclasses.is_dataclass(value):
+        return dataclasses.asdict(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+# ---------------------------------------------------------------------------------------------
+# compare
+
+
+def _e(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def _within(difference) -> str:
+    return "" if difference.within is None else ("yes" if difference.within else "NO")
+
+
+def seed_report(rows, spec, compute: str) -> None:
+    """Seed formulas against the exact table, worst first, and their error by position band."""
+    from rich.table import Table
+
+    threshold = rows[0][1].threshold if rows else 0.0
+    table = Table(
+        title=f"seed formulas computed in {compute} vs the exact table "
+              f"(d_model={spec.d_model}, positions {spec.offset}..{spec.last_position}, base {spec.base:g})",
+        title_justify="left", show_edge=False, pad_edge=False,
+    )
+    for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({compute})",
+                 "worst at (p, d)", f"first p with |err| > {threshold:g}"):
+        table.add_column(name, justify="right" if name != "variant" else "left")
+    tolerance = any(d.within is not None for _, d in rows)
+    if tolerance:
+        table.add_column("within tol", justify="right")
+    for name, d in rows:
+        cells = [name, _e(d.max_abs), _e(d.mean_abs), _e(d.rms), f"{d.max_ulps:.4g}",
+                 f"({d.worst[0]}, {d.worst[1]})", "-" if d.first_over is None else str(d.first_over)]
+        table.add_row(*cells, *([_within(d)] if tolerance else []))
+    out = console()
+    out.print(table)
+    out.print()
+    bands = Table(title="max |err| by position band", title_justify="left", show_edge=False, pad_edge=False)
+    bands.add_column("variant")
+    for start, stop, _ in rows[0][1].bands if rows else []:
+        bands.add_column(f"p<{stop}", justify="right")
+    for name, d in rows:
+        bands.add_row(name, *(_e(m) for _, _, m in d.bands))
+    out.print(bands)
+
+
+def comparison(result) -> None:
+    from rich.table import Table
+
+    d = result.difference
+    out = console()
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("A", f"{result.a.label} ({result.a.dtype})")
+    grid.add_row("B", f"{result.b.label} ({result.b.dtype})")
+    if d.identical:
+        verdict = "bit-identical"
+    elif d.max_ulps <= 1:
+        verdict = f"equal within {d.max_ulps:.3g} ulp of {d.dtype}"
+    else:
+        verdict = f"differ: max {d.max_ulps:.4g} ulp of {d.dtype}"
+    grid.add_row("verdict", verdict)
+    grid.add_row("max |A-B|", f"{_e(d.max_abs)} at position {d.worst[0]}, dimension {d.worst[1]}")
+    grid.add_row("mean / RMS", f"{_e(d.mean_abs)} / {_e(d.rms)}")
+    grid.add_row("elements", f"{d.differing} of {d.size} not bit-equal")
+    grid.add_row("error growth", "  ".join(f"{a}..{b - 1}: {_e(m)}" for a, b, m in d.bands))
+    grid.add_row(f"first p > {d.threshold:g}", "-" if d.first_over is None else str(d.first_over))
+    if d.within is not None:
+        grid.add_row("within tolerance", _within(d))
+    out.print(grid)
+    for finding in result.findings:
+        out.print(f"- {finding}", highlight=False, markup=False)
+
+
+def identification(target, candidates) -> None:
+    from rich.table import Table
+
+    out = console()
+    if not candidates:
+        out.print(f"{target.label}: no built-in convention explains this table "
+                  "(its columns are not sin/cos pairs turning at a steady rate)", highlight=False)
+        return
+    best = candidates[0]
+    d = best.difference
+    spec = best.spec
+    where = f"base {spec.base:g}, first position {spec.offset}"
+    if d.identical:
+        how = f"bit for bit ({target.dtype})"
+    else:
+        how = f"within {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)})"
+    ties = [c.name for c in candidates[1:] if c.difference.identical == d.identical
+            and c.difference.max_abs == d.max_abs and c.name != best.name]
+    also = f" (the same table as {', '.join(ties)})" if ties else ""
+    for note in target.notes:
+        out.print(f"- {note}", highlight=False, markup=False)
+    out.print(f"{target.label}: matches {best.name}{also}, {where}, {how}", highlight=False, markup=False)
+    table = Table(title="candidates", title_justify="left", show_edge=False, pad_edge=False)
+    for name in ("convention / variant", "base", "offset", "bit-identical", "max |err|", f"max ulp ({target.dtype})"):
+        table.add_column(name, justify="left" if name.startswith("conv") else "right")
+    for c in candidates:
+        table.add_row(c.name, f"{c.spec.base:g}", str(c.spec.offset),
+                      "yes" if c.difference.identical else "no", _e(c.difference.max_abs),
+                      f"{c.difference.max_ulps:.4g}")
+    out.print(table)

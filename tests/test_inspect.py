@@ -1,0 +1,255 @@
+"""`show` and `compare`: seeing a table, diffing formulas, diagnosing and identifying tables."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import save_file
+
+from pe_cli.engine import build
+
+from . import notebooks
+
+
+def _json(cli, *args):
+    code, out, err = cli(*args, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+# ------------------------------------------------------------------------------------- show
+
+
+def test_show_built_table(cli):
+    code, out, err = cli("show", "-d", 16, "-l", 100, "--offset", 5)
+    text = out.decode()
+    assert code == 0 and err == ""
+    assert "100 x 16" in text and "5 .. 104" in text
+    assert "expected sqrt(d/2) = 2.82842712" in text
+    assert "0.84147096" not in text.split("frequencies")[0]  # facts first, then the window
+    assert "\x1b[" not in text
+    # the window is labelled with positions (from the offset) and dimensions
+    assert " 5 │" in text and "d0" in text and "wavelength" in text
+
+
+def test_show_window_slices(cli):
+    text = cli("show", "-d", 16, "-l", 50, "--rows", "10:12", "--cols", "2:4")[1].decode()
+    window = text.split("table")[-1]
+    assert "d2" in window and "d3" in window and "d4" not in window and "d1 " not in window
+    assert "      10 │" in window and "      11 │" in window and "12 │" not in window
+
+
+def test_show_files(cli, tmp_path):
+    path = tmp_path / "pe.npy"
+    np.save(path, build(d_model=8, seq_len=6).numpy())
+    code, out, _ = cli("show", path)
+    assert code == 0 and "6 x 8" in out.decode() and "0.84147096" in out.decode()
+    st = tmp_path / "many.safetensors"
+    save_file({"a": np.zeros((3, 4), np.float32), "b": np.ones((5, 4), np.float32)}, st)
+    code, _, err = cli("show", st)
+    assert code == 2 and "holds 2 tensors (a, b)" in err
+    assert "5 x 4" in cli("show", f"{st}:b")[1].decode()
+
+
+def test_show_json_facts(cli):
+    report = _json(cli, "show", "-d", 8, "-l", 4, "--convention", "concat")
+    assert report["shape"] == [4, 8] and report["dtype"] == "float32"
+    assert report["row_norms"]["expected"] == 2.0 and report["row_norms"]["max_deviation"] < 1e-7
+    freqs = report["frequencies"]
+    assert [(f["sin_column"], f["cos_column"]) for f in freqs] == [(0, 4), (1, 5), (2, 6), (3, 7)]
+    assert freqs[1]["frequency"] == pytest.approx(0.1) and freqs[1]["wavelength"] == pytest.approx(62.83185307)
+
+
+def test_show_reports_padding_rows(cli):
+    report = _json(cli, "show", "-d", 8, "-l", 6, "--convention", "fairseq", "--padding-idx", "2")
+    assert report["row_norms"]["zero_rows"] == [2]
+
+
+def test_heatmap_plain_and_colour(cli):
+    code, out, _ = cli("show", "-d", 64, "-l", 64, "--heatmap")
+    text = out.decode()
+    assert code == 0 and "\x1b[" not in text and "scale:" in text
+    rows = [line for line in text.splitlines()[1:-1]]
+    assert rows and all(len(r) == 64 for r in rows)  # every dimension across, one char each
+    code, out, _ = cli("show", "-d", 64, "-l", 64, "--heatmap", env={"FORCE_COLOR": "1", "TERM": "xterm-256color"})
+    assert "\x1b[" in out.decode() and "▀" in out.decode()
+
+
+# ----------------------------------------------------------------------------------- compare
+
+
+def test_compare_seed_formulas_sorted_by_error(cli):
+    rows = _json(cli, "compare", "-d", 64, "-l", 2048)
+    assert sorted(r["variant"] for r in rows) == ["exp-div", "exp-log", "neg-pow", "pow", "stack"]
+    errors = [r["max_abs"] for r in rows]
+    assert errors == sorted(errors, reverse=True)
+    assert all(1e-6 < e < 1e-3 for e in errors)  # float32 arithmetic: visible but small
+    assert all(r["bands"][0][2] == 0 for r in rows)  # position 0 is exact in every recipe
+    text = cli("compare", "-d", 64, "-l", 2048)[1].decode()
+    assert "max |err| by position band" in text and "exp-log" in text
+
+
+def test_compare_bfloat16_is_unusable_at_long_positions(cli):
+    rows = _json(cli, "compare", "-d", 64, "-l", 4096, "--compute-dtype", "bfloat16")
+    for row in rows:
+        assert row["max_abs"] > 0.5
+        assert row["first_over"] is not None and row["first_over"] < 16
+
+
+def test_pow_and_exp_log_differ(cli):
+    result = _json(cli, "compare", "pow", "exp-log", "-d", 512, "-l", 1024)
+    assert result["differing"] > 0 and result["max_abs"] > 1e-6
+
+
+def test_seed000_as_written_is_diagnosed(cli, tmp_path):
+    path = tmp_path / "seed000.npy"
+    np.save(path, notebooks.seed000_as_written(64, 100).numpy())
+    code, out, err = cli("compare", path, "exact")
+    text = out.decode()
+    assert code == 0, err
+    assert "agree up to position 1, dimension 2 and differ from there on" in text
+
+
+def _save(path, values):
+    np.save(path, np.asarray(values))
+    return path
+
+
+@pytest.mark.parametrize(
+    "a_args,b_args,finding",
+    [
+        ({"convention": "concat"}, {}, "another layout"),
+        ({"offset": 3}, {}, "rows shifted by 3"),
+        ({"convention": "fairseq", "padding_idx": 2}, {"convention": "tensor2tensor"}, "row 2 is all zeros"),
+        ({"base": 500000.0}, {}, "another base"),
+        ({"convention": "tensor2tensor"}, {}, "another frequency family"),
+    ],
+)
+def test_diagnosis(cli, tmp_path, a_args, b_args, finding):
+    a = _save(tmp_path / "a.npy", build(d_model=16, seq_len=40, **a_args).numpy())
+    b = _save(tmp_path / "b.npy", build(d_model=16, seq_len=40, **b_args).numpy())
+    result = _json(cli, "compare", a, b)
+    assert any(finding in f for f in result["findings"]), result["findings"]
+
+
+def test_batch_axis_and_transpose_are_read_through(cli, tmp_path):
+    table = build(d_model=16, seq_len=40).numpy()
+    a = _save(tmp_path / "a.npy", table[None])  # batch-first
+    b = _save(tmp_path / "b.npy", table.T.copy())  # transposed
+    result = _json(cli, "compare", a, b)
+    assert result["differing"] == 0
+    assert any("batch-first" in f for f in result["findings"])
+    text = cli("compare", a, b)[1].decode()
+    assert "bit-identical" in text and "batch-first" in text and "transposed" in text
+
+
+def test_tolerance_exit_codes(cli, tmp_path):
+    a = _save(tmp_path / "a.npy", build(d_model=32, seq_len=500, variant="exp-log").numpy())
+    assert cli("compare", a, "exact", "--atol", "1e-3")[0] == 0
+    assert cli("compare", a, "exact", "--atol", "1e-7")[0] == 1
+    assert cli("compare", a, "exact", "--rtol", "1e-9")[0] == 1
+    assert cli("compare", "-d", 32, "-l", 64, "--atol", "1e-2")[0] == 0
+    assert cli("compare", "-d", 32, "-l", 4096, "--compute-dtype", "bfloat16", "--atol", "1e-2")[0] == 1
+    assert cli("compare", a, "--atol", "1e-3")[0] == 0  # identification: the best match
+
+
+# ---------------------------------------------------------------------------- identification
+
+
+def _numpy_tensor2tensor(d, length, base=10000.0):
+    # tensor2tensor's timing signal written with plain numpy in float32, not by pe-cli
+    n = d // 2
+    inv = np.exp(np.arange(n, dtype=np.float32) * np.float32(-np.log(base) / max(n - 1, 1)))
+    angle = np.arange(length, dtype=np.float32)[:, None] * inv[None, :]
+    table = np.concatenate([np.sin(angle), np.cos(angle)], axis=1)
+    return np.pad(table, [[0, 0], [0, d % 2]])
+
+
+IDENTIFY = [
+    ("export", {"d_model": 64, "seq_len": 200}, "vaswani", "base 10000, first position 0, bit for bit"),
+    ("export", {"d_model": 48, "seq_len": 120, "convention": "concat", "offset": 37}, "concat", "first position 37, bit for bit"),
+    ("export", {"d_model": 40, "seq_len": 100, "convention": "fairseq", "padding_idx": 1}, "fairseq (padding_idx=1)", "bit for bit"),
+    ("export", {"d_model": 32, "seq_len": 300, "convention": "whisper", "base": 500000}, "tensor2tensor (the same table as whisper, fairseq)", "base 500000"),
+    ("export", {"d_model": 64, "seq_len": 128, "convention": "fairseq", "padding_idx": 3, "offset": 2}, "fairseq (padding_idx=3)", "first position 2, bit for bit"),
+    ("export", {"d_model": 64, "seq_len": 128, "convention": "tensor2tensor", "offset": 1000}, "tensor2tensor", "first position 1000, bit for bit"),
+    ("numpy", {"d_model": 33, "seq_len": 90}, "tensor2tensor", "ulp of float32"),
+]
+
+
+@pytest.mark.parametrize("writer,params,name,detail", IDENTIFY)
+def test_identify_conventions_from_files(cli, tmp_path, writer, params, name, detail):
+    path = tmp_path / "unknown.safetensors"
+    if writer == "export":
+        args = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
+        assert cli("export", path, *args)[0] == 0
+    else:
+        save_file({"pos": _numpy_tensor2tensor(params["d_model"], params["seq_len"])}, path)
+    text = " ".join(cli("compare", path)[1].decode().split())
+    assert f"matches {name}" in text and detail in text, text
+
+
+def test_identify_annotated_transformer_buffer(cli, tmp_path):
+    path = _save(tmp_path / "buffer.npy", notebooks.seed003(512, 1024).numpy())
+    text = " ".join(cli("compare", path)[1].decode().split())
+    assert "matches seed variant exp-log in float32" in text and "bit for bit" in text
+
+
+def test_identify_json(cli, tmp_path):
+    path = _save(tmp_path / "t.npy", build(d_model=16, seq_len=50, offset=9).numpy())
+    report = _json(cli, "compare", path)
+    best = report["candidates"][0]
+    assert best["name"] == "vaswani" and best["spec"]["offset"] == 9 and best["differing"] == 0
+
+
+# ---------------------------------------------------------------------------------- bad input
+
+
+def _bad_files(tmp_path):
+    good = tmp_path / "good.npy"
+    np.save(good, np.zeros((4, 4), np.float32))
+    truncated = tmp_path / "truncated.npy"
+    truncated.write_bytes(good.read_bytes()[:-7])
+    pickled = tmp_path / "pickled.npy"
+    np.save(pickled, np.array([{"x": 1}], dtype=object), allow_pickle=True)
+    lying = tmp_path / "lying.safetensors"
+    lying.write_bytes((10**6).to_bytes(8, "little") + b"{}")
+    offsets = tmp_path / "offsets.safetensors"
+    header = b'{"pe":{"dtype":"F32","shape":[4,4],"data_offsets":[0,64]}}'
+    offsets.write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 10)
+    cube = tmp_path / "cube.npy"
+    np.save(cube, np.zeros((2, 3, 4), np.float32))
+    ints = tmp_path / "ints.npy"
+    np.save(ints, np.zeros((3, 3), np.int64))
+    garbage = tmp_path / "garbage.npy"
+    garbage.write_bytes(b"not a numpy file at all")
+    return [
+        (tmp_path / "missing.npy", "no such file"),
+        (truncated, "truncated"),
+        (pickled, "never unpickles"),
+        (lying, "header length"),
+        (offsets, "data offsets"),
+        (f"{good.parent / 'lying.safetensors'}:nope", "header length"),
+        (cube, "no obvious 2-D"),
+        (ints, "not a floating-point table"),
+        (garbage, "not a .npy"),
+    ]
+
+
+def test_bad_files_are_one_line_exit_2(cli, tmp_path):
+    st = tmp_path / "named.safetensors"
+    save_file({"pe": np.zeros((2, 2), np.float32)}, st)
+    cases = _bad_files(tmp_path) + [(f"{st}:other", "no tensor 'other'")]
+    for source, message in cases:
+        for command in (["show", source], ["compare", source], ["compare", source, "exact"]):
+            code, out, err = cli(*command)
+            assert code == 2, (command, err)
+            assert err.startswith("Error: ") and err.count("\n") == 1 and message in err, (command, err)
+            assert out == b""
+
+
+def test_shapes_that_cannot_be_compared(cli, tmp_path):
+    a = _save(tmp_path / "a.npy", np.zeros((10, 8), np.float32))
+    b = _save(tmp_path / "b.npy", np.zeros((10, 6), np.float32))
+    code, _, err = cli("compare", a, b)
+    assert code == 2 and "widths differ" in err
