@@ -107,3 +107,16 @@ def test_sigterm_mid_export_leaves_the_old_file(tmp_path):
     import signal
 
     _interrupt_export(tmp_path, signal.SIGTERM)
+
+
+def test_inspect_examples_run():
+    import os
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(["bash", root / "examples" / "inspect.sh"], capture_output=True, env=env, text=True)
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "positions.npy: matches fairseq (padding_idx=1), base 10000, first position 0, bit for bit" in text
+    assert "agree up to position 1, dimension 2 and differ from there on" in text
