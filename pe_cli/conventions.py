@@ -59,6 +59,25 @@ class Convention:
     padding: bool = False  # whether --padding-idx (a zeroed row) is part of the convention
     refusal: str = ""  # why d_model below the minimum or odd d cannot be served
 
+    def columns(self, d_model: int):
+        """Where each frequency lands: (sin column, cos column or -1) per frequency, and the
+        columns that stay zero; found by laying out the frequency indices themselves."""
+        import numpy as np
+
+        n = len(self.exponents(d_model))
+        index = np.arange(1, n + 1, dtype=np.float64)[None, :]
+        layout = np.zeros((1, d_model))
+        self.place(layout, index, -index, d_model)
+        sin_col = np.full(n, -1, dtype=np.int32)
+        cos_col = np.full(n, -1, dtype=np.int32)
+        for column, value in enumerate(layout[0].astype(int).tolist()):
+            if value > 0:
+                sin_col[value - 1] = column
+            elif value < 0:
+                cos_col[-value - 1] = column
+        zero_col = np.flatnonzero(layout[0] == 0).astype(np.int32)
+        return sin_col, cos_col, zero_col
+
     def check(self, d_model: int) -> None:
         if d_model < self.min_d_model or (self.even_only and d_model % 2):
             raise BadInput(f"convention {self.name!r} {self.refusal} (got --d-model {d_model})")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Iterator
 
@@ -102,6 +102,20 @@ def rows_per_block(spec: TableSpec) -> int:
     return max(1, min(spec.seq_len, _WORK_BYTES // (8 * _WORK_ARRAYS * n_freq)))
 
 
+try:  # the C fast path (setup.py builds it where a compiler is present)
+    from . import _rotate
+except ImportError:  # pragma: no cover - exercised by the fallback test
+    _rotate = None
+
+# Fast path geometry: each block is anchored at an exactly computed row, reached in coarse
+# steps of _FINE rows and then fine steps of one row, both from exactly computed tables.
+_FINE = 64
+_COARSE = 64
+_FAST_ROWS = _FINE * _COARSE
+_FAST_KINDS = {"float32": 0, "float16": 1, "bfloat16": 2}
+_WORKERS = 2  # blocks computed at once (the C kernel releases the GIL)
+
+
 class _Plan:
     """Per-table constants of the exact variant, computed once."""
 
@@ -112,6 +126,16 @@ class _Plan:
         )
         self.chunks = exact.chunk_table(self.turns)
         self.place = convention.place
+        self.convention = convention
+
+    def sin_cos(self, positions):
+        """Exact-kernel sin and cos for a list of positions, every frequency (rows x n)."""
+        column = np.asarray(positions, dtype=np.float64)[:, None]
+        return exact.sin_cos(np, column, self.chunks)
+
+
+def fast_path_available(spec: TableSpec, device: str) -> bool:
+    return _rotate is not None and device == "cpu" and spec.dtype in _FAST_KINDS
 
 
 def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str) -> None:
@@ -134,9 +158,10 @@ def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str)
         rounded[rows, cols] = xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
 
 
-def _exact_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None):
-    """The exact table in row blocks: numpy on the CPU, torch on other devices (use_torch=True
-    runs the torch path on the CPU, which is how it is tested without a GPU)."""
+def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None):
+    """The exact table in row blocks, every element from the exact kernel: numpy on the CPU,
+    torch on other devices (use_torch=True runs the torch path on the CPU, which is how it is
+    tested without a GPU)."""
     plan = _Plan(spec)
     if use_torch is None:
         # MPS has no float64: there the exact table is computed on the CPU and moved
@@ -167,6 +192,83 @@ def _exact_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | Non
         if device.startswith("mps"):
             block = _to_torch(block, spec.dtype).to(device)
         yield block
+
+
+class _Rotation:
+    """Blocks of up to _FAST_ROWS rows from the C kernel, then the few undecided elements
+    recomputed: first by the exact kernel, then, if still undecided, in decimal."""
+
+    def __init__(self, spec: TableSpec):
+        self.spec = spec
+        self.plan = _Plan(spec)
+        d, n = spec.d_model, len(self.plan.turns)
+        self.n = n
+        self.sin_col, self.cos_col, self.zero_col = self.plan.convention.columns(d)
+        # the C kernel writes float32 rows as two arithmetic progressions of columns
+        for col in (self.sin_col, self.cos_col[self.cos_col >= 0]):
+            assert len(col) < 2 or np.all(np.diff(col) == col[1] - col[0]), "layout not affine"
+        fine_s, fine_c = self.plan.sin_cos(range(_FINE))
+        coarse_s, coarse_c = self.plan.sin_cos(range(0, _FAST_ROWS, _FINE))
+        self.tables = [np.ascontiguousarray(t) for t in (coarse_s, coarse_c, fine_s, fine_c)]
+        fmt = spec.format
+        self.kind, self.precision, self.min_exponent = (
+            _FAST_KINDS[spec.dtype], fmt.precision, fmt.min_exponent
+        )
+
+    def block(self, start: int, stop: int) -> np.ndarray:
+        spec, n = self.spec, self.n
+        rows = stop - start
+        first = spec.offset + start
+        anchor_s, anchor_c = self.plan.sin_cos([first])
+        out = np.empty((rows, spec.d_model), dtype=spec.format.host)
+        scratch = np.empty(4 * n)  # the coarse step's sin and cos, one row of narrow results
+        suspects = np.empty(4 * n + 1024, dtype=np.int64)
+        count = _rotate.rotate_block(
+            out, self.kind, self.precision, self.min_exponent, rows, spec.d_model, n, _FINE,
+            anchor_s[0], anchor_c[0], *self.tables, self.sin_col, self.cos_col,
+            self.zero_col, scratch, suspects,
+        )
+        if count > len(suspects):  # too many to list: this block takes the exact kernel
+            return next(_kernel_blocks(replace(spec, offset=first, seq_len=rows), "cpu", rows))
+        if count:
+            self._resolve(out, suspects[:count], first)
+        _zero_padding_row(out, spec, start, stop)
+        return out
+
+    def _resolve(self, out, suspects, first):
+        index, plane = suspects // 2, suspects % 2
+        row, freq = index // self.n, index % self.n
+        positions = (first + row).astype(np.float64)
+        sin, cos = exact.sin_cos(np, positions, self.plan.chunks[:, freq])
+        values = np.where(plane == 0, sin, cos)
+        rounded, undecided = exact.round_to(np, values, self.spec.dtype)
+        for k in np.flatnonzero(undecided).tolist():
+            truth = exact.decimal_sin_cos(int(first + row[k]), self.plan.turns[freq[k]])
+            rounded[k] = exact.round_fraction(Fraction(truth[plane[k]]), self.spec.dtype)
+        columns = np.where(plane == 0, self.sin_col[freq], self.cos_col[freq])
+        out[row, columns] = _cast(np, rounded, self.spec.dtype)
+
+
+def _fast_blocks(spec: TableSpec) -> Iterator:
+    """The fast path's blocks in order, _WORKERS computed at a time ahead of the consumer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rotation = _Rotation(spec)
+    starts = range(0, spec.seq_len, _FAST_ROWS)
+    if len(starts) == 1:
+        yield rotation.block(0, spec.seq_len)
+        return
+    pool = ThreadPoolExecutor(max_workers=_WORKERS)
+    pending = []
+    try:
+        for start in starts:
+            pending.append(pool.submit(rotation.block, start, min(start + _FAST_ROWS, spec.seq_len)))
+            if len(pending) > _WORKERS:
+                yield pending.pop(0).result()
+        while pending:
+            yield pending.pop(0).result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _zero_padding_row(out, spec: TableSpec, start: int, stop: int) -> None:
@@ -228,9 +330,11 @@ def blocks(spec: TableSpec, rows: int | None = None) -> Iterator:
     that can be refused is refused here, before the first block is asked for.
     """
     device = prepare(spec)
-    if spec.variant == "exact":
-        return _exact_blocks(spec, device, rows or rows_per_block(spec))
-    return iter([_seed_table(spec, device)])
+    if spec.variant != "exact":
+        return iter([_seed_table(spec, device)])
+    if fast_path_available(spec, device) and rows is None:
+        return _fast_blocks(spec)
+    return _kernel_blocks(spec, device, rows or rows_per_block(spec))
 
 
 @dataclass

@@ -13,17 +13,16 @@ import signal
 import sys
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from . import __version__
-from .dtypes import host_float
+from .dtypes import host_bits, host_float
 from .engine import blocks, gib, prepare
 from .errors import BadInput, OutputError, PeError
-from .metrics import Summary
 from .spec import TableSpec
 
 OUTPUT_FORMATS = ("npy", "safetensors", "csv", "tsv", "raw")
@@ -37,11 +36,11 @@ _TEXT_BYTES_PER_VALUE = 12  # for the disk-space estimate of csv/tsv
 
 @dataclass
 class Written:
-    """What a write produced: where, in which format, and each table's summary."""
+    """What a write produced: where, in which format, how many bytes."""
 
     destination: str
     format: str
-    summaries: dict[str, Summary] = field(default_factory=dict)
+    nbytes: int
 
 
 def output_format(destination: str, fmt: str | None) -> str:
@@ -153,16 +152,18 @@ class _Sink:
 
     def __init__(self, out: BinaryIO):
         self.out = out
+        self.count = 0
 
     def write(self, data) -> None:
         view = memoryview(data).cast("B")
+        self.count += len(view)
         while view:
             view = view[self.out.write(view) :]
 
 
-def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str]):
+def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str]) -> int:
+    """Write the tables in `fmt`; return the number of bytes written."""
     out = _Sink(out)
-    summaries: dict[str, Summary] = {}
     if fmt == "safetensors":
         order, header = _safetensors_layout(tables, extra)
         out.write(header)
@@ -170,7 +171,6 @@ def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[s
         order = list(tables)
     for name in order:
         spec = tables[name]
-        summary = summaries[name] = Summary(spec.dtype)
         if fmt == "npy":
             out.write(_npy_header(spec))
         elif fmt in ("csv", "tsv"):
@@ -179,13 +179,13 @@ def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[s
             out.write((separator.join(["position", *columns]) + "\n").encode())
         row = spec.offset
         for block in blocks(spec):
-            bits = summary.update(block)
+            bits = np.ascontiguousarray(host_bits(block))
             if fmt in ("csv", "tsv"):
                 out.write(_text_rows(bits, spec.dtype, row, separator))
             else:
                 out.write(memoryview(bits.astype(bits.dtype.newbyteorder("<"), copy=False)))
             row += len(bits)
-    return summaries
+    return out.count
 
 
 def _raise_on_sigterm(signum, frame):
@@ -206,10 +206,10 @@ def _atomic(destination: str, force: bool):
             previous = signal.signal(signal.SIGTERM, _raise_on_sigterm)
         except ValueError:  # not the main thread: leave signals alone
             previous = None
+        # no fsync: the rename makes the file whole or absent for any interruption of this
+        # process; surviving a power cut as well needs `sync` (as after np.save or dd)
         with os.fdopen(fd, "wb", buffering=1 << 20) as out:
             yield out
-            out.flush()
-            os.fsync(out.fileno())
         if force:
             os.replace(temporary, path)
         else:
@@ -244,20 +244,20 @@ def write(
     try:
         if destination == "-":
             out = sys.stdout.buffer
-            summaries = _stream(out, tables, fmt, extra)
+            nbytes = _stream(out, tables, fmt, extra)
             out.flush()
         elif _is_special(destination):
             # a device or FIFO (/dev/null, a named pipe): written in place, never replaced
             with open(destination, "wb") as out:
-                summaries = _stream(out, tables, fmt, extra)
+                nbytes = _stream(out, tables, fmt, extra)
         else:
             with _atomic(destination, force) as out:
-                summaries = _stream(out, tables, fmt, extra)
+                nbytes = _stream(out, tables, fmt, extra)
     except BrokenPipeError:
         raise
     except OSError as e:
         raise OutputError(f"writing {destination}: {e.strerror or e}") from None
-    return Written(destination, fmt, summaries)
+    return Written(destination, fmt, nbytes)
 
 
 # ---------------------------------------------------------------------------------------------

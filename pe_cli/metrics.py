@@ -168,15 +168,12 @@ def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict
 
         convention = CONVENTIONS[spec.convention]
         exponents = convention.exponents(spec.d_model)
-        # which columns hold frequency i: lay out the indices themselves (cos marked negative)
-        index = np.arange(1, len(exponents) + 1, dtype=np.float64)[None, :]
-        layout = np.zeros((1, d))
-        convention.place(layout, index, -index, d)
+        sin_col, cos_col, _ = convention.columns(spec.d_model)
         report["frequencies"] = [
             {
                 "index": i,
-                "sin_column": int(np.flatnonzero(layout[0] == i + 1)[0]),
-                "cos_column": next(iter(np.flatnonzero(layout[0] == -(i + 1)).tolist()), None),
+                "sin_column": int(sin_col[i]),
+                "cos_column": int(cos_col[i]) if cos_col[i] >= 0 else None,
                 "frequency": spec.base ** -float(e),
                 "wavelength": 2 * math.pi / spec.base ** -float(e),
             }

@@ -89,15 +89,13 @@ def _corners(spec: TableSpec, facts: Summary):
 
 
 def wrote(written, specs: dict[str, TableSpec]) -> None:
-    """One line per written table on stderr, so stdout stays free for data."""
-    for name, spec in specs.items():
-        facts = written.summaries[name]
-        label = f"{written.destination}" + (f" [{name}]" if len(specs) > 1 else "")
-        print(
-            f"wrote {label}: {' x '.join(map(str, spec.dims))} {spec.dtype}, "
-            f"{spec.variant}/{spec.convention}, sha256 {facts.sha256[:16]}",
-            file=sys.stderr,
-        )
+    """One line on stderr, so that stdout stays free for data."""
+    tables = ", ".join(
+        (f"{name}: " if len(specs) > 1 else "")
+        + f"{' x '.join(map(str, spec.dims))} {spec.dtype} {spec.variant}/{spec.convention}"
+        for name, spec in specs.items()
+    )
+    print(f"wrote {written.destination} ({gib(written.nbytes)}): {tables}", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------

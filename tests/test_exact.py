@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from pe_cli import exact
-from pe_cli.dtypes import host_bits
-from pe_cli.engine import _exact_blocks, build
+from pe_cli import engine, exact
+from pe_cli.dtypes import host_bits, host_float
+from pe_cli.engine import _kernel_blocks, build
 from pe_cli.spec import TableSpec
 
 from . import reference
@@ -86,7 +86,8 @@ def test_decimal_slow_path_rounds_correctly(monkeypatch):
     for dtype in ("float32", "float16", "bfloat16"):
         recomputed.clear()
         spec = TableSpec(d_model=16, seq_len=32, offset=2**20, dtype=dtype)
-        values = build(spec).float64()
+        values = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=32)))
+        values = host_float(values, dtype).astype(np.float64)
         assert len(recomputed) > 20  # the slow path really ran
         _check_table(values, "vaswani", 16, 2**20, dtype)
 
@@ -95,8 +96,8 @@ def test_torch_path_matches_numpy_path_bit_for_bit():
     # the path --device cuda takes, run on the CPU
     for dtype in ("float32", "float16", "bfloat16", "float64"):
         spec = TableSpec(d_model=130, seq_len=300, offset=2**20, dtype=dtype)
-        by_numpy = np.concatenate(list(_exact_blocks(spec, "cpu", rows=128)))
-        by_torch = _exact_blocks(spec, "cpu", rows=128, use_torch=True)
+        by_numpy = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=128)))
+        by_torch = _kernel_blocks(spec, "cpu", rows=128, use_torch=True)
         by_torch = np.concatenate([host_bits(b) for b in by_torch])
         if dtype == "float64":
             # both within 1 ulp of the truth; libm and sleef may differ in the last bit
@@ -107,8 +108,8 @@ def test_torch_path_matches_numpy_path_bit_for_bit():
 
 def test_blocks_do_not_change_values():
     spec = TableSpec(d_model=30, seq_len=100, offset=9)
-    whole = np.concatenate(list(_exact_blocks(spec, "cpu", rows=100)))
-    pieces = np.concatenate(list(_exact_blocks(spec, "cpu", rows=7)))
+    whole = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=100)))
+    pieces = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=7)))
     assert np.array_equal(whole, pieces)
 
 
@@ -124,3 +125,33 @@ def test_round_to_is_correct_rounding(dtype):
     rounded, _ = exact.round_to(np, values, dtype)
     for v, r in zip(values.tolist(), rounded.tolist()):
         assert r == reference.round_to(mpmath.mpf(v), dtype)
+
+
+FAST = [
+    ("vaswani", 512, 0, 10000, None),
+    ("vaswani", 33, 2**32 - 9000, 9000, None),
+    ("concat", 33, 123456, 9000, None),
+    ("tensor2tensor", 33, 7, 5000, None),
+    ("tensor2tensor", 1, 0, 100, None),
+    ("fairseq", 20, 0, 9000, 4100),
+    ("whisper", 8, 2**20, 9000, None),
+]
+
+
+@pytest.mark.skipif(engine._rotate is None, reason="the C fast path was not built")
+@pytest.mark.parametrize("convention,d,offset,length,padding", FAST)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_fast_path_is_bit_identical_to_the_exact_kernel(convention, d, offset, length, padding, dtype):
+    spec = TableSpec(d_model=d, seq_len=length, offset=offset, convention=convention,
+                     padding_idx=padding, dtype=dtype)
+    fast = np.concatenate(list(engine._fast_blocks(spec)))
+    kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=2048)))
+    assert np.array_equal(fast, kernel)
+
+
+def test_without_the_c_extension_the_numpy_path_gives_the_same_table(monkeypatch):
+    spec = TableSpec(d_model=64, seq_len=5000, offset=99)
+    with_c = build(spec).numpy()
+    monkeypatch.setattr(engine, "_rotate", None)
+    assert not engine.fast_path_available(spec, "cpu")
+    assert np.array_equal(build(spec).numpy(), with_c)

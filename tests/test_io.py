@@ -69,11 +69,14 @@ def test_text_formats_one_row_per_position(tmp_path, fmt, sep):
 def test_raw_is_the_bytes_the_checksum_names(tmp_path):
     import hashlib
 
+    from pe_cli.metrics import summarize
+
     path = tmp_path / "pe.raw"
     written = pe_io.write(str(path), SPEC)
     data = path.read_bytes()
+    assert written.nbytes == len(data) == SPEC.nbytes
     assert data == build(SPEC).numpy().astype("<f4").tobytes()
-    assert written.summaries["pe"].sha256 == hashlib.sha256(data).hexdigest()
+    assert summarize(SPEC)[0].sha256 == hashlib.sha256(data).hexdigest()
 
 
 def test_existing_file_needs_force(tmp_path):
