@@ -314,7 +314,3 @@ def _write(destination: str, tables, fmt, force: bool) -> None:
     written = io.write(destination, tables, fmt.value if fmt else None, force)
     if destination != "-":
         render.wrote(written, tables)
-
-
-def main() -> None:
-    app()

@@ -23,6 +23,7 @@ from . import __version__
 from .dtypes import host_bits, host_float
 from .engine import blocks, gib, prepare
 from .errors import BadInput, OutputError, PeError
+from .render import progress
 from .spec import TableSpec
 
 OUTPUT_FORMATS = ("npy", "safetensors", "csv", "tsv", "raw")
@@ -141,29 +142,43 @@ def _text_rows(bits: np.ndarray, dtype: str, start: int, separator: str) -> byte
 
 
 def _estimate_bytes(tables: dict[str, TableSpec], fmt: str) -> int:
+    """The size of the output: exact for binary formats, an estimate for text."""
     if fmt in ("csv", "tsv"):
         return sum(s.seq_len * (s.d_model + 1) * _TEXT_BYTES_PER_VALUE for s in tables.values())
-    return sum(s.nbytes for s in tables.values())
+    data = sum(s.nbytes for s in tables.values())
+    if fmt == "safetensors":
+        return data + len(_safetensors_layout(tables, {})[1])
+    if fmt == "npy":
+        return data + len(_npy_header(next(iter(tables.values()))))
+    return data
 
 
 class _Sink:
     """Writes everything it is given: a buffered pipe write can return short when the reader
     goes away, and only the next write reports the broken pipe."""
 
-    def __init__(self, out: BinaryIO):
+    def __init__(self, out: BinaryIO, advance):
         self.out = out
         self.count = 0
+        self.advance = advance
 
     def write(self, data) -> None:
         view = memoryview(data).cast("B")
-        self.count += len(view)
+        size = len(view)
         while view:
             view = view[self.out.write(view) :]
+        self.count += size
+        self.advance(size)
 
 
-def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str]) -> int:
+def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str],
+            label: str) -> int:
     """Write the tables in `fmt`; return the number of bytes written."""
-    out = _Sink(out)
+    with progress(label, _estimate_bytes(tables, fmt)) as advance:
+        return _stream_into(_Sink(out, advance), tables, fmt, extra)
+
+
+def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str]) -> int:
     if fmt == "safetensors":
         order, header = _safetensors_layout(tables, extra)
         out.write(header)
@@ -244,15 +259,15 @@ def write(
     try:
         if destination == "-":
             out = sys.stdout.buffer
-            nbytes = _stream(out, tables, fmt, extra)
+            nbytes = _stream(out, tables, fmt, extra, "stdout")
             out.flush()
         elif _is_special(destination):
             # a device or FIFO (/dev/null, a named pipe): written in place, never replaced
             with open(destination, "wb") as out:
-                nbytes = _stream(out, tables, fmt, extra)
+                nbytes = _stream(out, tables, fmt, extra, Path(destination).name)
         else:
             with _atomic(destination, force) as out:
-                nbytes = _stream(out, tables, fmt, extra)
+                nbytes = _stream(out, tables, fmt, extra, Path(destination).name)
     except BrokenPipeError:
         raise
     except OSError as e:

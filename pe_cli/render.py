@@ -88,6 +88,41 @@ def _corners(spec: TableSpec, facts: Summary):
     return table
 
 
+class _NoProgress:
+    def __enter__(self):
+        return lambda nbytes: None
+
+    def __exit__(self, *exc):
+        return False
+
+
+PROGRESS_MIN_BYTES = 64 * 2**20
+
+
+def progress(label: str, total: int):
+    """A context giving advance(nbytes): a bar with rate and time left on stderr, when stderr
+    is a terminal and the job is large enough to wait for; otherwise nothing."""
+    if total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        return _NoProgress()
+    from contextlib import contextmanager
+
+    from rich.progress import (
+        BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn,
+    )
+
+    @contextmanager
+    def bar():
+        with Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True),
+            TransferSpeedColumn(), TimeRemainingColumn(), console=console(stderr=True),
+            transient=True,
+        ) as shown:
+            task = shown.add_task(label, total=total)
+            yield lambda nbytes: shown.advance(task, nbytes)
+
+    return bar()
+
+
 def wrote(written, specs: dict[str, TableSpec]) -> None:
     """One line on stderr, so that stdout stays free for data."""
     tables = ", ".join(

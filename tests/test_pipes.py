@@ -120,3 +120,27 @@ def test_inspect_examples_run():
     text = " ".join(result.stdout.split())
     assert "positions.npy: matches fairseq (padding_idx=1), base 10000, first position 0, bit for bit" in text
     assert "agree up to position 1, dimension 2 and differ from there on" in text
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    import os
+    import pty
+
+    command = [*PE_CLI, "generate", "-d", "1024", "-l", "40000", "-o", str(tmp_path / "big.npy")]
+    leader, follower = pty.openpty()
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=follower, timeout=120)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert result.returncode == 0
+    assert b"/156.3 MiB" in shown and b"B/s" in shown  # size done of total, and the rate
+    piped = subprocess.run([*command, "--force"], capture_output=True, timeout=120)
+    assert b"/s" not in piped.stderr and piped.stderr.count(b"\n") == 1  # just the summary line
