@@ -1,0 +1,176 @@
+"""pe-cli against the obvious alternative, measured in one run.
+
+    python benchmarks/run.py [--runs 5] [--large-runs 3] [--dir /tmp]
+
+The alternative is a short script that builds the table as the seeds do (torch float32, the
+Annotated Transformer's exp-log recipe) and saves it with numpy.save; this file writes that
+script itself. Every figure is the median of several runs of the whole process; ratios are
+taken between figures measured in this same run. Peak memory is the process's peak resident
+set (getrusage). Accuracy samples elements of each side's output and compares them with
+mpmath at 256 bits (mpmath comes with torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SCRIPT = """\
+import math, sys
+import numpy as np
+import torch
+
+d_model, seq_len, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+pe = torch.zeros(seq_len, d_model)
+position = torch.arange(0, seq_len, dtype=torch.float).unsqueeze(1)
+div_term = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+pe[:, 0::2] = torch.sin(position * div_term)
+pe[:, 1::2] = torch.cos(position * div_term)
+np.save(path, pe.numpy())
+"""
+
+# runs a command; prints its wall seconds and peak resident set (KiB) on stderr's last line
+PEAK = (
+    "import resource, subprocess, sys, time; "
+    "started = time.perf_counter(); "
+    "code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL); "
+    "seconds = time.perf_counter() - started; "
+    "print(seconds, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
+    "sys.exit(code)"
+)
+
+
+def measure(command: list[str], cleanup: Path | None = None) -> tuple[float, int]:
+    """Wall seconds and peak KiB of one run of `command` (the file it makes removed first)."""
+    if cleanup is not None and cleanup.exists():
+        cleanup.unlink()
+    result = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True)
+    if result.returncode != 0:
+        raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()}")
+    seconds, peak = result.stderr.decode().split()[-2:]
+    return float(seconds), int(peak)
+
+
+def median_runs(commands: dict[str, tuple[list[str], Path | None]], runs: int):
+    """Each command `runs` times, interleaved; medians of seconds and of peak KiB."""
+    times = {name: [] for name in commands}
+    peaks = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, (command, output) in commands.items():
+            seconds, peak = measure(command, output)
+            times[name].append(seconds)
+            peaks[name].append(peak)
+    return (
+        {name: statistics.median(v) for name, v in times.items()},
+        {name: statistics.median(v) for name, v in peaks.items()},
+    )
+
+
+def accuracy(path: Path, samples: int, seed: int = 0) -> tuple[float, float]:
+    """Largest error in float32 ulps and the share of correctly rounded elements."""
+    import mpmath
+    import numpy as np
+
+    mpmath.mp.prec = 256
+    table = np.load(path, mmap_mode="r")
+    table = table.reshape(-1, table.shape[-1])
+    rows, d = table.shape
+    rng = random.Random(seed)
+    worst, right = 0.0, 0
+    for _ in range(samples):
+        p = rng.choice([rng.randrange(rows), rows - 1 - rng.randrange(min(rows, 1024))])
+        j = rng.randrange(d)
+        angle = p * mpmath.power(10000, -mpmath.mpf(2 * (j // 2)) / d)
+        truth = mpmath.sin(angle) if j % 2 == 0 else mpmath.cos(angle)
+        value = float(table[p, j])
+        exponent = int(mpmath.floor(mpmath.log(abs(truth), 2))) if truth else -149
+        ulp = mpmath.power(2, max(exponent - 23, -149))
+        worst = max(worst, float(abs(value - truth) / ulp))
+        right += value == float(mpmath.nint(truth / ulp) * ulp)
+    return worst, right / samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5, help="runs of each small command")
+    parser.add_argument("--large-runs", type=int, default=3, help="runs of each large job")
+    parser.add_argument("--seq-len", type=int, default=1048576, help="large job positions")
+    parser.add_argument("--d-model", type=int, default=1024, help="large job width")
+    parser.add_argument("--samples", type=int, default=2000, help="elements checked per file")
+    parser.add_argument("--dir", default=None, help="folder for the large files")
+    args = parser.parse_args()
+
+    pe_cli = shutil.which("pe-cli")
+    if pe_cli is None:
+        raise SystemExit("pe-cli is not on PATH: install it first (see README)")
+    folder = Path(tempfile.mkdtemp(prefix="pe-cli-bench-", dir=args.dir))
+    script = folder / "seed_recipe.py"
+    script.write_text(SCRIPT)
+    bare = folder / "bare_typer.py"
+    bare.write_text(
+        "import typer\napp = typer.Typer(rich_markup_mode='rich')\n"
+        "@app.command()\ndef a(x: int = 1):\n    'A.'\n"
+        "@app.command()\ndef b(x: int = 1):\n    'B.'\napp()\n"
+    )
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{platform.platform()}")
+    print(f"files in {folder}\n")
+    try:
+        small = folder / "small.npy"
+        times, peaks = median_runs(
+            {
+                "pe-cli --version": ([pe_cli, "--version"], None),
+                "pe-cli --help": ([pe_cli, "--help"], None),
+                "bare Typer app --help": ([sys.executable, str(bare), "--help"], None),
+                "pe-cli small job": ([pe_cli, "generate", "--d-model", "512", "--seq-len", "1024", "-o", str(small)], small),
+                "script small job": ([sys.executable, str(script), "512", "1024", str(small)], small),
+            },
+            args.runs,
+        )
+        print(f"start-up and the small job (d_model 512, 1024 positions, .npy), median of {args.runs}:")
+        for name, seconds in times.items():
+            print(f"  {name:<24} {seconds:7.3f} s   peak {peaks[name] / 1024:7.1f} MiB")
+        ratio = times["script small job"] / times["pe-cli small job"]
+        print(f"  small job: pe-cli is {ratio:.1f}x faster than the script (target 5x)")
+        print(f"  --version {times['pe-cli --version']:.3f} s (target 0.15), "
+              f"--help {times['pe-cli --help']:.3f} s (target 0.3; a bare Typer app "
+              f"{times['bare Typer app --help']:.3f} s)\n")
+
+        big = folder / "big.npy"
+        nbytes = args.seq_len * args.d_model * 4
+        commands = {
+            "pe-cli export": ([pe_cli, "export", str(big), "--d-model", str(args.d_model),
+                               "--seq-len", str(args.seq_len)], big),
+            "script": ([sys.executable, str(script), str(args.d_model), str(args.seq_len), str(big)], big),
+            "dd": (["dd", "if=/dev/zero", f"of={big}", "bs=1M", f"count={nbytes // 2**20}",
+                    "status=none"], big),
+        }
+        times, peaks = median_runs(commands, args.large_runs)
+        print(f"the large job ({args.seq_len} x {args.d_model} float32, {nbytes / 2**30:.2f} GiB, .npy), "
+              f"median of {args.large_runs}:")
+        for name, seconds in times.items():
+            print(f"  {name:<14} {seconds:7.2f} s  {nbytes / seconds / 2**30:6.2f} GiB/s   "
+                  f"peak {peaks[name] / 1024:8.1f} MiB")
+        print(f"  pe-cli is {times['script'] / times['pe-cli export']:.1f}x faster than the script "
+              f"(target 3x) and writes at {times['dd'] / times['pe-cli export']:.0%} of dd's speed "
+              f"(target 70%); peak {peaks['pe-cli export'] / 1024:.0f} MiB (target < 512)\n")
+
+        print(f"accuracy, {args.samples} sampled elements of each large file vs mpmath:")
+        for name in ("pe-cli export", "script"):
+            measure(commands[name][0], big)
+            worst, share = accuracy(big, args.samples)
+            print(f"  {name:<14} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
