@@ -3,7 +3,7 @@
     python benchmarks/accuracy.py [--samples N]
 
 Prints, per position range, the largest and mean error of float64 output in ulps, and the
-share of float32/float16/bfloat16 elements that are the correctly rounded value.
+share of float64/float32/float16/bfloat16 elements that are the correctly rounded value.
 Needs mpmath (pip install -e '.[test]').
 """
 
@@ -28,7 +28,7 @@ def main() -> None:
     rng = random.Random(0)
     d = args.d_model
     print(f"vaswani, d_model={d}, base 10000; {args.samples} sampled elements per range\n")
-    print(f"{'positions':>22}  {'float64 max ulp':>15}  {'mean ulp':>9}  correctly rounded f32/f16/bf16")
+    print(f"{'positions':>22}  {'float64 max ulp':>15}  {'mean ulp':>9}  correctly rounded f64/f32/f16/bf16")
     for low, high in [(0, 2**10), (2**10, 2**20), (2**20 - 2**10, 2**20 + 2**10), (2**24 - 64, 2**24 + 64), (2**32 - 129, 2**32 - 1)]:
         rows = 64
         worst, total, count, right, seen = 0.0, 0.0, 0, 0, 0
@@ -44,7 +44,7 @@ def main() -> None:
                 truth = reference.value("vaswani", d, 10000.0, offset + i, j)
                 e = reference.ulps(float(tables["float64"][i, j]), truth, "float64")
                 worst, total, count = max(worst, e), total + e, count + 1
-                for dtype in ("float32", "float16", "bfloat16"):
+                for dtype in ("float64", "float32", "float16", "bfloat16"):
                     seen += 1
                     right += float(tables[dtype][i, j]) == reference.round_to(truth, dtype)
         print(f"{low:>10} .. {high:<10}  {worst:>15.3f}  {total / count:>9.3f}  {right}/{seen}")

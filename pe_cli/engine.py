@@ -180,11 +180,13 @@ def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | No
         else:
             column = xp.tensor(positions, dtype=xp.float64, device=device)[:, None]
             out = xp.empty((stop - start, spec.d_model), dtype=xp.float64, device=device)
+        if spec.dtype == "float64":
+            results = exact.sin_cos_correct(xp, column, chunks)
+        else:
+            results = [exact.round_to(xp, v, spec.dtype) for v in exact.sin_cos(xp, column, chunks)]
         planes = []
-        for plane, values in enumerate(exact.sin_cos(xp, column, chunks)):
-            rounded, suspect = exact.round_to(xp, values, spec.dtype)
-            if suspect is not None:
-                _fix_suspects(xp, rounded, suspect, positions, plan, plane, spec.dtype)
+        for plane, (rounded, suspect) in enumerate(results):
+            _fix_suspects(xp, rounded, suspect, positions, plan, plane, spec.dtype)
             planes.append(rounded)
         plan.place(out, planes[0], planes[1], spec.d_model)
         _zero_padding_row(out, spec, start, stop)

@@ -84,13 +84,8 @@ def _split(a):
     return hi, a - hi
 
 
-def sin_cos(xp, positions, chunks):
-    """sin and cos of 2*pi*p*f for a column of positions and a row of chunked turns f.
-
-    positions: (rows, 1) float64 holding integers below 2**POSITION_BITS.
-    chunks: (CHUNKS, n) float64 from `chunk_table`.
-    Returns two (rows, n) float64 arrays, each element within about 1 ulp of the truth.
-    """
+def _reduced_angle(xp, positions, chunks):
+    """The angle 2*pi*p*f reduced to [-pi/4, pi/4] as a double-double, and its quadrant."""
     head = positions * chunks[0]
     head = head - xp.round(head)  # exact: p*m_0 is an integer times 2**-21
     second = positions * chunks[1]
@@ -104,23 +99,129 @@ def sin_cos(xp, positions, chunks):
         hi, err = _two_sum(xp, hi, positions * chunks[k])
         lo = lo + err
     hi, lo = _two_sum(xp, hi, lo)
-
     # angle = 2*pi*(hi + lo) as a double-double (Dekker's product, no FMA needed)
-    angle = hi * _TWO_PI_HI
-    a_hi, a_lo = _split(hi)
-    c_hi, c_lo = _split(_TWO_PI_HI)
-    err = ((a_hi * c_hi - angle) + a_hi * c_lo + a_lo * c_hi) + a_lo * c_lo
-    angle_lo = err + hi * _TWO_PI_LO + lo * _TWO_PI_HI
+    angle, err = _two_prod(hi, _TWO_PI_HI)
+    angle, angle_lo = _fast_two_sum(angle, err + hi * _TWO_PI_LO + lo * _TWO_PI_HI)
+    return angle, angle_lo, quadrant % 4
 
-    sin_hi, cos_hi = xp.sin(angle), xp.cos(angle)
-    sin_r = sin_hi + cos_hi * angle_lo
-    cos_r = cos_hi - sin_hi * angle_lo
 
-    # undo the quarter-turn reduction: quadrant in {-2..2}, taken modulo 4
-    q = quadrant % 4
+def _by_quadrant(xp, q, sin_r, cos_r):
+    """sin and cos of (x + q*pi/2) from sin x and cos x."""
     sin_out = xp.where(q == 0, sin_r, xp.where(q == 1, cos_r, xp.where(q == 2, -sin_r, -cos_r)))
     cos_out = xp.where(q == 0, cos_r, xp.where(q == 1, -sin_r, xp.where(q == 2, -cos_r, sin_r)))
     return sin_out, cos_out
+
+
+def sin_cos(xp, positions, chunks):
+    """sin and cos of 2*pi*p*f for positions p and chunked turns f (broadcast together).
+
+    positions: float64 holding integers below 2**POSITION_BITS, e.g. a (rows, 1) column.
+    chunks: (CHUNKS, n) float64 from `chunk_table`.
+    Returns two float64 arrays, each element within about 1 ulp of the truth.
+    """
+    angle, angle_lo, q = _reduced_angle(xp, positions, chunks)
+    sin_hi, cos_hi = xp.sin(angle), xp.cos(angle)
+    return _by_quadrant(xp, q, sin_hi + cos_hi * angle_lo, cos_hi - sin_hi * angle_lo)
+
+
+# Double-double sin and cos, for float64 output: the reduced angle x = a_k + t with
+# a_k = k*pi/256 from a table and |t| <= pi/512, where short series are accurate to about
+# 2**-88 relative; sin(a_k + t) and cos(a_k + t) are then assembled in double-double.
+_STEPS = 256
+
+
+def _dd(value: Decimal) -> tuple[float, float]:
+    hi = float(value)
+    return hi, float(value - Decimal(hi))
+
+
+def _step_table():
+    """k*pi/256, sin and cos of it, as double-double pairs, for k = -64 .. 64."""
+    global _STEP_TABLE
+    if _STEP_TABLE is None:
+        rows = []
+        with localcontext() as ctx:
+            ctx.prec = 50
+            for k in range(-_STEPS // 4, _STEPS // 4 + 1):
+                a = PI * k / _STEPS
+                s, c = _taylor_sin_cos(a)
+                rows.append((*_dd(a), *_dd(s), *_dd(c)))
+        _STEP_TABLE = np.array(rows).T.copy()
+    return _STEP_TABLE
+
+
+_STEP_TABLE = None
+
+
+def _fast_two_sum(a, b):
+    s = a + b
+    return s, b - (s - a)
+
+
+def _two_prod(a, b):
+    p = a * b
+    a_hi, a_lo = _split(a)
+    b_hi, b_lo = _split(b)
+    return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+
+
+def _dd_mul(ah, al, bh, bl):
+    p, e = _two_prod(ah, bh)
+    return _fast_two_sum(p, e + (ah * bl + al * bh))
+
+
+def _dd_add(xp, ah, al, bh, bl):
+    s, e = _two_sum(xp, ah, bh)
+    return _fast_two_sum(s, e + (al + bl))
+
+
+def sin_cos_correct(xp, positions, chunks):
+    """sin and cos correctly rounded to float64, and masks of the elements the double-double
+    result cannot decide (about 2**-35 of them; the caller recomputes those)."""
+    angle, angle_lo, q = _reduced_angle(xp, positions, chunks)
+    table = _step_table()
+    if xp is not np:
+        table = xp.from_numpy(table).to(angle.device)
+    k = xp.round(angle * (_STEPS / math.pi))
+    index = (k + _STEPS // 4).long() if xp is not np else (k + _STEPS // 4).astype(np.int64)
+    a_hi, a_lo, sa_hi, sa_lo, ca_hi, ca_lo = (row[index] for row in table)
+    t_hi, t_lo = _fast_two_sum(angle - a_hi, angle_lo - a_lo)  # angle - a_hi is exact
+    # t^2 in double-double; the series' leading terms in double-double, the rest in double
+    tt_hi, tt_lo = _two_prod(t_hi, t_hi)
+    tt_lo = tt_lo + 2 * t_hi * t_lo
+    t2 = tt_hi
+    sixth_hi = tt_hi / 6
+    p, e = _two_prod(sixth_hi, 6.0)
+    sixth_lo = ((tt_hi - p) - e + tt_lo) / 6
+    sin_tail = t2 * t2 * (1 / 120 - t2 * (1 / 5040 - t2 / 362880))
+    w_hi, w_lo = _fast_two_sum(-sixth_hi, sin_tail - sixth_lo)
+    one_w_hi, one_w_lo = _fast_two_sum(1.0, w_hi)
+    st_hi, st_lo = _dd_mul(t_hi, t_lo, one_w_hi, one_w_lo + w_lo)  # sin t = t (1 + w)
+    cos_tail = t2 * t2 * (1 / 24 - t2 * (1 / 720 - t2 / 40320))
+    v_hi, v_lo = _fast_two_sum(-0.5 * tt_hi, cos_tail - 0.5 * tt_lo)
+    ct_hi, ct_lo = _fast_two_sum(1.0, v_hi)
+    ct_lo = ct_lo + v_lo  # cos t = 1 + v
+    # sin(a + t) = sin a cos t + cos a sin t; cos(a + t) = cos a cos t - sin a sin t
+    s1 = _dd_mul(sa_hi, sa_lo, ct_hi, ct_lo)
+    s2 = _dd_mul(ca_hi, ca_lo, st_hi, st_lo)
+    sin_hi, sin_lo = _dd_add(xp, *s1, *s2)
+    c1 = _dd_mul(ca_hi, ca_lo, ct_hi, ct_lo)
+    c2 = _dd_mul(sa_hi, sa_lo, st_hi, st_lo)
+    cos_hi, cos_lo = _dd_add(xp, *c1, -c2[0], -c2[1])
+    results = []
+    sin_out, cos_out = _by_quadrant(xp, q, sin_hi, cos_hi)
+    sin_low, cos_low = _by_quadrant(xp, q, sin_lo, cos_lo)
+    for hi, lo in ((sin_out, sin_low), (cos_out, cos_low)):
+        # hi is the correctly rounded value unless hi + lo lies within the error of a midpoint
+        neighbour = xp.nextafter(hi, hi + xp.where(lo >= 0, 1.0, -1.0))
+        distance = xp.abs(neighbour - hi) * 0.5 - xp.abs(lo)
+        results.append((hi, (distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)))
+    return results
+
+
+# The double-double evaluation's error bound (relative): its series are accurate to about
+# 2**-88; 2**-80 leaves a margin.
+DOUBLE_DOUBLE_RELATIVE = 2.0**-80
 
 
 # How far (relative) a float64 result may be from the truth and still count as deciding the
@@ -136,8 +237,6 @@ def round_to(xp, values, dtype: str):
     float64 -> bfloat16 casts go through float32 and round twice; this does not.
     """
     fmt = FORMATS[dtype]
-    if dtype == "float64":
-        return values, None
     _, exponent = xp.frexp(values)  # values = m * 2**exponent, 0.5 <= |m| < 1
     quantum_exp = xp.clip(exponent - fmt.precision, fmt.min_exponent, None)
     scaled = values * _pow2(xp, -quantum_exp)
