@@ -34,14 +34,15 @@ _OUT = "Output"
 
 DModelOpt = Annotated[int, typer.Option("--d-model", "-d", help="Model width: columns of the table.", rich_help_panel=_TABLE)]
 SeqLenOpt = Annotated[int, typer.Option("--seq-len", "-l", help="Number of positions: rows of the table.", rich_help_panel=_TABLE)]
-ConventionOpt = Annotated[Convention, typer.Option(help="Frequencies and column layout (see README).", rich_help_panel=_TABLE)]
+ConventionOpt = Annotated[Optional[Convention], typer.Option(help="Frequencies and column layout (see README) \\[default: vaswani, or the library variant's].", rich_help_panel=_TABLE)]
 VariantOpt = Annotated[Variant, typer.Option(help="exact, or a seed notebook's formula.", rich_help_panel=_TABLE)]
 DTypeOpt = Annotated[DType, typer.Option(help="Output dtype.", rich_help_panel=_TABLE)]
 ComputeDTypeOpt = Annotated[Optional[DType], typer.Option(help="Dtype a seed variant computes in \\[default: float32].", rich_help_panel=_TABLE)]
 BaseOpt = Annotated[float, typer.Option(help="Frequency base (10000 in the paper).", rich_help_panel=_TABLE)]
 OffsetOpt = Annotated[int, typer.Option(help="First position.", rich_help_panel=_TABLE)]
 PaddingOpt = Annotated[Optional[int], typer.Option(help="fairseq: the position whose row is all zeros.", rich_help_panel=_TABLE)]
-ShapeOpt = Annotated[Shape, typer.Option(help="2d (L, D), batch-first (1, L, D) or seq-first (L, 1, D).", rich_help_panel=_TABLE)]
+ShapeOpt = Annotated[Optional[Shape], typer.Option(help="2d (L, D), batch-first (1, L, D) or seq-first (L, 1, D) \\[default: 2d, or the library variant's].", rich_help_panel=_TABLE)]
+MinTimescaleOpt = Annotated[float, typer.Option(help="tensor2tensor's min_timescale (--base is its max_timescale).", rich_help_panel=_TABLE)]
 DeviceOpt = Annotated[Device, typer.Option(help="Where the table is built; auto picks cuda, then mps, then cpu.", rich_help_panel=_TABLE)]
 FormatOpt = Annotated[Optional[OutputFormat], typer.Option("--format", "-f", help="Output format \\[default: from the extension; npy for -].", rich_help_panel=_OUT)]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing file; allow binary data to a terminal.", rich_help_panel=_OUT)]
@@ -121,15 +122,16 @@ def _spec(options: dict, **overrides):
 def generate(
     d_model: DModelOpt = 512,
     seq_len: SeqLenOpt = 1024,
-    convention: ConventionOpt = Convention.vaswani,
+    convention: ConventionOpt = None,
     variant: VariantOpt = Variant.exact,
     dtype: DTypeOpt = DType.float32,
     compute_dtype: ComputeDTypeOpt = None,
     base: BaseOpt = 10000.0,
     offset: OffsetOpt = 0,
     padding_idx: PaddingOpt = None,
-    shape: ShapeOpt = Shape["2d"],
+    shape: ShapeOpt = None,
     device: DeviceOpt = Device.cpu,
+    min_timescale: MinTimescaleOpt = 1.0,
     output: Annotated[
         Optional[str],
         typer.Option("--output", "-o", help="Write the table to this file, or - for stdout.", rich_help_panel=_OUT),
@@ -153,15 +155,16 @@ def export(
     path: Annotated[str, typer.Argument(help="Destination file, or - for stdout (with --format).")],
     d_model: DModelOpt = 512,
     seq_len: SeqLenOpt = 1024,
-    convention: Annotated[list[Convention], typer.Option(help="Convention; repeat for several tables.", rich_help_panel=_TABLE)] = [Convention.vaswani],  # noqa: B006
+    convention: Annotated[Optional[list[Convention]], typer.Option(help="Convention; repeat for several tables \\[default: vaswani, or the library variant's].", rich_help_panel=_TABLE)] = None,
     variant: Annotated[list[Variant], typer.Option(help="Variant; repeat for several tables.", rich_help_panel=_TABLE)] = [Variant.exact],  # noqa: B006
     dtype: Annotated[list[DType], typer.Option(help="Output dtype; repeat for several tables.", rich_help_panel=_TABLE)] = [DType.float32],  # noqa: B006
     compute_dtype: ComputeDTypeOpt = None,
     base: BaseOpt = 10000.0,
     offset: OffsetOpt = 0,
     padding_idx: PaddingOpt = None,
-    shape: ShapeOpt = Shape["2d"],
+    shape: ShapeOpt = None,
     device: DeviceOpt = Device.cpu,
+    min_timescale: MinTimescaleOpt = 1.0,
     fmt: FormatOpt = None,
     force: ForceOpt = False,
 ) -> None:
@@ -171,11 +174,11 @@ def export(
     exp-log.float32, ...); its metadata holds every parameter of each.
     """
     options = locals()
-    combos = list(dict.fromkeys(product(variant, convention, dtype)))
+    combos = list(dict.fromkeys(product(variant, convention or [None], dtype)))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}
     for combo in combos:
-        name = ".".join(v.value for v, vary in zip(combo, varying) if vary) or "pe"
+        name = ".".join(v.value for v, vary in zip(combo, varying) if vary and v) or "pe"
         tables[name] = _spec(options, variant=combo[0], convention=combo[1], dtype=combo[2])
     _write(path, tables, fmt, force)
 
@@ -201,15 +204,16 @@ def show(
     json: Annotated[bool, typer.Option("--json", help="Print the facts as JSON.", rich_help_panel=_OUT)] = False,
     d_model: DModelOpt = 512,
     seq_len: SeqLenOpt = 1024,
-    convention: ConventionOpt = Convention.vaswani,
+    convention: ConventionOpt = None,
     variant: VariantOpt = Variant.exact,
     dtype: DTypeOpt = DType.float32,
     compute_dtype: ComputeDTypeOpt = None,
     base: BaseOpt = 10000.0,
     offset: OffsetOpt = 0,
     padding_idx: PaddingOpt = None,
-    shape: ShapeOpt = Shape["2d"],
+    shape: ShapeOpt = None,
     device: DeviceOpt = Device.cpu,
+    min_timescale: MinTimescaleOpt = 1.0,
 ) -> None:
     """Look at a table: a window of values, a heatmap, and facts (norms, frequencies)."""
     from . import render
@@ -249,7 +253,7 @@ def compare(
     json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.", rich_help_panel=_OUT)] = False,
     d_model: Annotated[Optional[int], typer.Option("--d-model", "-d", help="Columns of built tables \\[default: the file's, else 512].", rich_help_panel=_TABLE)] = None,
     seq_len: Annotated[Optional[int], typer.Option("--seq-len", "-l", help="Rows of built tables \\[default: the file's, else 1024].", rich_help_panel=_TABLE)] = None,
-    convention: ConventionOpt = Convention.vaswani,
+    convention: ConventionOpt = None,
     compute_dtype: ComputeDTypeOpt = None,
     base: BaseOpt = 10000.0,
     offset: OffsetOpt = 0,
@@ -267,7 +271,7 @@ def compare(
     rows_cols = next(iter(files.values())).values.shape if files else (1024, 512)  # built tables follow a file
     defaults = {
         "d_model": d_model or rows_cols[1], "seq_len": seq_len or rows_cols[0],
-        "convention": convention.value, "base": base, "offset": offset,
+        "convention": convention.value if convention else None, "base": base, "offset": offset,
         "padding_idx": padding_idx, "compute_dtype": compute_dtype.value if compute_dtype else None,
     }
     threshold = atol if atol is not None else 1e-4

@@ -18,7 +18,7 @@ from .errors import BadInput
 from .io import Loaded, looks_like_file, read
 from .metrics import Difference, difference, ulp
 from .spec import VARIANT_NAMES, TableSpec
-from .variants import SEED_VARIANTS
+from .variants import LIBRARY_VARIANTS, SEED_VARIANTS
 
 
 @dataclass
@@ -61,7 +61,7 @@ def parse_spec(text: str, defaults: dict) -> TableSpec:
                 f"{text!r} is neither a file nor a table spec (VARIANT[:CONVENTION][:DTYPE]); "
                 f"{token!r} is not a variant, convention or dtype"
             )
-    if params.get("variant", "exact") != "exact":
+    if params.get("variant") in SEED_VARIANTS:
         params["compute_dtype"] = params.get("compute_dtype") or params.get("dtype", "float32")
         params["dtype"] = params["compute_dtype"]
     return TableSpec(**params)
@@ -299,9 +299,10 @@ def _choose_base(values: np.ndarray, spec: TableSpec, dtype: str) -> TableSpec:
 
 @dataclass
 class Candidate:
-    name: str  # e.g. "fairseq (padding_idx=1)"
+    name: str  # e.g. "fairseq (padding_idx=1)", "library whisper"
     spec: TableSpec
     difference: Difference
+    source: str = ""  # for library variants: the function and version matched
 
 
 def identify(target: Side, threshold: float) -> list[Candidate]:
@@ -334,7 +335,12 @@ def identify(target: Side, threshold: float) -> list[Candidate]:
             candidates.append(Candidate(label, spec, _score(values, spec, target.dtype, threshold)))
             if name == "vaswani" and target.dtype in ("float32", "float16", "bfloat16"):
                 candidates += _seed_candidates(values, spec, target.dtype, threshold)
-    candidates.sort(key=lambda c: (not c.difference.identical, c.difference.max_abs))
+            if target.dtype == "float32":
+                candidates += _library_candidates(values, spec, threshold)
+    # bit-identical first, then by error; among equals a convention, then a library, then a
+    # seed recipe (the ties are all reported)
+    kind = lambda c: 2 if c.name.startswith("seed") else 1 if c.name.startswith("library") else 0  # noqa: E731
+    candidates.sort(key=lambda c: (not c.difference.identical, c.difference.max_abs, kind(c)))
     return candidates
 
 
@@ -344,6 +350,26 @@ def _score(values, spec, dtype, threshold) -> Difference:
     result = difference(values, reference, dtype, spec.offset, threshold)
     result.differing = int(np.count_nonzero(values != rounded))  # bit-equal to the exact table?
     return result
+
+
+def _library_candidates(values, spec, threshold) -> list[Candidate]:
+    """The libraries of this convention whose own float32 table is exactly `values`."""
+    found = []
+    for name, library in LIBRARY_VARIANTS.items():
+        if library.convention != spec.convention:
+            continue
+        try:
+            candidate = TableSpec(
+                d_model=spec.d_model, seq_len=spec.seq_len, variant=name, base=spec.base,
+                offset=spec.offset, padding_idx=spec.padding_idx, shape="2d",
+            )
+        except BadInput:  # the library cannot make this table (its base, offset, width)
+            continue
+        if np.array_equal(build(candidate).float64(), values):
+            result = difference(values, exact_reference(spec), "float32", spec.offset, threshold)
+            result.differing = 0
+            found.append(Candidate(f"library {name}", candidate, result, library.source))
+    return found
 
 
 def _seed_candidates(values, spec, dtype, threshold) -> list[Candidate]:

@@ -20,7 +20,7 @@ from .conventions import CONVENTIONS
 from .dtypes import FORMATS, host_bits, host_float, torch_dtype
 from .errors import BadInput, Unavailable
 from .spec import TableSpec
-from .variants import SEED_VARIANTS
+from .variants import LIBRARY_VARIANTS, SEED_VARIANTS
 
 # float64 work arrays per block: sin, cos and the kernel's temporaries, about 12 of them
 _WORK_BYTES = 48 * 2**20
@@ -81,9 +81,9 @@ def memory_needed(spec: TableSpec, whole: bool) -> int:
     held = spec.nbytes if whole else 0
     if spec.variant == "exact":
         return held + _WORK_BYTES
-    compute = 8 if spec.compute_dtype == "float64" else 4
-    # notebook arithmetic: angles, sin, cos and the zeros table in the compute dtype, then a
-    # float64 copy to round once to the output dtype
+    compute = 8 if spec.compute_dtype == "float64" or spec.variant in LIBRARY_VARIANTS else 4
+    # notebook or library arithmetic: angles, sin, cos and the zeros table in the compute
+    # dtype (float64 numpy angles for some libraries), then a float64 copy to round once
     return held + spec.seq_len * spec.d_model * (4 * compute + 8)
 
 
@@ -122,7 +122,9 @@ class _Plan:
     def __init__(self, spec: TableSpec):
         convention = CONVENTIONS[spec.convention]
         self.turns = exact.turns(
-            exact.angular_frequencies(convention.exponents(spec.d_model), spec.base)
+            exact.angular_frequencies(
+                convention.exponents(spec.d_model), spec.base, spec.min_timescale
+            )
         )
         self.chunks = exact.chunk_table(self.turns)
         self.place = convention.place
@@ -298,12 +300,18 @@ def _to_torch(block, dtype: str):
     return torch.from_numpy(block)
 
 
-def _seed_table(spec: TableSpec, device: str):
+def _formula_table(spec: TableSpec, device: str):
+    """A seed or library variant's whole table, in its own arithmetic."""
     torch = _import_torch()
-    compute = spec.compute_dtype or "float32"
-    table = SEED_VARIANTS[spec.variant].compute(
-        torch, spec.d_model, spec.offset, spec.seq_len, spec.base, torch_dtype(compute), device
-    )
+    if spec.variant in LIBRARY_VARIANTS:
+        # the libraries build on the CPU; their numbers are defined there
+        compute = "float32"
+        table = LIBRARY_VARIANTS[spec.variant].compute(torch, np, spec).contiguous().to(device)
+    else:
+        compute = spec.compute_dtype or "float32"
+        table = SEED_VARIANTS[spec.variant].compute(
+            torch, spec.d_model, spec.offset, spec.seq_len, spec.base, torch_dtype(compute), device
+        )
     if spec.dtype == compute:
         return table
     # one rounding from the computed values to the output dtype (torch's own casts from
@@ -333,7 +341,7 @@ def blocks(spec: TableSpec, rows: int | None = None) -> Iterator:
     """
     device = prepare(spec)
     if spec.variant != "exact":
-        return iter([_seed_table(spec, device)])
+        return iter([_formula_table(spec, device)])
     if fast_path_available(spec, device) and rows is None:
         return _fast_blocks(spec)
     return _kernel_blocks(spec, device, rows or rows_per_block(spec))

@@ -41,13 +41,16 @@ _TWO_PI_LO = float(2 * PI - Decimal(_TWO_PI_HI))
 _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's split for float64
 
 
-def angular_frequencies(exponents: list[Fraction], base: float) -> list[Decimal]:
-    """w_i = base**(-e_i) to 70 digits, for the exact float64 value of base."""
+def angular_frequencies(exponents: list[Fraction], base: float, scale: float = 1.0) -> list[Decimal]:
+    """w_i = scale * (base/scale)**(-e_i) to 70 digits, for the exact float64 values of base
+    and scale (scale is tensor2tensor's min_timescale, 1 everywhere else)."""
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        log_base = Decimal(base).ln()
+        log_scale = Decimal(scale).ln()
+        log_ratio = Decimal(base).ln() - log_scale
         return [
-            (-(Decimal(e.numerator) / Decimal(e.denominator)) * log_base).exp() for e in exponents
+            (log_scale - (Decimal(e.numerator) / Decimal(e.denominator)) * log_ratio).exp()
+            for e in exponents
         ]
 
 

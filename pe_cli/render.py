@@ -35,8 +35,12 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     params = Table.grid(padding=(0, 2))
     params.add_column(style="bold")
     params.add_column()
+    from .variants import LIBRARY_VARIANTS
+
     variant = spec.variant
-    if spec.variant != "exact":
+    if spec.variant in LIBRARY_VARIANTS:
+        variant += f" ({LIBRARY_VARIANTS[spec.variant].source})"
+    elif spec.variant != "exact":
         variant += f" (computed in {spec.compute_dtype or 'float32'})"
     rows = [
         ("shape", " x ".join(map(str, spec.dims)) + f"  ({spec.shape}, {gib(spec.nbytes)})"),
@@ -362,6 +366,8 @@ def identification(target, candidates) -> None:
     for note in target.notes:
         out.print(f"- {note}", highlight=False, markup=False)
     out.print(f"{target.label}: matches {best.name}{also}, {where}, {how}", highlight=False, markup=False)
+    if best.source:
+        out.print(f"  ({best.source})", highlight=False, markup=False)
     table = Table(title="candidates", title_justify="left", show_edge=False, pad_edge=False)
     for name in ("convention / variant", "base", "offset", "bit-identical", "max |err|", f"max ulp ({target.dtype})"):
         table.add_column(name, justify="left" if name.startswith("conv") else "right")

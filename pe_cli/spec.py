@@ -8,14 +8,14 @@ from dataclasses import asdict, dataclass
 from .conventions import CONVENTIONS
 from .dtypes import DTYPE_NAMES, FORMATS
 from .errors import BadInput
-from .variants import SEED_VARIANTS
+from .variants import LIBRARY_VARIANTS, SEED_VARIANTS
 
 # The exact engine multiplies positions by 21-bit pieces of each frequency in float64; below
 # 2**32 every such product is exact (see exact.py).
 POSITION_BITS = 32
 MAX_POSITION = 2**POSITION_BITS - 1
 
-VARIANT_NAMES = ("exact", *SEED_VARIANTS)
+VARIANT_NAMES = ("exact", *SEED_VARIANTS, *LIBRARY_VARIANTS)
 SHAPES = {
     "2d": "(seq_len, d_model)",
     "batch-first": "(1, seq_len, d_model), as the Annotated Transformer's buffer",
@@ -42,22 +42,34 @@ def _choice(name: str, value, choices) -> str:
 class TableSpec:
     d_model: int = 512
     seq_len: int = 1024
-    convention: str = "vaswani"
+    convention: str | None = None  # None: the library variant's, else vaswani
     variant: str = "exact"
     dtype: str = "float32"
     compute_dtype: str | None = None  # seed variants only; None means float32 there
     base: float = 10000.0
     offset: int = 0
     padding_idx: int | None = None
-    shape: str = "2d"
+    shape: str | None = None  # None: the library variant's, else 2d
     device: str = "cpu"
+    min_timescale: float = 1.0  # tensor2tensor: frequencies run from 1/min_timescale down
 
     def __post_init__(self) -> None:
         _whole("--d-model", self.d_model, 1)
         _whole("--seq-len", self.seq_len, 1)
         _whole("--offset", self.offset, 0)
-        _choice("convention", self.convention, CONVENTIONS)
         _choice("variant", self.variant, VARIANT_NAMES)
+        library = LIBRARY_VARIANTS.get(self.variant)
+        if library is not None:
+            if self.convention not in (None, library.convention):
+                raise BadInput(
+                    f"variant {self.variant!r} is the {library.convention} convention; "
+                    f"drop --convention {self.convention}"
+                )
+            object.__setattr__(self, "convention", library.convention)
+            object.__setattr__(self, "shape", self.shape or library.shape)
+        object.__setattr__(self, "convention", self.convention or "vaswani")
+        object.__setattr__(self, "shape", self.shape or "2d")
+        _choice("convention", self.convention, CONVENTIONS)
         _choice("dtype", self.dtype, DTYPE_NAMES)
         _choice("shape", self.shape, SHAPES)
         device = self.device.split(":")[0] if isinstance(self.device, str) else self.device
@@ -81,12 +93,24 @@ class TableSpec:
                 raise BadInput(
                     f"--padding-idx belongs to the {padded} convention, not {self.convention!r}"
                 )
+        if isinstance(self.min_timescale, bool) or not isinstance(self.min_timescale, (int, float)):
+            raise BadInput(f"--min-timescale must be a number, got {self.min_timescale!r}")
+        object.__setattr__(self, "min_timescale", float(self.min_timescale))
+        if self.min_timescale != 1.0:
+            if self.convention != "tensor2tensor":
+                raise BadInput("--min-timescale belongs to the tensor2tensor convention")
+            if not (0 < self.min_timescale < self.base):
+                raise BadInput(
+                    f"--min-timescale must be between 0 and --base, got {self.min_timescale}"
+                )
         if self.variant == "exact":
             if self.compute_dtype is not None:
                 raise BadInput(
                     "--compute-dtype applies to the seed variants; "
                     "the exact variant always computes in extended precision"
                 )
+        elif library is not None:
+            self._check_library(library)
         else:
             _choice("compute dtype", self.compute_dtype or "float32", DTYPE_NAMES)
             if self.convention != "vaswani":
@@ -94,6 +118,29 @@ class TableSpec:
                     f"variant {self.variant!r} is a seed notebook's formula and is defined for the "
                     f"vaswani convention only; use --variant exact with --convention {self.convention}"
                 )
+
+    def _check_library(self, library) -> None:
+        """What the library itself cannot do is refused, with the library's reason."""
+        name = self.variant
+        if self.compute_dtype is not None:
+            raise BadInput(f"variant {name!r} computes in the library's own dtypes; drop --compute-dtype")
+        fixed = {
+            "base": (self.base != 10000.0, "hardcodes base 10000"),
+            "offset": (self.offset != 0, "always starts at position 0"),
+            "padding_idx": (self.padding_idx is not None, "has no padding row"),
+            "min_timescale": (self.min_timescale != 1.0, "has no min_timescale"),
+        }
+        for parameter, (given, reason) in fixed.items():
+            if given and parameter not in library.parameters:
+                raise BadInput(f"variant {name!r} {reason} ({library.source})")
+        refusal = library.refuse(self.d_model)
+        if refusal:
+            raise BadInput(f"{refusal} (got --d-model {self.d_model})")
+        if self.padding_idx is not None and self.padding_idx >= self.seq_len:
+            raise BadInput(
+                f"variant {name!r} indexes row --padding-idx {self.padding_idx} of a table of "
+                f"{self.seq_len} rows (the library raises IndexError)"
+            )
 
     @property
     def last_position(self) -> int:

@@ -192,7 +192,8 @@ def test_identify_conventions_from_files(cli, tmp_path, writer, params, name, de
 def test_identify_annotated_transformer_buffer(cli, tmp_path):
     path = _save(tmp_path / "buffer.npy", notebooks.seed003(512, 1024).numpy())
     text = " ".join(cli("compare", path)[1].decode().split())
-    assert "matches seed variant exp-log in float32" in text and "bit for bit" in text
+    assert "matches library annotated (the same table as library pytorch-tutorial, seed variant exp-log in float32)" in text
+    assert "bit for bit" in text
 
 
 def test_identify_json(cli, tmp_path):
