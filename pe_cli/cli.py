@@ -68,12 +68,24 @@ class _App(TyperGroup):
             code = _fail(e, "interrupted", 130)
         except Exception as e:
             if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # typer's usage errors
-                code = _fail(e, e.format_message(), e.exit_code)
+                code = _fail(e, _suggest(e.format_message()), e.exit_code)
             else:
                 code = _fail(e, f"unexpected {type(e).__name__}: {e}", 1)
         if standalone_mode:
             sys.exit(code or 0)
         return code
+
+
+def _suggest(message: str) -> str:
+    """Add a "did you mean" to typer's message for a value that is not one of the choices."""
+    import re
+
+    from .spec import did_you_mean
+
+    found = re.search(r"'([^']*)' is not one of (.*?)\.?$", message)
+    if found is None:
+        return message
+    return message.rstrip(".") + did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
 
 
 def _fail(error: BaseException, message: str, code: int) -> int:
@@ -236,9 +248,8 @@ def show(
     if heatmap:
         render.heatmap(values, first, label)
         return
-    width = render.console().width
     row_slice = _slice(rows, "--rows") if rows else slice(0, 8)
-    col_slice = _slice(cols, "--cols") if cols else slice(0, max(1, (width - 10) // 13))
+    col_slice = _slice(cols, "--cols") if cols else None
     render.facts(report)
     render.console().print()
     render.window(values, dtype_name, row_slice, col_slice, first, label)

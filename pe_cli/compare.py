@@ -37,6 +37,8 @@ class Side:
 
 
 def _two_d(values: np.ndarray, label: str) -> tuple[np.ndarray, list[str]]:
+    if values.size == 0:
+        raise BadInput(f"{label} is empty (shape {values.shape})")
     if values.ndim == 2:
         return values, []
     if values.ndim == 3 and 1 in values.shape[:2]:

@@ -211,7 +211,10 @@ def _raise_on_sigterm(signum, frame):
 def _atomic(destination: str, force: bool):
     """A temporary file beside the destination, renamed onto it only when complete."""
     path = Path(destination)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    except OSError as e:
+        raise BadInput(f"cannot write in folder {str(path.parent)!r} ({e.strerror})") from None
     umask = os.umask(0)
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)

@@ -10,6 +10,7 @@ import numpy as np
 
 from .dtypes import host_bits, host_float
 from .engine import blocks, prepare
+from .errors import BadInput
 from .spec import TableSpec
 
 CORNER = 4  # rows and columns of each corner kept for the summary
@@ -52,9 +53,17 @@ class Summary:
         return self._sha256.hexdigest()
 
 
+SUMMARY_MAX_ELEMENTS = 2**33
+
+
 def summarize(spec: TableSpec) -> tuple[Summary, float, str]:
     """Build a table block by block without keeping it: its facts, seconds taken, device."""
     device = prepare(spec)
+    if spec.seq_len * spec.d_model > SUMMARY_MAX_ELEMENTS:
+        raise BadInput(
+            f"a {spec.seq_len} x {spec.d_model} table has {spec.seq_len * spec.d_model:.3g} "
+            "elements, too many to summarize; write it with -o FILE (it streams)"
+        )
     facts = Summary(spec.dtype)
     started = time.perf_counter()
     for block in blocks(spec):

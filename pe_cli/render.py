@@ -14,9 +14,13 @@ from .spec import TableSpec
 
 
 def console(stderr: bool = False):
+    """rich's console; with NO_COLOR set, plain text (rich alone would still embolden)."""
+    import os
+
     from rich.console import Console
 
-    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False)
+    plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
+    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, **plain)
 
 
 def _number(value: float, dtype: str) -> str:
@@ -33,8 +37,8 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
 
     out = console()
     params = Table.grid(padding=(0, 2))
-    params.add_column(style="bold")
-    params.add_column()
+    params.add_column(style="bold", no_wrap=True)
+    params.add_column(overflow="fold")
     from .variants import LIBRARY_VARIANTS
 
     variant = spec.variant
@@ -56,7 +60,7 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     rows += [
         ("time", f"{seconds * 1000:.1f} ms"),
         ("min / max", f"{_number(facts.minimum, spec.dtype)} / {_number(facts.maximum, spec.dtype)}"),
-        ("sha256", f"{facts.sha256}  (raw little-endian bytes, as --format raw writes)"),
+        ("sha256", f"{facts.sha256}\n(raw little-endian bytes, as --format raw writes)"),
     ]
     for key, value in rows:
         params.add_row(key, value)
@@ -68,7 +72,8 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
 def _corners(spec: TableSpec, facts: Summary):
     from rich.table import Table
 
-    shown = min(spec.d_model, 4)
+    # as many leading columns as fit beside the position and the last column (13 characters each)
+    shown = min(spec.d_model, 4, max(1, (console().width - 9) // 13 - 1))
     table = Table(title="corner values", title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("position", justify="right", style="bold")
     for j in range(shown):
@@ -141,24 +146,27 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
 # show
 
 
-def window(values, dtype: str, rows: slice, cols: slice, first_position: int, title: str) -> None:
-    """A slice of the table with position and dimension labels."""
+def window(values, dtype: str, rows: slice, cols: slice | None, first_position: int, title: str) -> None:
+    """A slice of the table with position and dimension labels. Numbers are never cut short:
+    without --cols as many columns as fit are shown; asked-for columns are printed in full."""
     from rich.table import Table
 
-    positions = range(values.shape[0])[rows]
-    dims = range(values.shape[1])[cols]
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    table.add_column("position", justify="right", style="bold")
-    for j in dims:
-        table.add_column(f"d{j}", justify="right")
-    cells = {}
-    for i in positions:
-        cells[i] = [_number(values[i, j], dtype) for j in dims]
-        table.add_row(str(first_position + i), *cells[i])
     out = console()
-    # never cut a number short: a window wider than the terminal is printed at its own width
+    positions = range(values.shape[0])[rows]
+    dims = range(values.shape[1])[cols or slice(None)]
+    cells = {i: [_number(values[i, j], dtype) for j in dims] for i in positions}
     longest = max((len(c) for row in cells.values() for c in row), default=4)
-    out.width = max(out.width, 12 + (max(longest, 5) + 3) * len(dims))
+    cell = max(longest, 4) + 3
+    label = max(len("position"), len(str(first_position + max(positions, default=0)))) + 1
+    if cols is None:
+        dims = dims[: max(1, (out.width - label) // cell)]
+    out.width = max(out.width, label + cell * len(dims))
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    table.add_column("position", justify="right", style="bold", no_wrap=True)
+    for j in dims:
+        table.add_column(f"d{j}", justify="right", no_wrap=True)
+    for i in positions:
+        table.add_row(str(first_position + i), *cells[i][: len(dims)])
     out.print(table)
 
 
@@ -216,8 +224,8 @@ def facts(report: dict) -> None:
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
     grid.add_row("shape", " x ".join(map(str, report["shape"])))
     grid.add_row("dtype", report["dtype"])
     if "positions" in report:
@@ -295,7 +303,7 @@ def seed_report(rows, spec, compute: str) -> None:
     )
     for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({compute})",
                  "worst at (p, d)", f"first p with |err| > {threshold:g}"):
-        table.add_column(name, justify="right" if name != "variant" else "left")
+        table.add_column(name, justify="right" if name != "variant" else "left", overflow="fold")
     tolerance = any(d.within is not None for _, d in rows)
     if tolerance:
         table.add_column("within tol", justify="right")
@@ -307,9 +315,9 @@ def seed_report(rows, spec, compute: str) -> None:
     out.print(table)
     out.print()
     bands = Table(title="max |err| by position band", title_justify="left", show_edge=False, pad_edge=False)
-    bands.add_column("variant")
+    bands.add_column("variant", overflow="fold")
     for start, stop, _ in rows[0][1].bands if rows else []:
-        bands.add_column(f"p<{stop}", justify="right")
+        bands.add_column(f"p<{stop}", justify="right", overflow="fold")
     for name, d in rows:
         bands.add_row(name, *(_e(m) for _, _, m in d.bands))
     out.print(bands)
@@ -321,8 +329,8 @@ def comparison(result) -> None:
     d = result.difference
     out = console()
     grid = Table.grid(padding=(0, 2))
-    grid.add_column(style="bold")
-    grid.add_column()
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
     grid.add_row("A", f"{result.a.label} ({result.a.dtype})")
     grid.add_row("B", f"{result.b.label} ({result.b.dtype})")
     if d.identical:
@@ -370,7 +378,7 @@ def identification(target, candidates) -> None:
         out.print(f"  ({best.source})", highlight=False, markup=False)
     table = Table(title="candidates", title_justify="left", show_edge=False, pad_edge=False)
     for name in ("convention / variant", "base", "offset", "bit-identical", "max |err|", f"max ulp ({target.dtype})"):
-        table.add_column(name, justify="left" if name.startswith("conv") else "right")
+        table.add_column(name, justify="left" if name.startswith("conv") else "right", overflow="fold")
     for c in candidates:
         table.add_row(c.name, f"{c.spec.base:g}", str(c.spec.offset),
                       "yes" if c.difference.identical else "no", _e(c.difference.max_abs),

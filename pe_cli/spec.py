@@ -32,9 +32,19 @@ def _whole(name: str, value, minimum: int) -> int:
     return value
 
 
+def did_you_mean(value, choices) -> str:
+    """' (did you mean 'x'?)' for a close choice, else ''."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 def _choice(name: str, value, choices) -> str:
     if value not in choices:
-        raise BadInput(f"unknown {name} {value!r}; choose from {', '.join(choices)}")
+        raise BadInput(
+            f"unknown {name} {value!r}{did_you_mean(value, choices)}; choose from {', '.join(choices)}"
+        )
     return value
 
 

@@ -14,15 +14,16 @@ PRECISION = {"float32": (24, -149), "float16": (11, -24), "bfloat16": (8, -133),
 
 
 @lru_cache(maxsize=None)
-def _frequency(convention: str, d: int, base: float, i: int):
+def _frequency(convention: str, d: int, base: float, i: int, min_timescale: float = 1.0):
     b = mpmath.mpf(base)
     if convention in ("vaswani", "concat"):
         return mpmath.power(b, -mpmath.mpf(2 * i) / d)
     n = d // 2
-    return mpmath.exp(-i * mpmath.log(b) / max(n - 1, 1))
+    m = mpmath.mpf(min_timescale)
+    return m * mpmath.exp(-i * mpmath.log(b / m) / max(n - 1, 1))
 
 
-def value(convention: str, d: int, base: float, p: int, j: int, padding_idx=None):
+def value(convention: str, d: int, base: float, p: int, j: int, padding_idx=None, min_timescale=1.0):
     """The true value of column j at position p, as an mpf."""
     if padding_idx is not None and p == padding_idx:
         return mpmath.mpf(0)
@@ -36,7 +37,7 @@ def value(convention: str, d: int, base: float, p: int, j: int, padding_idx=None
         if j >= 2 * n:
             return mpmath.mpf(0)
         fn, i = (mpmath.sin, j) if j < n else (mpmath.cos, j - n)
-    return fn(p * _frequency(convention, d, base, i))
+    return fn(p * _frequency(convention, d, base, i, min_timescale))
 
 
 def round_to(x, dtype: str) -> float:
