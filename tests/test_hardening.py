@@ -18,6 +18,7 @@ from pe_cli.dtypes import DTYPE_NAMES
 from pe_cli.spec import SHAPES, VARIANT_NAMES, TableSpec
 
 from . import reference
+from .terminal import run_on_terminal
 
 PE_CLI = [sys.executable, "-m", "pe_cli"]
 SETTINGS = settings(
@@ -292,26 +293,7 @@ def test_output_path_is_a_directory(cli, tmp_path):
 
 
 def _on_terminal(args, env=None, columns=80):
-    import pty
-
-    leader, follower = pty.openpty()
-    environment = {**os.environ, "COLUMNS": str(columns), "LINES": "30", "TERM": "xterm-256color", **(env or {})}
-    environment.pop("TERMINAL_WIDTH", None)
-    environment.pop("_TYPER_FORCE_DISABLE_TERMINAL", None)
-    process = subprocess.run([*PE_CLI, *args], stdin=follower, stdout=follower, stderr=follower,
-                             env=environment, timeout=120)
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    return process.returncode, shown
+    return run_on_terminal(args, env=env, columns=columns)
 
 
 def test_colour_on_a_terminal_and_none_with_no_color():
