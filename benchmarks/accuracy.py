@@ -14,7 +14,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
 
 from pe_cli.engine import build  # noqa: E402
 from tests import reference  # noqa: E402

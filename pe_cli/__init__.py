@@ -17,6 +17,7 @@ _EXPORTS = {
     "TableSpec": "spec",
     "CONVENTIONS": "conventions",
     "SEED_VARIANTS": "variants",
+    "LIBRARY_VARIANTS": "variants",
     "VARIANT_NAMES": "spec",
     "PeError": "errors",
     "write": "io",

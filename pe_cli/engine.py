@@ -1,8 +1,10 @@
 """The one engine: a TableSpec in, row blocks (or a whole Table) out.
 
-The exact variant runs on numpy for the CPU (no torch import) and on torch for other devices,
-block by block with bounded memory. Seed variants run the notebooks' torch arithmetic on the
-whole table at once, because that is what makes them bit-identical to the notebooks.
+The exact variant streams in blocks with bounded memory: on the CPU through the C fast path
+(angle addition from exactly computed rows) where it is built and the dtype is narrow, else
+through the exact kernel on numpy (no torch import); on other devices through the same kernel
+on torch. Seed and library variants compute the whole table at once in their own arithmetic,
+because that is what makes them bit-identical to the notebooks and libraries.
 """
 
 from __future__ import annotations

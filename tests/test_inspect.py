@@ -4,7 +4,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from safetensors.numpy import save_file
 
 from pe_cli.engine import build

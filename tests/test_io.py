@@ -1,8 +1,6 @@
 """The writer: formats read back by independent readers, atomic files, refusals."""
 
 import csv
-import io
-import json
 import os
 
 import numpy as np

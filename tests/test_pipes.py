@@ -72,7 +72,6 @@ def test_examples_run():
 
 def _interrupt_export(tmp_path, signum):
     import os
-    import signal
     import time
 
     target = tmp_path / "big.npy"
