@@ -328,10 +328,24 @@ def read(source: str) -> Loaded:
     if magic.startswith(b"\x93NUMPY"):
         if tensor is not None:
             raise BadInput(f"{path} is a .npy file and holds one array; drop ':{tensor}'")
+        _check_room(path, file.stat().st_size)
         return _read_npy(file.read_bytes(), path)
     if file.suffix.lower() == ".safetensors" or tensor is not None:
         return _read_safetensors(file, tensor)
     raise BadInput(f"{path}: not a .npy or .safetensors file")
+
+
+def _check_room(label: str, nbytes: int) -> None:
+    """Refuse, before reading, data that would not fit in memory once widened to float64
+    (up to 4 times its size for float16, plus the bytes themselves)."""
+    from .engine import available_memory
+
+    need, have = 5 * nbytes, available_memory()
+    if need > have:
+        raise BadInput(
+            f"{label}: reading {gib(nbytes)} of data needs about {gib(need)} of memory and "
+            f"{gib(have)} is available"
+        )
 
 
 def _read_npy(data: bytes, label: str) -> Loaded:
@@ -422,6 +436,7 @@ def _read_safetensors(file: Path, tensor: str | None) -> Loaded:
             f"{file}:{tensor}: data offsets [{begin}, {end}] do not fit a {code} tensor of shape "
             f"{tuple(shape)} in a file of {size} bytes"
         )
+    _check_room(f"{file}:{tensor}", end - begin)
     with open(file, "rb") as f:
         f.seek(data_start + begin)
         raw = f.read(end - begin)

@@ -328,3 +328,15 @@ def test_errors_never_show_a_traceback_even_for_bugs(cli, monkeypatch):
     monkeypatch.setattr(engine, "_fast_blocks", broken)
     code, out, err = cli("generate", "-d", "8", "-l", "4")
     assert code == 1 and err.startswith("Error: unexpected ZeroDivisionError") and err.count("\n") == 1
+
+
+def test_files_too_large_for_memory_are_refused_before_reading(cli, tmp_path, monkeypatch):
+    from pe_cli import engine
+
+    path = tmp_path / "table.npy"
+    np.save(path, np.zeros((1000, 64), np.float32))
+    monkeypatch.setattr(engine, "available_memory", lambda: 100_000)  # a 100 kB machine
+    for command in (["show", path], ["compare", path]):
+        code, out, err = cli(*command)
+        _one_line_error(code, out, err)
+        assert "of memory" in err
