@@ -333,12 +333,16 @@ def identify(target: Side, threshold: float) -> list[Candidate]:
                 padding_idx=pad, dtype="float64",
             )
             spec = _choose_base(values, spec, target.dtype)
+            reference = exact_reference(spec)
             label = name + (f" (padding_idx={pad})" if pad is not None else "")
-            candidates.append(Candidate(label, spec, _score(values, spec, target.dtype, threshold)))
-            if name == "vaswani" and target.dtype in ("float32", "float16", "bfloat16"):
-                candidates += _seed_candidates(values, spec, target.dtype, threshold)
-            if target.dtype == "float32":
-                candidates += _library_candidates(values, spec, threshold)
+            candidates.append(
+                Candidate(label, spec, _score(values, spec, reference, target.dtype, threshold))
+            )
+            for label, formula, source in _formulas(spec, target.dtype):
+                if np.array_equal(build(formula).float64(), values):
+                    result = difference(values, reference, target.dtype, spec.offset, threshold)
+                    result.differing = 0
+                    candidates.append(Candidate(label, formula, result, source))
     # bit-identical first, then by error; among equals a convention, then a library, then a
     # seed recipe (the ties are all reported)
     kind = lambda c: 2 if c.name.startswith("seed") else 1 if c.name.startswith("library") else 0  # noqa: E731
@@ -346,17 +350,22 @@ def identify(target: Side, threshold: float) -> list[Candidate]:
     return candidates
 
 
-def _score(values, spec, dtype, threshold) -> Difference:
-    reference = exact_reference(spec)
+def _score(values, spec, reference, dtype, threshold) -> Difference:
     rounded = build(replace(spec, dtype=dtype, shape="2d")).float64()
     result = difference(values, reference, dtype, spec.offset, threshold)
     result.differing = int(np.count_nonzero(values != rounded))  # bit-equal to the exact table?
     return result
 
 
-def _library_candidates(values, spec, threshold) -> list[Candidate]:
-    """The libraries of this convention whose own float32 table is exactly `values`."""
-    found = []
+def _formulas(spec, dtype):
+    """(label, spec, source) for each seed recipe and library that could have written a
+    `dtype` table of this convention, size, base and offset."""
+    if spec.convention == "vaswani" and dtype in ("float32", "float16", "bfloat16"):
+        for name in SEED_VARIANTS:
+            seed = replace(spec, variant=name, compute_dtype=dtype, dtype=dtype)
+            yield f"seed variant {name} in {dtype}", seed, ""
+    if dtype != "float32":  # every library computes in float32
+        return
     for name, library in LIBRARY_VARIANTS.items():
         if library.convention != spec.convention:
             continue
@@ -367,20 +376,4 @@ def _library_candidates(values, spec, threshold) -> list[Candidate]:
             )
         except BadInput:  # the library cannot make this table (its base, offset, width)
             continue
-        if np.array_equal(build(candidate).float64(), values):
-            result = difference(values, exact_reference(spec), "float32", spec.offset, threshold)
-            result.differing = 0
-            found.append(Candidate(f"library {name}", candidate, result, library.source))
-    return found
-
-
-def _seed_candidates(values, spec, dtype, threshold) -> list[Candidate]:
-    found = []
-    for name in SEED_VARIANTS:
-        seed = replace(spec, variant=name, compute_dtype=dtype, dtype=dtype)
-        table = build(seed).float64()
-        if np.array_equal(table, values):
-            result = difference(values, exact_reference(spec), dtype, spec.offset, threshold)
-            result.differing = 0
-            found.append(Candidate(f"seed variant {name} in {dtype}", seed, result))
-    return found
+        yield f"library {name}", candidate, library.source

@@ -99,7 +99,8 @@ def _check_destination(destination: str, fmt: str, force: bool, nbytes: int) -> 
         raise BadInput(f"folder {str(folder)!r} does not exist")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise BadInput(f"cannot write in folder {str(folder)!r} (permission denied)")
-    free = os.statvfs(folder).f_bavail * os.statvfs(folder).f_frsize
+    stats = os.statvfs(folder)
+    free = stats.f_bavail * stats.f_frsize
     if nbytes > free:
         raise BadInput(f"{destination} needs about {gib(nbytes)} and {gib(free)} is free there")
 
@@ -113,11 +114,11 @@ def _npy_header(spec: TableSpec) -> bytes:
     return buffer.getvalue()
 
 
-def _safetensors_layout(tables: dict[str, TableSpec], extra: dict[str, str]):
+def _safetensors_layout(tables: dict[str, TableSpec]):
     # widest dtype first, as the safetensors library orders tensors, so every tensor's data
     # starts at a multiple of its item size
     order = sorted(tables, key=lambda name: (-tables[name].format.itemsize, name))
-    metadata = {"pe_cli.version": __version__, **extra}
+    metadata = {"pe_cli.version": __version__}
     entries: dict[str, object] = {}
     offset = 0
     for name in order:
@@ -147,7 +148,7 @@ def _estimate_bytes(tables: dict[str, TableSpec], fmt: str) -> int:
         return sum(s.seq_len * (s.d_model + 1) * _TEXT_BYTES_PER_VALUE for s in tables.values())
     data = sum(s.nbytes for s in tables.values())
     if fmt == "safetensors":
-        return data + len(_safetensors_layout(tables, {})[1])
+        return data + len(_safetensors_layout(tables)[1])
     if fmt == "npy":
         return data + len(_npy_header(next(iter(tables.values()))))
     return data
@@ -171,16 +172,15 @@ class _Sink:
         self.advance(size)
 
 
-def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str],
-            label: str) -> int:
+def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, label: str) -> int:
     """Write the tables in `fmt`; return the number of bytes written."""
     with progress(label, _estimate_bytes(tables, fmt)) as advance:
-        return _stream_into(_Sink(out, advance), tables, fmt, extra)
+        return _stream_into(_Sink(out, advance), tables, fmt)
 
 
-def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str, extra: dict[str, str]) -> int:
+def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str) -> int:
     if fmt == "safetensors":
-        order, header = _safetensors_layout(tables, extra)
+        order, header = _safetensors_layout(tables)
         out.write(header)
     else:
         order = list(tables)
@@ -250,7 +250,6 @@ def write(
     tables: dict[str, TableSpec] | TableSpec,
     fmt: str | None = None,
     force: bool = False,
-    metadata: dict[str, str] | None = None,
 ) -> Written:
     """Write one or more named tables to a path, or to stdout when destination is '-'."""
     if isinstance(tables, TableSpec):
@@ -258,19 +257,18 @@ def write(
     fmt = output_format(destination, fmt)
     _check_tables(tables, fmt)
     _check_destination(destination, fmt, force, _estimate_bytes(tables, fmt))
-    extra = dict(metadata or {})
     try:
         if destination == "-":
             out = sys.stdout.buffer
-            nbytes = _stream(out, tables, fmt, extra, "stdout")
+            nbytes = _stream(out, tables, fmt, "stdout")
             out.flush()
         elif _is_special(destination):
             # a device or FIFO (/dev/null, a named pipe): written in place, never replaced
             with open(destination, "wb") as out:
-                nbytes = _stream(out, tables, fmt, extra, Path(destination).name)
+                nbytes = _stream(out, tables, fmt, Path(destination).name)
         else:
             with _atomic(destination, force) as out:
-                nbytes = _stream(out, tables, fmt, extra, Path(destination).name)
+                nbytes = _stream(out, tables, fmt, Path(destination).name)
     except BrokenPipeError:
         raise
     except OSError as e:
