@@ -21,21 +21,18 @@ class Summary:
 
     def __init__(self, dtype: str):
         self.dtype = dtype
-        self.rows = 0
         self.minimum = np.inf
         self.maximum = -np.inf
-        self.finite = True
         self._sha256 = hashlib.sha256()
         self.head: np.ndarray | None = None  # first rows
         self.tail: np.ndarray | None = None  # last rows
 
-    def update(self, block) -> np.ndarray:
-        """Take one block (numpy or torch); return it as host storage bits, ready to write."""
+    def update(self, block) -> None:
+        """Take the next row block (numpy or torch)."""
         bits = np.ascontiguousarray(host_bits(block))
         values = host_float(bits, self.dtype)
-        self._sha256.update(bits.astype(bits.dtype.newbyteorder("<"), copy=False).tobytes())
+        self._sha256.update(memoryview(bits.astype(bits.dtype.newbyteorder("<"), copy=False)))
         if values.size:
-            self.finite = self.finite and bool(np.isfinite(values).all())
             self.minimum = min(self.minimum, float(values.min()))
             self.maximum = max(self.maximum, float(values.max()))
         if self.head is None or len(self.head) < CORNER:
@@ -44,8 +41,6 @@ class Summary:
         self.tail = values[-CORNER:] if len(values) >= CORNER or self.tail is None else (
             np.concatenate([self.tail, values])[-CORNER:]
         )
-        self.rows += len(values)
-        return bits
 
     @property
     def sha256(self) -> str:
