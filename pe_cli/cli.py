@@ -12,8 +12,8 @@ import typer
 from typer.core import TyperGroup
 
 from . import __version__
-from .conventions import CONVENTIONS
 from .dtypes import DTYPE_NAMES
+from .families import CONVENTION_NAMES, FAMILIES, PART_NAMES
 from .errors import PeError
 from .spec import DEVICES, SHAPES, VARIANT_NAMES
 
@@ -23,18 +23,28 @@ def _choices(name: str, values) -> type[Enum]:
 
 
 Variant = _choices("Variant", VARIANT_NAMES)
-Convention = _choices("Convention", CONVENTIONS)
+Convention = _choices("Convention", CONVENTION_NAMES)
+Family = _choices("Family", FAMILIES)
+Part = _choices("Part", PART_NAMES)
 DType = _choices("DType", DTYPE_NAMES)
 Shape = _choices("Shape", SHAPES)
 Device = _choices("Device", DEVICES)
 OutputFormat = _choices("OutputFormat", ("npy", "safetensors", "csv", "tsv", "raw"))
 
 _TABLE = "Table"
+_FAMILIES = "RoPE, ALiBi and 2-D tables"
 _OUT = "Output"
 
 DModelOpt = Annotated[int, typer.Option("--d-model", "-d", help="Model width: columns of the table.", rich_help_panel=_TABLE)]
 SeqLenOpt = Annotated[int, typer.Option("--seq-len", "-l", help="Number of positions: rows of the table.", rich_help_panel=_TABLE)]
-ConventionOpt = Annotated[Optional[Convention], typer.Option(help="Frequencies and column layout (see README) \\[default: vaswani, or the library variant's].", rich_help_panel=_TABLE)]
+ConventionOpt = Annotated[Optional[Convention], typer.Option(help="Frequencies and column layout of the family (see README) \\[default: the family's first, or the library variant's].", rich_help_panel=_TABLE)]
+FamilyOpt = Annotated[Family, typer.Option(help="sinusoidal, rope, alibi or sincos2d.", rich_help_panel=_TABLE)]
+PartOpt = Annotated[Optional[Part], typer.Option(help="Which table of the family: rope cos, sin or inv_freq; alibi causal, symmetric or slopes.", rich_help_panel=_FAMILIES)]
+RopeOpt = Annotated[Optional[list[str]], typer.Option("--rope", help="A Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.", rich_help_panel=_FAMILIES)]
+RopeConfigOpt = Annotated[Optional[str], typer.Option(help="Take theta, head dim and rope parameters from a Hugging Face config.json.", rich_help_panel=_FAMILIES)]
+HeadsOpt = Annotated[int, typer.Option(help="ALiBi: number of attention heads.", rich_help_panel=_FAMILIES)]
+GridOpt = Annotated[Optional[str], typer.Option(help="sincos2d: patch grid ROWSxCOLUMNS, e.g. 14x14.", rich_help_panel=_FAMILIES)]
+ClsTokenOpt = Annotated[bool, typer.Option("--cls-token", help="sincos2d: a zero first row for the class token (MAE).", rich_help_panel=_FAMILIES)]
 VariantOpt = Annotated[Variant, typer.Option(help="exact, or a seed notebook's formula.", rich_help_panel=_TABLE)]
 DTypeOpt = Annotated[DType, typer.Option(help="Output dtype.", rich_help_panel=_TABLE)]
 ComputeDTypeOpt = Annotated[Optional[DType], typer.Option(help="Dtype a seed variant computes in \\[default: float32].", rich_help_panel=_TABLE)]
@@ -121,13 +131,27 @@ def _main(
 
 
 def _spec(options: dict, **overrides):
-    """A TableSpec from a command's parameters (its locals()): table options only, by name."""
+    """A TableSpec from a command's parameters (its locals()): table options only, by name;
+    --rope KEY=VALUE pairs over a --rope-config file's settings."""
     from dataclasses import fields
 
+    from .families import rope_config
     from .spec import TableSpec
 
-    values = {f.name: options[f.name] for f in fields(TableSpec)} | overrides
-    return TableSpec(**{k: v.value if isinstance(v, Enum) else v for k, v in values.items()})
+    values = {f.name: options[f.name] for f in fields(TableSpec) if f.name in options} | overrides
+    values = {k: v.value if isinstance(v, Enum) else v for k, v in values.items()}
+    rope = {}
+    if options.get("rope_config"):
+        config = rope_config(options["rope_config"])
+        rope = dict(config.pop("rope"))
+        values.update(config, family="rope")
+    for item in options.get("rope") or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--rope")
+        rope[key.strip()] = value.strip()
+    values["rope"] = rope
+    return TableSpec(**values)
 
 
 @app.command()
@@ -144,6 +168,13 @@ def generate(
     shape: ShapeOpt = None,
     device: DeviceOpt = Device.cpu,
     min_timescale: MinTimescaleOpt = 1.0,
+    family: FamilyOpt = Family.sinusoidal,
+    part: PartOpt = None,
+    rope: RopeOpt = None,
+    rope_config: RopeConfigOpt = None,
+    heads: HeadsOpt = 8,
+    grid: GridOpt = None,
+    cls_token: ClsTokenOpt = False,
     output: Annotated[
         Optional[str],
         typer.Option("--output", "-o", help="Write the table to this file, or - for stdout.", rich_help_panel=_OUT),
@@ -177,21 +208,32 @@ def export(
     shape: ShapeOpt = None,
     device: DeviceOpt = Device.cpu,
     min_timescale: MinTimescaleOpt = 1.0,
+    family: FamilyOpt = Family.sinusoidal,
+    part: Annotated[Optional[list[Part]], typer.Option(help="Which tables of the family; repeat \\[default: rope cos and sin, else the family's first].", rich_help_panel=_FAMILIES)] = None,
+    rope: RopeOpt = None,
+    rope_config: RopeConfigOpt = None,
+    heads: HeadsOpt = 8,
+    grid: GridOpt = None,
+    cls_token: ClsTokenOpt = False,
     fmt: FormatOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Write tables with their parameters; repeat --variant/--convention/--dtype for several.
 
-    Several tables go into one .safetensors file as named tensors (exact.float32,
+    Several tables go into one .safetensors file as named tensors (exact.float32, cos, sin,
     exp-log.float32, ...); its metadata holds every parameter of each.
     """
     options = locals()
-    combos = list(dict.fromkeys(product(variant, convention or [None], dtype)))
+    if not part:
+        part = [Part.cos, Part.sin] if family == Family.rope else [None]
+    combos = list(dict.fromkeys(product(variant, convention or [None], dtype, part)))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}
     for combo in combos:
         name = ".".join(v.value for v, vary in zip(combo, varying) if vary and v) or "pe"
-        tables[name] = _spec(options, variant=combo[0], convention=combo[1], dtype=combo[2])
+        tables[name] = _spec(
+            options, variant=combo[0], convention=combo[1], dtype=combo[2], part=combo[3]
+        )
     _write(path, tables, fmt, force)
 
 
@@ -226,6 +268,13 @@ def show(
     shape: ShapeOpt = None,
     device: DeviceOpt = Device.cpu,
     min_timescale: MinTimescaleOpt = 1.0,
+    family: FamilyOpt = Family.sinusoidal,
+    part: PartOpt = None,
+    rope: RopeOpt = None,
+    rope_config: RopeConfigOpt = None,
+    heads: HeadsOpt = 8,
+    grid: GridOpt = None,
+    cls_token: ClsTokenOpt = False,
 ) -> None:
     """Look at a table: a window of values, a heatmap, and facts (norms, frequencies)."""
     from . import render
@@ -237,7 +286,7 @@ def show(
         spec = _spec(locals())
         from .engine import build
 
-        values, dtype_name, label = build(spec).float64().reshape(spec.seq_len, spec.d_model), spec.dtype, "table"
+        values, dtype_name, label = build(spec).float64().reshape(spec.rows, spec.cols), spec.dtype, "table"
     else:
         spec, values, dtype_name, label = table.spec, table.values, table.dtype, table.label
     report = facts(values, dtype_name, spec)

@@ -367,7 +367,7 @@ def _formulas(spec, dtype):
     if dtype != "float32":  # every library computes in float32
         return
     for name, library in LIBRARY_VARIANTS.items():
-        if library.convention != spec.convention:
+        if library.family != spec.family or spec.convention not in library.conventions:
             continue
         try:
             candidate = TableSpec(

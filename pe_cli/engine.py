@@ -86,22 +86,22 @@ def memory_needed(spec: TableSpec, whole: bool) -> int:
     compute = 8 if spec.compute_dtype == "float64" or spec.variant in LIBRARY_VARIANTS else 4
     # notebook or library arithmetic: angles, sin, cos and the zeros table in the compute
     # dtype (float64 numpy angles for some libraries), then a float64 copy to round once
-    return held + spec.seq_len * spec.d_model * (4 * compute + 8)
+    return held + spec.rows * spec.cols * (4 * compute + 8)
 
 
 def check_memory(spec: TableSpec, whole: bool) -> None:
     need, have = memory_needed(spec, whole), available_memory()
     if need > have:
         raise BadInput(
-            f"a {spec.seq_len} x {spec.d_model} {spec.dtype} table needs about {gib(need)} of "
+            f"a {' x '.join(map(str, spec.dims))} {spec.dtype} table needs about {gib(need)} of "
             f"memory here and {gib(have)} is available; use fewer positions"
             + ("" if spec.variant != "exact" else ", or write it to a file (it streams)")
         )
 
 
 def rows_per_block(spec: TableSpec) -> int:
-    n_freq = max(1, (spec.d_model + 1) // 2)
-    return max(1, min(spec.seq_len, _WORK_BYTES // (8 * _WORK_ARRAYS * n_freq)))
+    per_row = max(1, (spec.cols + 1) // 2)  # frequencies (or ALiBi keys) computed per row
+    return max(1, min(spec.rows, _WORK_BYTES // (8 * _WORK_ARRAYS * per_row)))
 
 
 try:  # the C fast path (setup.py builds it where a compiler is present)
@@ -119,27 +119,65 @@ _WORKERS = 2  # blocks computed at once (the C kernel releases the GIL)
 
 
 class _Plan:
-    """Per-table constants of the exact variant, computed once."""
+    """Per-table constants of the exact variant, computed once: the frequencies in turns, their
+    chunks for the kernel, and the factor every sin and cos is multiplied by (RoPE's attention
+    factor; None for 1)."""
 
     def __init__(self, spec: TableSpec):
-        convention = CONVENTIONS[spec.convention]
-        self.turns = exact.turns(
-            exact.angular_frequencies(
-                convention.exponents(spec.d_model), spec.base, spec.min_timescale
-            )
-        )
+        frequencies, scale = family_frequencies(spec)
+        self.frequencies = frequencies
+        self.turns = exact.turns(frequencies)
         self.chunks = exact.chunk_table(self.turns)
-        self.place = convention.place
-        self.convention = convention
+        self.scale = None if scale == 1 else scale
+        self.scale_dd = None if self.scale is None else exact.dd(self.scale)
+        self.convention = CONVENTIONS.get(spec.convention)
 
     def sin_cos(self, positions):
         """Exact-kernel sin and cos for a list of positions, every frequency (rows x n)."""
         column = np.asarray(positions, dtype=np.float64)[:, None]
         return exact.sin_cos(np, column, self.chunks)
 
+    def planes(self, xp, positions: list[int], dtype: str, device: str = "cpu", chunks=None):
+        """sin and cos (times the scale) for integer positions, every frequency, each element
+        correctly rounded to dtype (float64 arrays on dtype's grid)."""
+        chunks = self.chunks if chunks is None else chunks
+        if xp is np:
+            column = np.array(positions, dtype=np.float64)[:, None]
+        else:
+            column = xp.tensor(positions, dtype=xp.float64, device=device)[:, None]
+        if dtype == "float64":
+            results = exact.sin_cos_correct(xp, column, chunks, self.scale_dd)
+        else:
+            values = exact.sin_cos(xp, column, chunks)
+            if self.scale is not None:
+                values = [v * self.scale_dd[0] for v in values]
+            results = [exact.round_to(xp, v, dtype) for v in values]
+        planes = []
+        for plane, (rounded, suspect) in enumerate(results):
+            _fix_suspects(xp, rounded, suspect, positions, self, plane, dtype)
+            planes.append(rounded)
+        return planes
+
+
+def family_frequencies(spec: TableSpec):
+    """The exact angular frequencies (Decimal) of a spec's family and convention, and the
+    factor every sin and cos is multiplied by."""
+    from .families import rope_frequencies, rotary_dim, sincos2d_exponents
+
+    if spec.family == "rope":
+        dim = rotary_dim(spec.d_model, spec.rope_parameters)
+        return rope_frequencies(dim, spec.base, spec.rope_parameters, spec.last_position + 1)
+    if spec.family == "sincos2d":
+        return exact.angular_frequencies(sincos2d_exponents(spec.d_model), spec.base), 1
+    exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
+    return exact.angular_frequencies(exponents, spec.base, spec.min_timescale), 1
+
 
 def fast_path_available(spec: TableSpec, device: str) -> bool:
-    return _rotate is not None and device == "cpu" and spec.dtype in _FAST_KINDS
+    return (
+        _rotate is not None and device == "cpu" and spec.dtype in _FAST_KINDS
+        and spec.family == "sinusoidal"
+    )
 
 
 def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str) -> None:
@@ -155,6 +193,8 @@ def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str)
     values = []
     for i, j in zip(rows_h.tolist(), cols_h.tolist()):
         true = exact.decimal_sin_cos(positions[i], plan.turns[j])[plane]
+        if plan.scale is not None:
+            true = true * plan.scale
         values.append(exact.round_fraction(Fraction(true), dtype))
     if xp is np:
         rounded[rows, cols] = values
@@ -162,10 +202,91 @@ def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str)
         rounded[rows, cols] = xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
 
 
+def _round_decimals(values, dtype: str) -> np.ndarray:
+    return np.array([[exact.round_fraction(Fraction(v), dtype) for v in values]])
+
+
+def _fill(spec: TableSpec, plan, xp, device: str, start: int, stop: int, chunks):
+    """Rows start..stop of the exact table as float64 on dtype's grid (xp arrays)."""
+    dtype = spec.dtype
+    if spec.part == "inv_freq":
+        return _round_decimals(plan.frequencies, dtype)
+    if spec.family == "sincos2d":
+        return _fill_sincos2d(spec, plan, xp, device, start, stop, chunks)
+    positions = list(range(spec.offset + start, spec.offset + stop))
+    sin, cos = plan.planes(xp, positions, dtype, device, chunks)
+    if spec.family == "rope":
+        plane = cos if spec.part == "cos" else sin
+        if spec.convention == "half":
+            return xp.cat([plane, plane], 1) if xp is not np else np.concatenate([plane, plane], 1)
+        return plane.repeat_interleave(2, 1) if xp is not np else np.repeat(plane, 2, axis=1)
+    out = np.empty((stop - start, spec.d_model)) if xp is np else xp.empty(
+        (stop - start, spec.d_model), dtype=xp.float64, device=device
+    )
+    plan.convention.place(out, sin, cos, spec.d_model)
+    _zero_padding_row(out, spec, start, stop)
+    return out
+
+
+def _fill_sincos2d(spec, plan, xp, device, start, stop, chunks):
+    from .families import SINCOS2D_BLOCKS
+
+    width = spec.grid[1]
+    patch = np.arange(start, stop) - int(spec.cls_token)
+    live = patch >= 0
+    coordinate = {"y": (patch[live] // width).tolist(), "x": (patch[live] % width).tolist()}
+    planes = {c: plan.planes(xp, positions, spec.dtype, device, chunks) for c, positions in coordinate.items()}
+    parts = [planes[c][0 if fn == "sin" else 1] for c, fn in SINCOS2D_BLOCKS[spec.convention]]
+    table = np.concatenate(parts, axis=1) if xp is np else xp.cat(parts, 1)
+    if live.all():
+        return table
+    out = np.zeros((stop - start, spec.d_model)) if xp is np else xp.zeros(
+        (stop - start, spec.d_model), dtype=xp.float64, device=device
+    )
+    out[int(np.argmax(live)):] = table
+    return out
+
+
+def _alibi_blocks(spec: TableSpec, rows: int) -> Iterator:
+    """ALiBi, exactly: each bias -m_h * distance rounded once (distance * m_h is a double-double
+    product, the undecided few recomputed from the 70-digit slope)."""
+    from .families import alibi_slopes
+
+    slopes = alibi_slopes(spec.heads)
+    if spec.part == "slopes":
+        yield _cast(np, _round_decimals(slopes, spec.dtype), spec.dtype)
+        return
+    length = spec.seq_len
+    keys = np.arange(length, dtype=np.float64)[None, :]
+    factors = [exact.dd(m) for m in slopes]
+    for start in range(0, spec.rows, rows):
+        stop = min(spec.rows, start + rows)
+        head, query = np.divmod(np.arange(start, stop), length)
+        distance = query[:, None].astype(np.float64) - keys
+        distance = np.abs(distance) if spec.part == "symmetric" else np.maximum(distance, 0)
+        hi = np.empty_like(distance)
+        lo = np.empty_like(distance)
+        for h in np.unique(head).tolist():
+            rows_h = head == h
+            hi[rows_h], lo[rows_h] = exact.product_dd(np, distance[rows_h], factors[h])
+        if spec.dtype == "float64":
+            rounded, suspect = exact.decide_float64(np, hi, lo)
+        else:
+            rounded, suspect = exact.round_to(np, hi + lo, spec.dtype)
+        for r, c in zip(*np.nonzero(suspect)):
+            true = Fraction(slopes[head[r]]) * int(distance[r, c])
+            rounded[r, c] = exact.round_fraction(true, spec.dtype)
+        yield _cast(np, -rounded + 0.0, spec.dtype)  # + 0.0: no negative zeros
+
+
 def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None):
     """The exact table in row blocks, every element from the exact kernel: numpy on the CPU,
     torch on other devices (use_torch=True runs the torch path on the CPU, which is how it is
     tested without a GPU)."""
+    if spec.family == "alibi":
+        for block in _alibi_blocks(spec, rows):
+            yield block if device == "cpu" else _to_torch(block, spec.dtype).to(device)
+        return
     plan = _Plan(spec)
     if use_torch is None:
         # MPS has no float64: there the exact table is computed on the CPU and moved
@@ -175,25 +296,11 @@ def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | No
         chunks = xp.from_numpy(plan.chunks).to(device)
     else:
         xp, chunks = np, plan.chunks
-    for start in range(0, spec.seq_len, rows):
-        stop = min(spec.seq_len, start + rows)
-        positions = list(range(spec.offset + start, spec.offset + stop))
-        if xp is np:
-            column = np.array(positions, dtype=np.float64)[:, None]
-            out = np.empty((stop - start, spec.d_model))
-        else:
-            column = xp.tensor(positions, dtype=xp.float64, device=device)[:, None]
-            out = xp.empty((stop - start, spec.d_model), dtype=xp.float64, device=device)
-        if spec.dtype == "float64":
-            results = exact.sin_cos_correct(xp, column, chunks)
-        else:
-            results = [exact.round_to(xp, v, spec.dtype) for v in exact.sin_cos(xp, column, chunks)]
-        planes = []
-        for plane, (rounded, suspect) in enumerate(results):
-            _fix_suspects(xp, rounded, suspect, positions, plan, plane, spec.dtype)
-            planes.append(rounded)
-        plan.place(out, planes[0], planes[1], spec.d_model)
-        _zero_padding_row(out, spec, start, stop)
+    for start in range(0, spec.rows, rows):
+        stop = min(spec.rows, start + rows)
+        out = _fill(spec, plan, xp, device, start, stop, chunks)
+        if xp is not np and isinstance(out, np.ndarray):
+            out = xp.from_numpy(out).to(device)
         block = _cast(xp, out, spec.dtype)
         if device.startswith("mps"):
             block = _to_torch(block, spec.dtype).to(device)
@@ -336,7 +443,7 @@ def prepare(spec: TableSpec) -> str:
 
 
 def blocks(spec: TableSpec, rows: int | None = None) -> Iterator:
-    """Row blocks of the 2-D (seq_len, d_model) table, in order, on the spec's device.
+    """Row blocks of the table seen as 2-D (spec.rows, spec.cols), in order, on the spec's device.
 
     numpy arrays on the CPU (bfloat16 as uint16 bits), torch tensors elsewhere. Everything
     that can be refused is refused here, before the first block is asked for.

@@ -176,9 +176,8 @@ def _dd_add(xp, ah, al, bh, bl):
     return _fast_two_sum(s, e + (al + bl))
 
 
-def sin_cos_correct(xp, positions, chunks):
-    """sin and cos correctly rounded to float64, and masks of the elements the double-double
-    result cannot decide (about 2**-35 of them; the caller recomputes those)."""
+def sin_cos_dd(xp, positions, chunks):
+    """sin and cos of 2*pi*p*f as double-doubles ((hi, lo), (hi, lo)), to about 2**-88."""
     angle, angle_lo, q = _reduced_angle(xp, positions, chunks)
     table = _step_table()
     if xp is not np:
@@ -209,15 +208,41 @@ def sin_cos_correct(xp, positions, chunks):
     c1 = _dd_mul(ca_hi, ca_lo, ct_hi, ct_lo)
     c2 = _dd_mul(sa_hi, sa_lo, st_hi, st_lo)
     cos_hi, cos_lo = _dd_add(xp, *c1, -c2[0], -c2[1])
-    results = []
     sin_out, cos_out = _by_quadrant(xp, q, sin_hi, cos_hi)
     sin_low, cos_low = _by_quadrant(xp, q, sin_lo, cos_lo)
-    for hi, lo in ((sin_out, sin_low), (cos_out, cos_low)):
-        # hi is the correctly rounded value unless hi + lo lies within the error of a midpoint
-        neighbour = xp.nextafter(hi, hi + xp.where(lo >= 0, 1.0, -1.0))
-        distance = xp.abs(neighbour - hi) * 0.5 - xp.abs(lo)
-        results.append((hi, (distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)))
+    return (sin_out, sin_low), (cos_out, cos_low)
+
+
+def decide_float64(xp, hi, lo):
+    """A normalized double-double's value correctly rounded to float64 (hi), and a mask of the
+    elements so near a midpoint that the double-double's own error could decide it."""
+    neighbour = xp.nextafter(hi, hi + xp.where(lo >= 0, 1.0, -1.0))
+    distance = xp.abs(neighbour - hi) * 0.5 - xp.abs(lo)
+    return hi, (distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)
+
+
+def sin_cos_correct(xp, positions, chunks, scale: tuple[float, float] | None = None):
+    """sin and cos (times a scale given as a double-double) correctly rounded to float64, and
+    masks of the elements the double-double result cannot decide (about 2**-35 of them; the
+    caller recomputes those)."""
+    results = []
+    for hi, lo in sin_cos_dd(xp, positions, chunks):
+        if scale is not None:
+            hi, lo = _dd_mul(hi, lo, *scale)
+        results.append(decide_float64(xp, hi, lo))
     return results
+
+
+def product_dd(xp, integers, factor: tuple[float, float]):
+    """integers * (hi + lo) as a normalized double-double: exact in hi*n (Dekker), n < 2**32."""
+    hi, lo = factor
+    p, e = _two_prod(integers, hi)
+    return _fast_two_sum(p, e + integers * lo)
+
+
+def dd(value: Decimal) -> tuple[float, float]:
+    """A Decimal as a double-double (hi, lo)."""
+    return _dd(value)
 
 
 # The double-double evaluation's error bound (relative): its series are accurate to about

@@ -145,7 +145,7 @@ def _text_rows(bits: np.ndarray, dtype: str, start: int, separator: str) -> byte
 def _estimate_bytes(tables: dict[str, TableSpec], fmt: str) -> int:
     """The size of the output: exact for binary formats, an estimate for text."""
     if fmt in ("csv", "tsv"):
-        return sum(s.seq_len * (s.d_model + 1) * _TEXT_BYTES_PER_VALUE for s in tables.values())
+        return sum(s.rows * (s.cols + 1) * _TEXT_BYTES_PER_VALUE for s in tables.values())
     data = sum(s.nbytes for s in tables.values())
     if fmt == "safetensors":
         return data + len(_safetensors_layout(tables)[1])
@@ -190,7 +190,7 @@ def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str) -> int:
             out.write(_npy_header(spec))
         elif fmt in ("csv", "tsv"):
             separator = "," if fmt == "csv" else "\t"
-            columns = [f"d{j}" for j in range(spec.d_model)]
+            columns = [f"d{j}" for j in range(spec.cols)]
             out.write((separator.join(["position", *columns]) + "\n").encode())
         row = spec.offset
         for block in blocks(spec):
@@ -451,12 +451,14 @@ def _spec_from(metadata: dict, name: str) -> TableSpec | None:
     params = {k[len(prefix):]: v for k, v in metadata.items() if k.startswith(prefix)}
     if not params:
         return None
-    types = {"d_model": int, "seq_len": int, "offset": int, "padding_idx": int, "base": float}
+    def value(text: str):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text  # a name (variant, convention, dtype, ...)
+
     try:
-        values = {
-            f.name: (types.get(f.name, str)(params[f.name]) if params[f.name] != "" else None)
-            for f in fields(TableSpec)
-        }
+        values = {f.name: value(params[f.name]) for f in fields(TableSpec) if f.name in params}
         return TableSpec(**values)
-    except (KeyError, ValueError, PeError):
+    except (ValueError, TypeError, PeError):
         return None

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from .conventions import CONVENTIONS
 from .dtypes import DTYPE_NAMES, FORMATS
 from .errors import BadInput
+from .families import FAMILIES, parse_grid, rope_parameters, rotary_dim
 from .variants import LIBRARY_VARIANTS, SEED_VARIANTS
 
 # The exact engine multiplies positions by 21-bit pieces of each frequency in float64; below
@@ -62,24 +63,43 @@ class TableSpec:
     shape: str | None = None  # None: the library variant's, else 2d
     device: str = "cpu"
     min_timescale: float = 1.0  # tensor2tensor: frequencies run from 1/min_timescale down
+    family: str = "sinusoidal"
+    part: str | None = None  # which of the family's tables; None: its first
+    rope: tuple = ()  # rope: Hugging Face rope_parameters other than rope_theta, as (key, value)
+    heads: int = 8  # alibi
+    grid: tuple | None = None  # sincos2d: (rows, columns) of patches
+    cls_token: bool = False  # sincos2d: a zero row for the class token first (MAE)
 
     def __post_init__(self) -> None:
+        _choice("family", self.family, FAMILIES)
+        family = FAMILIES[self.family]
         _whole("--d-model", self.d_model, 1)
         _whole("--seq-len", self.seq_len, 1)
         _whole("--offset", self.offset, 0)
+        _whole("--heads", self.heads, 1)
         _choice("variant", self.variant, VARIANT_NAMES)
         library = LIBRARY_VARIANTS.get(self.variant)
+        variant_family = library.family if library else "sinusoidal"
+        if self.variant != "exact" and variant_family != self.family:
+            raise BadInput(
+                f"variant {self.variant!r} builds {variant_family} tables; "
+                f"use --family {variant_family}, or another variant"
+            )
         if library is not None:
-            if self.convention not in (None, library.convention):
+            if self.convention not in (None, *library.conventions):
                 raise BadInput(
-                    f"variant {self.variant!r} is the {library.convention} convention; "
-                    f"drop --convention {self.convention}"
+                    f"variant {self.variant!r} is the {' or '.join(library.conventions)} "
+                    f"convention; drop --convention {self.convention}"
                 )
-            object.__setattr__(self, "convention", library.convention)
+            object.__setattr__(self, "convention", self.convention or library.conventions[0])
             object.__setattr__(self, "shape", self.shape or library.shape)
-        object.__setattr__(self, "convention", self.convention or "vaswani")
+            object.__setattr__(self, "part", self.part or library.part)
+        object.__setattr__(self, "convention", self.convention or next(iter(family.conventions)))
         object.__setattr__(self, "shape", self.shape or "2d")
-        _choice("convention", self.convention, CONVENTIONS)
+        object.__setattr__(self, "part", self.part or next(iter(family.parts)))
+        _choice(f"{self.family} convention", self.convention, family.conventions)
+        _choice(f"{self.family} part", self.part, family.parts)
+        self._check_family()
         _choice("dtype", self.dtype, DTYPE_NAMES)
         _choice("shape", self.shape, SHAPES)
         device = self.device.split(":")[0] if isinstance(self.device, str) else self.device
@@ -94,11 +114,12 @@ class TableSpec:
                 f"positions up to {self.last_position} requested; pe-cli computes positions "
                 f"below 2**32 (offset + seq_len <= {MAX_POSITION + 1})"
             )
-        convention = CONVENTIONS[self.convention]
-        convention.check(self.d_model)
+        convention = CONVENTIONS.get(self.convention)
+        if convention is not None:
+            convention.check(self.d_model)
         if self.padding_idx is not None:
             _whole("--padding-idx", self.padding_idx, 0)
-            if not convention.padding:
+            if convention is None or not convention.padding:
                 padded = ", ".join(c.name for c in CONVENTIONS.values() if c.padding)
                 raise BadInput(
                     f"--padding-idx belongs to the {padded} convention, not {self.convention!r}"
@@ -129,10 +150,63 @@ class TableSpec:
                     f"vaswani convention only; use --variant exact with --convention {self.convention}"
                 )
 
+    def _check_family(self) -> None:
+        """Each family's own parameters: given where they belong, valid, refused elsewhere."""
+        name = self.family
+        rope = self.rope.items() if isinstance(self.rope, dict) else self.rope
+        object.__setattr__(self, "rope", rope_parameters(rope) if rope or name == "rope" else ())
+        if self.grid is not None:
+            object.__setattr__(self, "grid", parse_grid(self.grid))
+        owned = {
+            "--rope": (bool(self.rope), "rope"),
+            "--grid": (self.grid is not None, "sincos2d"),
+            "--cls-token": (bool(self.cls_token), "sincos2d"),
+            "--heads": (self.heads != 8, "alibi"),
+            "--min-timescale": (self.min_timescale != 1.0, "sinusoidal"),
+        }
+        for option, (given, owner) in owned.items():
+            if given and owner != name:
+                raise BadInput(f"{option} belongs to --family {owner}, not {name}")
+        if name != "sinusoidal" and self.shape not in ("2d", "batch-first") :
+            raise BadInput(f"--shape {self.shape} is for sinusoidal tables")
+        if name == "rope":
+            dim = rotary_dim(self.d_model, self.rope_parameters)
+            if dim < 2 or dim % 2:
+                raise BadInput(
+                    f"the rotary dim int(d_model * partial_rotary_factor) = {dim} must be even "
+                    "and at least 2 (cos and sin come in pairs)"
+                )
+            kind = self.rope_parameters.get("rope_type", "default")
+            if kind == "dynamic" and dim < 4:
+                raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 4")
+            if kind == "longrope":
+                from .families import rope_frequencies
+
+                rope_frequencies(dim, self.base, self.rope_parameters, self.last_position + 1)
+        elif name == "alibi":
+            if self.offset:
+                raise BadInput("ALiBi biases depend on distances only: --offset does not apply")
+            if self.base != 10000.0:
+                raise BadInput("ALiBi slopes have no --base")
+        elif name == "sincos2d":
+            if self.grid is None:
+                raise BadInput("--family sincos2d needs --grid ROWSxCOLUMNS (e.g. 14x14)")
+            if self.d_model % 4:
+                raise BadInput(
+                    f"2-D sin-cos tables need --d-model divisible by 4 (got {self.d_model}): "
+                    "sin and cos of two coordinates, d/4 frequencies each"
+                )
+            if self.offset:
+                raise BadInput("2-D tables start at patch (0, 0): --offset does not apply")
+
+    @property
+    def rope_parameters(self) -> dict:
+        return dict(self.rope)
+
     def _check_library(self, library) -> None:
         """What the library itself cannot do is refused, with the library's reason."""
         name = self.variant
-        if self.compute_dtype is not None:
+        if self.compute_dtype is not None and not library.lowered:
             raise BadInput(f"variant {name!r} computes in the library's own dtypes; drop --compute-dtype")
         fixed = {
             "base": (self.base != 10000.0, "hardcodes base 10000"),
@@ -143,7 +217,7 @@ class TableSpec:
         for parameter, (given, reason) in fixed.items():
             if given and parameter not in library.parameters:
                 raise BadInput(f"variant {name!r} {reason} ({library.source})")
-        refusal = library.refuse(self.d_model)
+        refusal = library.refuse(self)
         if refusal:
             raise BadInput(f"{refusal} (got --d-model {self.d_model})")
         if self.padding_idx is not None and self.padding_idx >= self.seq_len:
@@ -161,17 +235,44 @@ class TableSpec:
         return FORMATS[self.dtype]
 
     @property
+    def rows(self) -> int:
+        """Rows of the table seen as 2-D, the way the engine builds it in row blocks."""
+        if self.part in ("inv_freq", "slopes"):
+            return 1
+        if self.family == "alibi":
+            return self.heads * self.seq_len
+        if self.family == "sincos2d":
+            return self.grid[0] * self.grid[1] + self.cls_token
+        return self.seq_len
+
+    @property
+    def cols(self) -> int:
+        if self.family == "rope":
+            dim = rotary_dim(self.d_model, self.rope_parameters)
+            return dim // 2 if self.part == "inv_freq" else dim
+        if self.family == "alibi":
+            return self.heads if self.part == "slopes" else self.seq_len
+        return self.d_model
+
+    @property
     def dims(self) -> tuple[int, ...]:
         """The table's shape as written and returned."""
-        rows, cols = self.seq_len, self.d_model
+        if self.part in ("inv_freq", "slopes"):
+            return (self.cols,)
+        if self.family == "alibi":
+            return (self.heads, self.seq_len, self.seq_len)
+        rows, cols = self.rows, self.cols
         return {"2d": (rows, cols), "batch-first": (1, rows, cols), "seq-first": (rows, 1, cols)}[
             self.shape
         ]
 
     @property
     def nbytes(self) -> int:
-        return self.seq_len * self.d_model * self.format.itemsize
+        return self.rows * self.cols * self.format.itemsize
 
     def describe(self) -> dict[str, str]:
-        """Every parameter as strings (for safetensors metadata and summaries)."""
-        return {k: "" if v is None else str(v) for k, v in asdict(self).items()}
+        """Every parameter as a string (for safetensors metadata): names as they are, other
+        values as JSON."""
+        import json
+
+        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in asdict(self).items()}
