@@ -301,7 +301,7 @@ def show(
     col_slice = _slice(cols, "--cols") if cols else None
     render.facts(report)
     render.console().print()
-    render.window(values, dtype_name, row_slice, col_slice, first, label)
+    render.window(values, dtype_name, row_slice, col_slice, render.row_label(spec), label)
 
 
 @app.command()

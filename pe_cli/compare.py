@@ -36,11 +36,20 @@ class Side:
         return self.spec.offset if self.spec is not None else 0
 
 
-def _two_d(values: np.ndarray, label: str) -> tuple[np.ndarray, list[str]]:
+def _two_d(values: np.ndarray, label: str, spec: TableSpec | None = None) -> tuple[np.ndarray, list[str]]:
     if values.size == 0:
         raise BadInput(f"{label} is empty (shape {values.shape})")
     if values.ndim == 2:
         return values, []
+    if values.ndim == 1:
+        return values[None, :], []
+    if values.ndim == 3 and values.shape[1] == values.shape[2] and (
+        spec is None or spec.family == "alibi"
+    ):
+        heads, length, _ = values.shape
+        return values.reshape(heads * length, length), [
+            f"{label} is {heads} square (L, L) matrices (ALiBi heads); compared as rows of {length}"
+        ]
     if values.ndim == 3 and 1 in values.shape[:2]:
         axis = 0 if values.shape[0] == 1 else 1
         layout = "batch-first (1, L, D)" if axis == 0 else "seq-first (L, 1, D)"
@@ -73,10 +82,11 @@ def side(source: str, defaults: dict) -> Side:
     """A file ('x.npy', 'x.safetensors:NAME', '-') or a built table ('exp-log:float16')."""
     if looks_like_file(source):
         loaded: Loaded = read(source)
-        values, notes = _two_d(loaded.values, loaded.label)
+        values, notes = _two_d(loaded.values, loaded.label, loaded.spec)
         return Side(loaded.label, values, loaded.dtype, loaded.spec, notes)
     spec = parse_spec(source, defaults)
-    return Side(source, build(replace(spec, shape="2d")).float64(), spec.dtype, spec)
+    values = build(replace(spec, shape="2d")).float64().reshape(spec.rows, spec.cols)
+    return Side(source, values, spec.dtype, spec)
 
 
 def _narrower(a: str, b: str) -> str:

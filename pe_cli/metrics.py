@@ -156,7 +156,8 @@ def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict
         "row_norms": {"min": float(norms.min()), "max": float(norms.max()),
                       "zero_rows": zero_rows[:20].tolist()},
     }
-    if d % 2 == 0:
+    pairs = spec is None or spec.family in ("sinusoidal", "sincos2d")
+    if d % 2 == 0 and pairs:
         # every sin/cos pair adds sin^2 + cos^2 = 1: an ideal row has norm sqrt(d/2)
         expected = math.sqrt(d / 2)
         live = np.ones(rows, bool)
@@ -167,7 +168,23 @@ def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict
             "max_deviation": float(deviation.max(initial=0.0)),
             "rows_off_by_1e-3": int(np.count_nonzero(deviation > 1e-3)),
         })
-    if spec is not None:
+    if spec is not None and spec.family == "rope":
+        from .engine import family_frequencies
+
+        frequencies, attention = family_frequencies(spec)
+        n = len(frequencies)
+        report["attention_factor"] = float(attention)
+        report["frequencies"] = [
+            {
+                "index": i,
+                "columns": [i, i + n] if spec.convention == "half" else [2 * i, 2 * i + 1],
+                "frequency": float(w),
+                "wavelength": 2 * math.pi / float(w),
+            }
+            for i, w in enumerate(frequencies)
+        ] if spec.part != "inv_freq" else []
+        report["positions"] = [spec.offset, spec.last_position]
+    if spec is not None and spec.family == "sinusoidal":
         from .conventions import CONVENTIONS
 
         convention = CONVENTIONS[spec.convention]

@@ -51,12 +51,8 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
         ("dtype", spec.dtype),
         ("device", device),
         ("variant", variant),
-        ("convention", spec.convention),
-        ("base", f"{spec.base:g}"),
-        ("positions", f"{spec.offset} .. {spec.last_position}"),
+        *table_settings(spec),
     ]
-    if spec.padding_idx is not None:
-        rows.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
     rows += [
         ("time", f"{seconds * 1000:.1f} ms"),
         ("min / max", f"{_number(facts.minimum, spec.dtype)} / {_number(facts.maximum, spec.dtype)}"),
@@ -69,31 +65,67 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     out.print(_corners(spec, facts))
 
 
+def table_settings(spec: TableSpec) -> list[tuple[str, str]]:
+    """The parameters that define a table of the spec's family, as (label, value) lines."""
+    lines = [("family", f"{spec.family}, {spec.part}")] if spec.family != "sinusoidal" else []
+    lines.append(("convention", spec.convention))
+    if spec.family == "alibi":
+        return lines + [("heads", str(spec.heads)), ("positions", f"0 .. {spec.seq_len - 1}")]
+    lines.append(("base", f"{spec.base:g}"))
+    if spec.family == "sincos2d":
+        rows, cols = spec.grid
+        return lines + [("grid", f"{rows} x {cols} patches" + (" and a class row" if spec.cls_token else ""))]
+    lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
+    if spec.padding_idx is not None:
+        lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
+    if spec.family == "rope":
+        lines.append(("rope", ", ".join(f"{k}={v}" for k, v in spec.rope) or "rope_type=default"))
+    return lines
+
+
+def row_label(spec: TableSpec | None):
+    """Row index -> its label: the position, (head, query) for ALiBi, (y, x) for 2-D grids."""
+    if spec is None:
+        return str
+    if spec.part in ("inv_freq", "slopes"):
+        return lambda i: "-"
+    if spec.family == "alibi":
+        return lambda i: f"h{i // spec.seq_len} q{i % spec.seq_len}"
+    if spec.family == "sincos2d":
+        def patch(i: int) -> str:
+            k = i - spec.cls_token
+            return "cls" if k < 0 else f"({k // spec.grid[1]},{k % spec.grid[1]})"
+
+        return patch
+    return lambda i: str(spec.offset + i)
+
+
 def _corners(spec: TableSpec, facts: Summary):
     from rich.table import Table
 
     # as many leading columns as fit beside the position and the last column (13 characters each)
-    shown = min(spec.d_model, 4, max(1, (console().width - 9) // 13 - 1))
+    shown = min(spec.cols, 4, max(1, (console().width - 9) // 13 - 1))
     table = Table(title="corner values", title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("position", justify="right", style="bold")
     for j in range(shown):
         table.add_column(f"d{j}", justify="right")
-    if spec.d_model > shown:
-        table.add_column(f"… d{spec.d_model - 1}", justify="right")
+    if spec.cols > shown:
+        table.add_column(f"… d{spec.cols - 1}", justify="right")
+    label = row_label(spec)
 
-    def add(rows, first_position):
+    def add(rows, first):
         for i, row in enumerate(rows):
             cells = [_number(v, spec.dtype) for v in row[:shown]]
-            if spec.d_model > shown:
+            if spec.cols > shown:
                 cells.append(_number(row[-1], spec.dtype))
-            table.add_row(str(first_position + i), *cells)
+            table.add_row(label(first + i), *cells)
 
-    add(facts.head, spec.offset)
-    if spec.seq_len > len(facts.head):
-        tail = facts.tail[max(len(facts.head) - spec.seq_len, -len(facts.tail)) :]
-        if spec.seq_len > len(facts.head) + len(tail):
+    add(facts.head, 0)
+    if spec.rows > len(facts.head):
+        tail = facts.tail[max(len(facts.head) - spec.rows, -len(facts.tail)) :]
+        if spec.rows > len(facts.head) + len(tail):
             table.add_row("…", *["…"] * (len(table.columns) - 1))
-        add(tail, spec.last_position - len(tail) + 1)
+        add(tail, spec.rows - len(tail))
     return table
 
 
@@ -146,7 +178,7 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
 # show
 
 
-def window(values, dtype: str, rows: slice, cols: slice | None, first_position: int, title: str) -> None:
+def window(values, dtype: str, rows: slice, cols: slice | None, label, title: str) -> None:
     """A slice of the table with position and dimension labels. Numbers are never cut short:
     without --cols as many columns as fit are shown; asked-for columns are printed in full."""
     from rich.table import Table
@@ -157,16 +189,17 @@ def window(values, dtype: str, rows: slice, cols: slice | None, first_position: 
     cells = {i: [_number(values[i, j], dtype) for j in dims] for i in positions}
     longest = max((len(c) for row in cells.values() for c in row), default=4)
     cell = max(longest, 4) + 3
-    label = max(len("position"), len(str(first_position + max(positions, default=0)))) + 1
+    names = {i: label(i) for i in positions}
+    label_width = max([len("position"), *map(len, names.values())]) + 1
     if cols is None:
-        dims = dims[: max(1, (out.width - label) // cell)]
-    out.width = max(out.width, label + cell * len(dims))
+        dims = dims[: max(1, (out.width - label_width) // cell)]
+    out.width = max(out.width, label_width + cell * len(dims))
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     table.add_column("position", justify="right", style="bold", no_wrap=True)
     for j in dims:
         table.add_column(f"d{j}", justify="right", no_wrap=True)
     for i in positions:
-        table.add_row(str(first_position + i), *cells[i][: len(dims)])
+        table.add_row(names[i], *cells[i][: len(dims)])
     out.print(table)
 
 
@@ -239,22 +272,28 @@ def facts(report: dict) -> None:
     if norms["zero_rows"]:
         line += f"; all-zero rows: {', '.join(map(str, norms['zero_rows']))}"
     grid.add_row("row norms", line)
+    if "attention_factor" in report:
+        grid.add_row("attention factor", f"{report['attention_factor']:.9g}")
     out = console()
     out.print(grid)
-    if "frequencies" in report:
+    if report.get("frequencies"):
+        rotary = "columns" in report["frequencies"][0]
         table = Table(title="frequencies", title_justify="left", show_edge=False, pad_edge=False)
-        for name in ("i", "sin col", "cos col", "frequency w_i", "wavelength 2π/w_i"):
+        heads = ("i", "columns") if rotary else ("i", "sin col", "cos col")
+        for name in (*heads, "frequency w_i", "wavelength 2π/w_i"):
             table.add_column(name, justify="right")
         shown = report["frequencies"]
         if len(shown) > 8:
             shown = shown[:5] + [None] + shown[-2:]
         for f in shown:
             if f is None:
-                table.add_row("…", "…", "…", "…", "…")
+                table.add_row(*["…"] * len(table.columns))
                 continue
-            cos = "-" if f["cos_column"] is None else str(f["cos_column"])
-            table.add_row(str(f["index"]), str(f["sin_column"]), cos,
-                          f"{f['frequency']:.9g}", f"{f['wavelength']:.6g}")
+            if rotary:
+                where = [", ".join(map(str, f["columns"]))]
+            else:
+                where = [str(f["sin_column"]), "-" if f["cos_column"] is None else str(f["cos_column"])]
+            table.add_row(str(f["index"]), *where, f"{f['frequency']:.9g}", f"{f['wavelength']:.6g}")
         out.print()
         out.print(table)
 

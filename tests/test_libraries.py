@@ -205,3 +205,135 @@ def test_identification_names_the_library(tmp_path, cli, transformers_models):
     whisper = tmp_path / "whisper.npy"
     np.save(whisper, transformers_models["whisper"].sinusoids(1500, 384).numpy())
     assert "matches library whisper" in " ".join(cli("compare", whisper)[1].decode().split())
+
+
+# ------------------------------------------------------------------- RoPE, ALiBi, 2-D tables
+
+from .test_families import ROPE_CASES  # noqa: E402
+
+
+def _hf_rotary(rope: dict, d: int, base: float, positions):
+    """cos, sin and inv_freq from transformers' own rotary embedding for rope parameters."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    rope = dict(rope, rope_theta=base)
+    rope.setdefault("rope_type", "default")
+    rope.setdefault("partial_rotary_factor", 1.0)  # GPT-NeoX's config defaults to 0.25
+    limit = rope.pop("max_position_embeddings", 4096)
+    common = dict(hidden_size=4 * d, num_attention_heads=4, head_dim=d, max_position_embeddings=limit)
+    if rope["rope_type"] == "default":
+        # Llama's default ignores partial_rotary_factor; GPT-NeoX's (the same arithmetic) honours it
+        from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+        config = transformers.GPTNeoXConfig(**common, rope_parameters=rope)
+        module = GPTNeoXRotaryEmbedding(config)
+    else:
+        from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+        config = transformers.LlamaConfig(**common, rope_parameters=rope)
+        module = LlamaRotaryEmbedding(config)
+    x = torch.zeros(1, dtype=torch.float32)
+    cos, sin = module(x, torch.tensor(positions)[None, :])
+    return cos[0], sin[0], module.inv_freq, module.attention_scaling
+
+
+@pytest.mark.parametrize("case", ROPE_CASES)
+@pytest.mark.parametrize("offset, length", [(0, 300), (5000, 64), (2**21, 16)])
+def test_hf_rope_matches_transformers(case, offset, length):
+    d, base = 64, 500000.0
+    rope = dict(ROPE_CASES[case])
+    if "short_factor" in rope:  # longrope needs one factor per frequency
+        n = int(d * rope.get("partial_rotary_factor", 1.0)) // 2
+        rope["short_factor"] = [1.0 + 0.03 * i for i in range(n)]
+        rope["long_factor"] = [1.25 + 0.5 * i for i in range(n)]
+    cos, sin, inv_freq, attention = _hf_rotary(rope, d, base, list(range(offset, offset + length)))
+    params = dict(family="rope", variant="hf-rope", d_model=d, seq_len=length, offset=offset, base=base, rope=rope)
+    assert _same(ours(**params, part="cos"), cos)
+    assert _same(ours(**params, part="sin"), sin)
+    assert _same(ours(**params, part="inv_freq"), inv_freq.float())
+    # the exact table is within one float32 rounding of transformers' attention factor
+    exact_first = build(TableSpec(**{**params, "variant": "exact"}, part="cos")).float64()[0, 0]
+    if offset == 0:
+        assert exact_first == pytest.approx(attention, rel=2**-23)
+
+
+def test_bloom_and_mpt_slopes_match_transformers():
+    pytest.importorskip("transformers", reason="transformers is not installed")
+    from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
+    from transformers.models.mpt.modeling_mpt import build_mpt_alibi_tensor
+
+    for heads in range(1, 97):
+        bloom = ours(family="alibi", heads=heads, variant="bloom")
+        assert _same(bloom, _get_alibi_slopes(heads, torch.device("cpu")))
+        mpt = ours(family="alibi", heads=heads, variant="mpt")
+        assert _same(mpt, -build_mpt_alibi_tensor(heads, 2)[:, 0, 0])  # slope * (0 - 1)
+
+
+def test_alibi_rules_agree():
+    """Press et al., BLOOM and MPT give the same slopes in the same head order. In float32,
+    MPT's 1/2**x is correctly rounded up to 64 heads and within 1 ulp up to 256; BLOOM's
+    powers of a rounded base drift, up to 32 ulp at 256 heads (the README's figures)."""
+    worst = {"bloom": 0.0, "mpt": 0.0}
+    for heads in range(1, 257):
+        exact = build(family="alibi", heads=heads, part="slopes").float64()
+        ulp = np.spacing(exact.astype(np.float32)).astype(np.float64)
+        for variant in worst:
+            theirs = build(family="alibi", heads=heads, variant=variant).float64()
+            assert np.array_equal(np.argsort(-theirs, kind="stable"), np.argsort(-exact, kind="stable"))
+            worst[variant] = max(worst[variant], float(np.max(np.abs(theirs - exact) / ulp)))
+        if heads == 64:
+            assert worst["mpt"] == 0
+    assert worst == {"bloom": 32.0, "mpt": 1.0}
+
+
+def _mae_published(embed_dim, grid_size, cls_token=False):
+    # MAE (facebookresearch/mae) util/pos_embed.py, as published, for a square grid
+    grid_h = np.arange(grid_size, dtype=np.float32)
+    grid_w = np.arange(grid_size, dtype=np.float32)
+    grid = np.meshgrid(grid_w, grid_h)
+    grid = np.stack(grid, axis=0).reshape([2, 1, grid_size, grid_size])
+
+    def one_d(dim, pos):
+        omega = np.arange(dim // 2, dtype=np.float64)
+        omega /= dim / 2.0
+        omega = 1.0 / 10000**omega
+        out = np.einsum("m,d->md", pos.reshape(-1), omega)
+        return np.concatenate([np.sin(out), np.cos(out)], axis=1)
+
+    emb = np.concatenate([one_d(embed_dim // 2, grid[0]), one_d(embed_dim // 2, grid[1])], axis=1)
+    if cls_token:
+        emb = np.concatenate([np.zeros([1, embed_dim]), emb], axis=0)
+    return torch.from_numpy(emb).float()
+
+
+@pytest.mark.parametrize("grid, d", [(1, 4), (7, 64), (14, 768), (16, 1024)])
+def test_mae_matches_published_code_and_transformers(grid, d):
+    table = ours(family="sincos2d", variant="mae", grid=grid, d_model=d, cls_token=True)
+    assert _same(table, _mae_published(d, grid, cls_token=True))
+    pytest.importorskip("transformers", reason="transformers is not installed")
+    from transformers.models.vit_mae.modeling_vit_mae import build_2d_sinusoidal_position_embedding
+
+    theirs = build_2d_sinusoidal_position_embedding(grid, grid, d, cls_token=True)
+    half = d // 2  # ViTMAE swaps the halves back to MAE's [x | y] order
+    assert _same(table, torch.cat([theirs[:, half:], theirs[:, :half]], dim=1))
+
+
+def _timm_published(feat_shape, dim, temperature=10000.0, interleave_sin_cos=False):
+    # timm layers/pos_embed_sincos.py build_sincos2d_pos_embed (timm 1.0), as published; timm
+    # itself needs torchvision, whose wheels pull another torch, so it is not a test dependency
+    pos_dim = dim // 4
+    exp = torch.arange(0, pos_dim, 1, dtype=torch.int64).to(torch.float32) / pos_dim
+    bands = 1.0 / (temperature**exp)
+    grid = torch.stack(
+        torch.meshgrid([torch.arange(s, dtype=torch.int64).to(torch.float32) for s in feat_shape], indexing="ij")
+    ).flatten(1).transpose(0, 1)
+    pos2 = grid.unsqueeze(-1) * bands.unsqueeze(0)
+    stack_dim = 2 if interleave_sin_cos else 1
+    return torch.stack([torch.sin(pos2), torch.cos(pos2)], dim=stack_dim).flatten(1)
+
+
+@pytest.mark.parametrize("grid, d", [((1, 1), 4), ((7, 9), 64), ((14, 14), 768), ((32, 24), 1024)])
+@pytest.mark.parametrize("interleave", [False, True])
+def test_timm_matches_published_code(grid, d, interleave):
+    convention = "timm-interleaved" if interleave else "timm"
+    table = ours(family="sincos2d", variant="timm", grid=grid, d_model=d, convention=convention)
+    assert _same(table, _timm_published(list(grid), d, interleave_sin_cos=interleave))
