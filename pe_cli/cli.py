@@ -139,6 +139,13 @@ def _spec(options: dict, **overrides):
     from .spec import TableSpec
 
     values = {f.name: options[f.name] for f in fields(TableSpec) if f.name in options} | overrides
+    return TableSpec(**_family_values(values, options))
+
+
+def _family_values(values: dict, options: dict) -> dict:
+    """Enum choices as their values; --rope KEY=VALUE pairs over a --rope-config file's."""
+    from .families import rope_config
+
     values = {k: v.value if isinstance(v, Enum) else v for k, v in values.items()}
     rope = {}
     if options.get("rope_config"):
@@ -151,7 +158,7 @@ def _spec(options: dict, **overrides):
             raise typer.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--rope")
         rope[key.strip()] = value.strip()
     values["rope"] = rope
-    return TableSpec(**values)
+    return values
 
 
 @app.command()
@@ -318,9 +325,17 @@ def compare(
     base: BaseOpt = 10000.0,
     offset: OffsetOpt = 0,
     padding_idx: PaddingOpt = None,
+    family: FamilyOpt = Family.sinusoidal,
+    part: PartOpt = None,
+    rope: RopeOpt = None,
+    rope_config: RopeConfigOpt = None,
+    heads: HeadsOpt = 8,
+    grid: GridOpt = None,
+    cls_token: ClsTokenOpt = False,
 ) -> None:
-    """Seed formulas vs the exact table (no arguments), A vs B with a diagnosis, or identify
-    the table in a FILE. With --atol/--rtol exit 1 when out of tolerance."""
+    """Seed formulas (or, for --family rope/alibi/sincos2d, the libraries and precision
+    recipes) vs the exact table with no arguments; A vs B with a diagnosis; or identify the
+    table in a FILE. With --atol/--rtol exit 1 when out of tolerance."""
     from dataclasses import asdict
 
     from . import compare as library
@@ -329,19 +344,21 @@ def compare(
 
     files = {s: library.side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
     rows_cols = next(iter(files.values())).values.shape if files else (1024, 512)  # built tables follow a file
-    defaults = {
+    options = locals()
+    defaults = _family_values({
         "d_model": d_model or rows_cols[1], "seq_len": seq_len or rows_cols[0],
-        "convention": convention.value if convention else None, "base": base, "offset": offset,
-        "padding_idx": padding_idx, "compute_dtype": compute_dtype.value if compute_dtype else None,
-    }
+        "convention": convention, "base": base, "offset": offset, "padding_idx": padding_idx,
+        "compute_dtype": compute_dtype, "family": family, "part": part, "heads": heads,
+        "grid": grid, "cls_token": cls_token,
+    }, options)
     threshold = atol if atol is not None else 1e-4
     if a is None:
         rows = library.seed_report(defaults, threshold, atol, rtol)
-        compute = defaults["compute_dtype"] or "float32"
         if json:
             render.as_json([{"variant": name, **asdict(d)} for name, d in rows])
         else:
-            render.seed_report(rows, library.TableSpec(**{**defaults, "compute_dtype": None}), compute)
+            reference = library.TableSpec(**{**defaults, "compute_dtype": None})
+            render.seed_report(rows, reference, defaults["compute_dtype"])
         failed = any(d.within is False for _, d in rows)
     elif b is None and a in files:
         target = files[a]

@@ -14,6 +14,7 @@ import numpy as np
 from .conventions import CONVENTIONS
 from .dtypes import DTYPE_NAMES, FORMATS
 from .engine import build
+from .families import CONVENTION_NAMES, PART_NAMES
 from .errors import BadInput
 from .io import Loaded, looks_like_file, read
 from .metrics import Difference, difference, ulp
@@ -58,19 +59,24 @@ def _two_d(values: np.ndarray, label: str, spec: TableSpec | None = None) -> tup
 
 
 def parse_spec(text: str, defaults: dict) -> TableSpec:
-    """'VARIANT[:CONVENTION][:DTYPE]' in any order after the variant, over the defaults."""
+    """'VARIANT[:CONVENTION][:DTYPE][:PART]' in any order after the variant, over the defaults;
+    a library variant of another family brings its family."""
     params = dict(defaults)
-    for token in text.split(":"):
-        if token in VARIANT_NAMES:
+    for k, token in enumerate(text.split(":")):
+        if token in VARIANT_NAMES and (k == 0 or token not in CONVENTION_NAMES):
             params["variant"] = token
-        elif token in CONVENTIONS:
+            if token in LIBRARY_VARIANTS:
+                params["family"] = LIBRARY_VARIANTS[token].family
+        elif token in CONVENTION_NAMES:
             params["convention"] = token
         elif token in DTYPE_NAMES:
             params["dtype"] = token
+        elif token in PART_NAMES:
+            params["part"] = token
         else:
             raise BadInput(
-                f"{text!r} is neither a file nor a table spec (VARIANT[:CONVENTION][:DTYPE]); "
-                f"{token!r} is not a variant, convention or dtype"
+                f"{text!r} is neither a file nor a table spec (VARIANT[:CONVENTION][:DTYPE][:PART]); "
+                f"{token!r} is not a variant, convention, dtype or part"
             )
     if params.get("variant") in SEED_VARIANTS:
         params["compute_dtype"] = params.get("compute_dtype") or params.get("dtype", "float32")
@@ -94,28 +100,52 @@ def _narrower(a: str, b: str) -> str:
 
 
 def exact_reference(spec: TableSpec) -> np.ndarray:
-    """The exact float64 table for a spec's convention, sizes, base and offset."""
-    return build(
-        replace(spec, variant="exact", dtype="float64", compute_dtype=None, shape="2d", device="cpu")
-    ).float64()
+    """The exact float64 table for a spec's family, convention, part, sizes, base and offset,
+    seen as 2-D (rows, cols)."""
+    exact = replace(spec, variant="exact", dtype="float64", compute_dtype=None, shape="2d", device="cpu")
+    return build(exact).float64().reshape(spec.rows, spec.cols)
 
 
 # ---------------------------------------------------------------------------------------------
 # Seed formulas against the exact table
 
 
+def recipes(base_spec: TableSpec, compute: str | None):
+    """(label, spec, ulp dtype) of every formula `compare` checks for the spec's family: the
+    seed notebooks' (in `compute`, default float32) for sinusoidal tables; the libraries' and,
+    for RoPE, the precision recipes (one stage in `compute`, default bfloat16) for the others."""
+    if base_spec.family == "sinusoidal":
+        compute = compute or "float32"
+        for name in SEED_VARIANTS:
+            yield name, replace(base_spec, variant=name, compute_dtype=compute, dtype=compute), compute
+        return
+    for name, library in LIBRARY_VARIANTS.items():
+        if library.family != base_spec.family:
+            continue
+        try:
+            spec = replace(
+                base_spec, variant=name, dtype="float32", shape="2d",
+                convention=base_spec.convention if base_spec.convention in library.conventions else None,
+                compute_dtype=compute if library.lowered else None,
+                part=base_spec.part if library.part is None else library.part,
+            )
+        except BadInput:  # the library cannot make this table
+            continue
+        label = f"{name} ({compute or 'bfloat16'})" if library.lowered else name
+        yield label, spec, "float32"
+
+
 def seed_report(defaults: dict, threshold: float, atol=None, rtol=None) -> list[tuple[str, Difference]]:
-    """Every seed variant against the exact table, worst first."""
-    compute = defaults.get("compute_dtype") or "float32"
+    """Every seed variant (or the family's library and precision recipes) against the exact
+    table, worst first."""
     base_spec = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None, "dtype": "float64"})
-    reference = exact_reference(base_spec)
-    rows = []
-    for name in SEED_VARIANTS:
-        spec = replace(base_spec, variant=name, compute_dtype=compute, dtype=compute)
-        values = build(spec).float64()
-        rows.append(
-            (name, difference(values, reference, compute, spec.offset, threshold, atol, rtol))
-        )
+    rows, references = [], {}
+    for name, spec, dtype in recipes(base_spec, defaults.get("compute_dtype")):
+        key = (spec.convention, spec.part)
+        if key not in references:
+            references[key] = exact_reference(spec)
+        values = build(spec).float64().reshape(spec.rows, spec.cols)
+        rows.append((name, difference(values, references[key], dtype, spec.offset, threshold, atol, rtol)))
     return sorted(rows, key=lambda row: (-row[1].max_abs, row[0]))
 
 
@@ -141,6 +171,11 @@ def compare(a: Side, b: Side, threshold: float, atol=None, rtol=None) -> Compari
         raise BadInput(
             f"cannot compare {a.label} {va.shape} with {b.label} {vb.shape}: widths differ"
         )
+    if abs(len(va) - len(vb)) == 1:  # a class-token row (MAE) on one side only?
+        longer, label = (va, a.label) if len(va) > len(vb) else (vb, b.label)
+        if not longer[0].any():
+            notes.append(f"{label} has an all-zero first row (a class token); compared without it")
+            va, vb = (va[1:], vb) if longer is va else (va, vb[1:])
     if len(va) != len(vb):
         rows = min(len(va), len(vb))
         notes.append(
@@ -151,6 +186,12 @@ def compare(a: Side, b: Side, threshold: float, atol=None, rtol=None) -> Compari
     result = difference(va, vb, dtype, b.first_position, threshold, atol, rtol)
     if result.max_ulps > 1:
         notes += diagnose(va, vb, dtype, a.label, b.label)
+        layouts = [side.spec for side in (a, b) if side.spec is not None and side.spec.family == "sincos2d"]
+        if len(layouts) == 2 and layouts[0].convention != layouts[1].convention:
+            from .families import FAMILIES
+
+            described = FAMILIES["sincos2d"].conventions
+            notes += [f"{side.label} is {side.spec.convention}: {described[side.spec.convention]}" for side in (a, b)]
     return Comparison(a, b, result, notes)
 
 
@@ -165,6 +206,19 @@ def _concat_order(d: int) -> np.ndarray:
 def diagnose(va: np.ndarray, vb: np.ndarray, dtype: str, la: str, lb: str) -> list[str]:
     """Say what kind of difference two same-shape tables have, where it can be told."""
     d = va.shape[1]
+    if d % 4 == 0 and d >= 8:  # 2-D tables: four blocks (sin/cos of two coordinates) reordered
+        from itertools import permutations
+
+        quarter = d // 4
+        for blocks in permutations(range(4)):
+            order = np.concatenate([np.arange(k * quarter, (k + 1) * quarter) for k in blocks])
+            # within 1e-3: a library's rounding may differ, another layout differs by O(1)
+            if blocks != (0, 1, 2, 3) and np.max(np.abs(va[:, order] - vb)) < 1e-3:
+                moved = ", ".join(f"{lb} block {k} = {la} block {j}" for k, j in enumerate(blocks) if k != j)
+                return [
+                    f"same values with column blocks of {quarter} (d/4) reordered: {moved} "
+                    f"(another 2-D layout: which coordinate, sin/cos grouping)"
+                ]
     order = _concat_order(d)
     if _close(va[:, order], vb, dtype):
         return [f"same values in another layout: {la} is interleaved, {lb} is [sin | cos] (concat)"]
@@ -321,13 +375,13 @@ def identify(target: Side, threshold: float) -> list[Candidate]:
     """Rank the built-in conventions (with a plausible base, offset and padding) by fit:
     bit-identical tables first, then by largest absolute error."""
     values = target.values
+    candidates = family_candidates(values, target.dtype, threshold, target.notes)
     fits = fit(values)
-    if not fits and values.shape[0] < values.shape[1]:
+    if not fits and not candidates and values.shape[0] < values.shape[1]:
         values = values.T
         target.notes.append(f"{target.label} read as transposed {values.shape}")
         fits = fit(values)
     rows, d = values.shape
-    candidates = []
     for found in fits:
         names = [_FAMILY_CONVENTIONS[found.family]]
         if found.family == "timescale":
@@ -361,7 +415,7 @@ def identify(target: Side, threshold: float) -> list[Candidate]:
 
 
 def _score(values, spec, reference, dtype, threshold) -> Difference:
-    rounded = build(replace(spec, dtype=dtype, shape="2d")).float64()
+    rounded = build(replace(spec, dtype=dtype, shape="2d")).float64().reshape(values.shape)
     result = difference(values, reference, dtype, spec.offset, threshold)
     result.differing = int(np.count_nonzero(values != rounded))  # bit-equal to the exact table?
     return result
@@ -387,3 +441,145 @@ def _formulas(spec, dtype):
         except BadInput:  # the library cannot make this table (its base, offset, width)
             continue
         yield f"library {name}", candidate, library.source
+
+
+# ---------------------------------------------------------------------------------------------
+# Identification of RoPE, ALiBi and 2-D tables
+
+
+def _candidate(name: str, spec: TableSpec, values: np.ndarray, dtype: str, threshold: float, source=""):
+    reference = exact_reference(spec)
+    if reference.shape != values.shape:
+        return None
+    if spec.variant == "exact":
+        return Candidate(name, spec, _score(values, spec, reference, dtype, threshold), source)
+    if not np.array_equal(build(spec).float64().reshape(spec.rows, spec.cols), values):
+        return None
+    result = difference(values, reference, dtype, spec.offset, threshold)
+    result.differing = 0
+    return Candidate(name, spec, result, source)
+
+
+def family_candidates(values: np.ndarray, dtype: str, threshold: float, notes: list[str]) -> list[Candidate]:
+    """Candidates from the RoPE, ALiBi and 2-D families for a 2-D reading of a table."""
+    found = []
+    for finder in (_alibi_candidates, _rope_candidates, _sincos2d_candidates):
+        try:
+            found += [c for c in finder(values, dtype, threshold, notes) if c is not None]
+        except BadInput:  # a reading the family cannot have
+            continue
+    return found
+
+
+def _library_candidates(spec: TableSpec, values, dtype, threshold):
+    for name, library in LIBRARY_VARIANTS.items():
+        if library.family != spec.family or library.lowered or dtype != "float32":
+            continue
+        try:
+            candidate = replace(spec, variant=name, dtype="float32", convention=None if spec.convention not in library.conventions else spec.convention)
+        except BadInput:
+            continue
+        if candidate.convention == spec.convention:
+            yield _candidate(f"library {name}", candidate, values, dtype, threshold, library.source)
+
+
+def _alibi_candidates(values, dtype, threshold, notes):
+    rows, cols = values.shape
+    if rows == 1:  # a vector: ALiBi slopes for that many heads?
+        spec = TableSpec(family="alibi", heads=cols, part="slopes", dtype="float64")
+        if np.allclose(values[0], exact_reference(spec)[0], rtol=1e-2):
+            yield _candidate("alibi slopes (Press et al.)", spec, values, dtype, threshold)
+            yield from _library_candidates(spec, values, dtype, threshold)
+        return
+    if cols < 2 or rows % cols:
+        return
+    heads, length = rows // cols, cols
+    cube = values.reshape(heads, length, length)
+    upper = np.triu(np.ones((length, length), bool), 1)
+    if np.all(cube[:, upper] == 0) and np.any(cube):
+        part = "causal"
+    elif np.array_equal(cube, cube.transpose(0, 2, 1)) and np.all(np.diagonal(cube, axis1=1, axis2=2) == 0):
+        part = "symmetric"
+    else:
+        return
+    spec = TableSpec(family="alibi", heads=heads, seq_len=length, part=part, dtype="float64")
+    yield _candidate(f"alibi {part} (Press et al. slopes)", spec, values, dtype, threshold)
+    # a library's float32 slopes times the distances, in float32
+    distance = np.arange(length)[:, None] - np.arange(length)[None, :]
+    distance = np.abs(distance) if part == "symmetric" else np.maximum(distance, 0)
+    for name in ("bloom", "mpt"):
+        slopes = build(TableSpec(family="alibi", heads=heads, variant=name)).numpy()
+        table = -(slopes[:, None, None] * distance.astype(np.float32)[None]) + np.float32(0)
+        if dtype == "float32" and np.array_equal(table.reshape(rows, cols), values):
+            result = difference(values, exact_reference(spec), dtype, 0, threshold)
+            result.differing = 0
+            yield Candidate(f"alibi {part} with {name}'s float32 slopes", spec, result, LIBRARY_VARIANTS[name].source)
+
+
+def _rope_candidates(values, dtype, threshold, notes):
+    rows, cols = values.shape
+    if cols % 2 or rows < 3:
+        return
+    n = cols // 2
+    pairings = {"half": (values[:, :n], values[:, n:]), "interleaved": (values[:, 0::2], values[:, 1::2])}
+    for convention, (plane, twin) in pairings.items():
+        if not np.array_equal(plane, twin):
+            continue
+        first = plane[0]
+        if np.all(first == first[0]) and first[0] > 0:
+            part, attention = "cos", float(first[0])
+        elif not np.any(first):
+            part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
+        else:
+            continue  # not starting at position 0: the fit below assumes it does
+        inverse = np.arccos if part == "cos" else np.arcsin
+        rough = inverse(np.clip(plane[1] / attention, -1, 1))
+        at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
+        w = inverse(np.clip(plane[at, np.arange(n)] / attention, -1, 1)) / at
+        if n >= 2 and w[1] > 0 and w[0] > w[1]:
+            base = float((w[0] / w[1]) ** n)  # w_1 / w_0 = base**(-2/dim), dim = 2n
+        else:
+            base = 10000.0
+        plain = w[0] * base ** (-2 * np.arange(n) / (2 * n))
+        ratio = w / plain
+        if not np.allclose(ratio, 1, rtol=1e-3):
+            notes.append(
+                f"rotary frequencies follow base {base:.6g} at the high end and are divided by up "
+                f"to {1 / ratio.min():.4g} at the low end: a frequency-dependent scaling (llama3, "
+                "YaRN or LongRoPE); give its --rope parameters to compare exactly"
+            )
+        if math.isclose(w[0], 1, rel_tol=1e-4):
+            scalings = [{}]
+        else:  # w_0 = 1/factor: linear scaling, with the roundest factors near the fit
+            factor = 1 / float(w[0])
+            scalings = [{"rope_type": "linear", "factor": f}
+                        for f in sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
+                        if math.isclose(f, factor, rel_tol=1e-3)]
+        for candidate_base in _plausible_bases(base) or [base]:
+            for rope in scalings:
+                spec = TableSpec(
+                    family="rope", d_model=cols, seq_len=rows, base=candidate_base, rope=rope,
+                    convention=convention, part=part, dtype="float64",
+                )
+                yield _candidate(f"rope {part}, {convention} pairing", spec, values, dtype, threshold)
+                yield from _library_candidates(spec, values, dtype, threshold)
+
+
+def _sincos2d_candidates(values, dtype, threshold, notes):
+    rows, cols = values.shape
+    if cols % 4 or rows < 2:
+        return
+    cls = not values[0].any()
+    patches = rows - cls
+    grids = [(h, patches // h) for h in range(1, patches + 1) if patches % h == 0]
+    for grid in sorted(grids, key=lambda g: abs(g[0] - g[1]))[:6]:
+        for convention in ("mae", "timm", "timm-interleaved"):
+            spec = TableSpec(
+                family="sincos2d", grid=grid, d_model=cols, convention=convention,
+                cls_token=cls, dtype="float64",
+            )
+            head = exact_reference(replace(spec))
+            if np.max(np.abs(head - values)) > 1e-2:
+                continue
+            yield _candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec, values, dtype, threshold)
+            yield from _library_candidates(spec, values, dtype, threshold)

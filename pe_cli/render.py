@@ -70,7 +70,8 @@ def table_settings(spec: TableSpec) -> list[tuple[str, str]]:
     lines = [("family", f"{spec.family}, {spec.part}")] if spec.family != "sinusoidal" else []
     lines.append(("convention", spec.convention))
     if spec.family == "alibi":
-        return lines + [("heads", str(spec.heads)), ("positions", f"0 .. {spec.seq_len - 1}")]
+        lines.append(("heads", str(spec.heads)))
+        return lines + ([("positions", f"0 .. {spec.seq_len - 1}")] if spec.part != "slopes" else [])
     lines.append(("base", f"{spec.base:g}"))
     if spec.family == "sincos2d":
         rows, cols = spec.grid
@@ -330,17 +331,24 @@ def _within(difference) -> str:
     return "" if difference.within is None else ("yes" if difference.within else "NO")
 
 
-def seed_report(rows, spec, compute: str) -> None:
-    """Seed formulas against the exact table, worst first, and their error by position band."""
+def seed_report(rows, spec, compute: str | None) -> None:
+    """Seed formulas (or a family's library and precision recipes) against the exact table,
+    worst first, and their error by position band."""
     from rich.table import Table
 
     threshold = rows[0][1].threshold if rows else 0.0
+    if spec.family == "sinusoidal":
+        what, ulps = f"seed formulas computed in {compute or 'float32'}", compute or "float32"
+        settings = f"positions {spec.offset}..{spec.last_position}, base {spec.base:g}"
+    else:
+        what, ulps = f"{spec.family} libraries and precision recipes", "float32"
+        settings = ", ".join(f"{k} {v}" for k, v in table_settings(spec) if k != "family")
+        settings = f"{spec.part}, {settings}"
     table = Table(
-        title=f"seed formulas computed in {compute} vs the exact table "
-              f"(d_model={spec.d_model}, positions {spec.offset}..{spec.last_position}, base {spec.base:g})",
+        title=f"{what} vs the exact table (d_model={spec.d_model}, {settings})",
         title_justify="left", show_edge=False, pad_edge=False,
     )
-    for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({compute})",
+    for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({ulps})",
                  "worst at (p, d)", f"first p with |err| > {threshold:g}"):
         table.add_column(name, justify="right" if name != "variant" else "left", overflow="fold")
     tolerance = any(d.within is not None for _, d in rows)
@@ -403,6 +411,8 @@ def identification(target, candidates) -> None:
     d = best.difference
     spec = best.spec
     where = f"base {spec.base:g}, first position {spec.offset}"
+    if spec.family != "sinusoidal":
+        where = ", ".join(f"{k} {v}" for k, v in table_settings(spec) if k not in ("family", "convention"))
     if d.identical:
         how = f"bit for bit ({target.dtype})"
     else:

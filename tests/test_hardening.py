@@ -230,7 +230,7 @@ def test_layouts_numpy_writes_are_read_correctly(cli, tmp_path):
         (np.zeros((3, 3), np.complex64), "not a floating-point table"),
         (np.zeros((0, 4), np.float32), "is empty"),
         (np.zeros((2, 3, 4), np.float32), "no obvious 2-D"),
-        (np.zeros(7, np.float32), "no obvious 2-D"),
+        (np.zeros((2, 2, 3, 4), np.float32), "no obvious 2-D"),  # 1-D vectors are ALiBi slopes or inv_freq
     ],
 )
 def test_unusable_arrays_are_refused(cli, tmp_path, array, message):
