@@ -37,6 +37,19 @@ pe[:, 1::2] = torch.cos(position * div_term)
 np.save(path, pe.numpy())
 """
 
+# RoPE as Hugging Face's rotary embedding computes it (float32 inv_freq, positions and angles)
+ROPE_SCRIPT = """\
+import sys
+import numpy as np
+import torch
+
+dim, seq_len, base, path = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+freqs = torch.arange(seq_len)[:, None].float() * inv_freq
+emb = torch.cat((freqs, freqs), dim=-1)
+np.save(path, emb.cos().numpy())
+"""
+
 # runs a command; prints its wall seconds and peak resident set (KiB) on stderr's last line
 PEAK = (
     "import resource, subprocess, sys, time; "
@@ -96,6 +109,27 @@ def accuracy(path: Path, samples: int, seed: int = 0) -> tuple[float, float]:
         worst = max(worst, float(abs(value - truth) / ulp))
         right += value == float(mpmath.nint(truth / ulp) * ulp)
     return worst, right / samples
+
+
+def rope_accuracy(path: Path, samples: int, base: float, seed: int = 0) -> tuple[float, float]:
+    """Largest error (float32 ulps) and share correctly rounded of sampled RoPE cos elements."""
+    import mpmath
+    import numpy as np
+
+    mpmath.mp.prec = 256
+    table = np.load(path, mmap_mode="r")
+    rows, dim = table.shape
+    rng = random.Random(seed)
+    worst, exact = 0.0, 0
+    for _ in range(samples):
+        p, j = rng.randrange(rows), rng.randrange(dim)
+        truth = mpmath.cos(p * mpmath.mpf(base) ** (-mpmath.mpf(2 * (j % (dim // 2))) / dim))
+        got = float(table[p, j])
+        spacing = float(np.spacing(np.float32(abs(float(truth)))))
+        error = float(abs(mpmath.mpf(got) - truth)) / spacing
+        worst = max(worst, error)
+        exact += error <= 0.5
+    return worst, exact / samples
 
 
 def main() -> None:
@@ -168,6 +202,30 @@ def main() -> None:
             measure(commands[name][0], big)
             worst, share = accuracy(big, args.samples)
             print(f"  {name:<14} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
+
+        rope_script = folder / "rope_recipe.py"
+        rope_script.write_text(ROPE_SCRIPT)
+        rope = folder / "rope.npy"
+        dim, positions, base = 128, 1048576, "500000"
+        rope_bytes = dim * positions * 4
+        commands = {
+            "pe-cli rope": ([pe_cli, "generate", "--family", "rope", "-d", str(dim), "-l", str(positions),
+                             "--base", base, "--part", "cos", "-o", str(rope)], rope),
+            "HF-style script": ([sys.executable, str(rope_script), str(dim), str(positions), base, str(rope)], rope),
+            "dd": (["dd", "if=/dev/zero", f"of={rope}", "bs=1M", f"count={rope_bytes // 2**20}",
+                    "status=none"], rope),
+        }
+        times, peaks = median_runs(commands, args.large_runs)
+        print(f"\nRoPE cos table, {positions} positions x head dim {dim}, theta {base} "
+              f"({rope_bytes / 2**30:.2f} GiB float32 .npy), median of {args.large_runs}:")
+        for name, seconds in times.items():
+            print(f"  {name:<16} {seconds:7.2f} s   peak {peaks[name] / 1024:8.1f} MiB")
+        print(f"  pe-cli is {times['HF-style script'] / times['pe-cli rope']:.1f}x faster than the script, "
+              f"at {times['dd'] / times['pe-cli rope']:.0%} of dd's speed")
+        for name in ("pe-cli rope", "HF-style script"):
+            measure(commands[name][0], rope)
+            worst, share = rope_accuracy(rope, args.samples, float(base))
+            print(f"  {name:<16} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

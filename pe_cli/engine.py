@@ -174,10 +174,11 @@ def family_frequencies(spec: TableSpec):
 
 
 def fast_path_available(spec: TableSpec, device: str) -> bool:
-    return (
-        _rotate is not None and device == "cpu" and spec.dtype in _FAST_KINDS
-        and spec.family == "sinusoidal"
-    )
+    if _rotate is None or device != "cpu" or spec.dtype not in _FAST_KINDS:
+        return False
+    if spec.family == "rope":  # cos and sin tables without an attention factor to round in
+        return spec.part != "inv_freq" and family_frequencies(spec)[1] == 1
+    return spec.family == "sinusoidal"
 
 
 def _fix_suspects(xp, rounded, suspect, positions, plan, plane: int, dtype: str) -> None:
@@ -314,9 +315,15 @@ class _Rotation:
     def __init__(self, spec: TableSpec):
         self.spec = spec
         self.plan = _Plan(spec)
-        d, n = spec.d_model, len(self.plan.turns)
+        n = len(self.plan.turns)
         self.n = n
-        self.sin_col, self.cos_col, self.zero_col = self.plan.convention.columns(d)
+        if spec.family == "rope":  # the kernel fills [sin | cos]; the part is laid out after
+            self.width = 2 * n
+            self.sin_col, self.cos_col = np.arange(n, dtype=np.int32), np.arange(n, 2 * n, dtype=np.int32)
+            self.zero_col = np.empty(0, dtype=np.int32)
+        else:
+            self.width = spec.d_model
+            self.sin_col, self.cos_col, self.zero_col = self.plan.convention.columns(spec.d_model)
         # the C kernel writes float32 rows as two arithmetic progressions of columns
         for col in (self.sin_col, self.cos_col[self.cos_col >= 0]):
             assert len(col) < 2 or np.all(np.diff(col) == col[1] - col[0]), "layout not affine"
@@ -333,11 +340,11 @@ class _Rotation:
         rows = stop - start
         first = spec.offset + start
         anchor_s, anchor_c = self.plan.sin_cos([first])
-        out = np.empty((rows, spec.d_model), dtype=spec.format.host)
+        out = np.empty((rows, self.width), dtype=spec.format.host)
         scratch = np.empty(4 * n)  # the coarse step's sin and cos, one row of narrow results
         suspects = np.empty(4 * n + 1024, dtype=np.int64)
         count = _rotate.rotate_block(
-            out, self.kind, self.precision, self.min_exponent, rows, spec.d_model, n, _FINE,
+            out, self.kind, self.precision, self.min_exponent, rows, self.width, n, _FINE,
             anchor_s[0], anchor_c[0], *self.tables, self.sin_col, self.cos_col,
             self.zero_col, scratch, suspects,
         )
@@ -345,6 +352,11 @@ class _Rotation:
             return next(_kernel_blocks(replace(spec, offset=first, seq_len=rows), "cpu", rows))
         if count:
             self._resolve(out, suspects[:count], first)
+        if spec.family == "rope":
+            plane = out[:, n:] if spec.part == "cos" else out[:, :n]
+            if spec.convention == "half":
+                return np.concatenate([plane, plane], axis=1)
+            return np.repeat(plane, 2, axis=1)
         _zero_padding_row(out, spec, start, stop)
         return out
 

@@ -179,3 +179,16 @@ def test_sincos2d_correctly_rounded(convention, dtype):
 def test_sincos2d_refusals(params, message):
     with pytest.raises(BadInput, match=message):
         TableSpec(family="sincos2d", **params)
+
+
+@pytest.mark.parametrize("convention, part, dtype", [("half", "cos", "float32"), ("interleaved", "sin", "bfloat16")])
+def test_rope_fast_path_equals_the_exact_kernel(convention, part, dtype):
+    from pe_cli.engine import _kernel_blocks, blocks, fast_path_available
+
+    spec = TableSpec(family="rope", d_model=32, seq_len=9000, offset=2**24 - 100, base=500000.0,
+                     convention=convention, part=part, dtype=dtype, rope={"rope_type": "linear", "factor": 8.0})
+    if not fast_path_available(spec, "cpu"):
+        pytest.skip("the C extension is not built here")
+    fast = np.concatenate(list(blocks(spec)))
+    kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", 1000)))
+    assert np.array_equal(fast, kernel)
