@@ -376,7 +376,7 @@ def compare(
     else:
         first = files.get(a) or library.side(a, defaults)
         if b is None:  # a built table against the exact table of its convention
-            b = f"exact:{first.spec.convention}:float64"
+            b = f"exact:{first.spec.convention}:float64:{first.spec.part}"
         second = files.get(b) or library.side(b, defaults)
         result = library.compare(first, second, threshold, atol, rtol)
         if json:
