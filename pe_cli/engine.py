@@ -1,4 +1,5 @@
-"""The one engine: a TableSpec in, row blocks (or a whole Table) out.
+"""The one engine: a TableSpec in, row blocks (or a whole Table) out, for every family
+(sinusoidal, rope, alibi, sincos2d: families.py holds their exact mathematics).
 
 The exact variant streams in blocks with bounded memory: on the CPU through the C fast path
 (angle addition from exactly computed rows) where it is built and the dtype is narrow, else

@@ -167,7 +167,7 @@ class TableSpec:
         for option, (given, owner) in owned.items():
             if given and owner != name:
                 raise BadInput(f"{option} belongs to --family {owner}, not {name}")
-        if name != "sinusoidal" and self.shape not in ("2d", "batch-first") :
+        if name != "sinusoidal" and self.shape not in ("2d", "batch-first"):
             raise BadInput(f"--shape {self.shape} is for sinusoidal tables")
         if name == "rope":
             dim = rotary_dim(self.d_model, self.rope_parameters)
