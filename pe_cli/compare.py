@@ -447,8 +447,11 @@ def _formulas(spec, dtype):
 # Identification of RoPE, ALiBi and 2-D tables
 
 
-def _candidate(name: str, spec: TableSpec, values: np.ndarray, dtype: str, threshold: float, source=""):
-    reference = exact_reference(spec)
+def _candidate(name: str, spec: TableSpec, values: np.ndarray, dtype: str, threshold: float,
+               source="", reference: np.ndarray | None = None):
+    """A candidate scored against the exact table (given, or built here); a library variant
+    only where it reproduces the values bit for bit, else None."""
+    reference = exact_reference(spec) if reference is None else reference
     if reference.shape != values.shape:
         return None
     if spec.variant == "exact":
@@ -471,25 +474,26 @@ def family_candidates(values: np.ndarray, dtype: str, threshold: float, notes: l
     return found
 
 
-def _library_candidates(spec: TableSpec, values, dtype, threshold):
+def _library_candidates(spec: TableSpec, values, dtype, threshold, reference):
     for name, library in LIBRARY_VARIANTS.items():
-        if library.family != spec.family or library.lowered or dtype != "float32":
+        if (library.family != spec.family or library.lowered or dtype != "float32"
+                or spec.convention not in library.conventions):
             continue
         try:
-            candidate = replace(spec, variant=name, dtype="float32", convention=None if spec.convention not in library.conventions else spec.convention)
-        except BadInput:
+            candidate = replace(spec, variant=name, dtype="float32")
+        except BadInput:  # the library cannot make this table
             continue
-        if candidate.convention == spec.convention:
-            yield _candidate(f"library {name}", candidate, values, dtype, threshold, library.source)
+        yield _candidate(f"library {name}", candidate, values, dtype, threshold, library.source, reference)
 
 
 def _alibi_candidates(values, dtype, threshold, notes):
     rows, cols = values.shape
     if rows == 1:  # a vector: ALiBi slopes for that many heads?
         spec = TableSpec(family="alibi", heads=cols, part="slopes", dtype="float64")
-        if np.allclose(values[0], exact_reference(spec)[0], rtol=1e-2):
-            yield _candidate("alibi slopes (Press et al.)", spec, values, dtype, threshold)
-            yield from _library_candidates(spec, values, dtype, threshold)
+        reference = exact_reference(spec)
+        if np.allclose(values[0], reference[0], rtol=1e-2):
+            yield _candidate("alibi slopes (Press et al.)", spec, values, dtype, threshold, reference=reference)
+            yield from _library_candidates(spec, values, dtype, threshold, reference)
         return
     if cols < 2 or rows % cols:
         return
@@ -503,7 +507,8 @@ def _alibi_candidates(values, dtype, threshold, notes):
     else:
         return
     spec = TableSpec(family="alibi", heads=heads, seq_len=length, part=part, dtype="float64")
-    yield _candidate(f"alibi {part} (Press et al. slopes)", spec, values, dtype, threshold)
+    reference = exact_reference(spec)
+    yield _candidate(f"alibi {part} (Press et al. slopes)", spec, values, dtype, threshold, reference=reference)
     # a library's float32 slopes times the distances, in float32
     distance = np.arange(length)[:, None] - np.arange(length)[None, :]
     distance = np.abs(distance) if part == "symmetric" else np.maximum(distance, 0)
@@ -511,7 +516,7 @@ def _alibi_candidates(values, dtype, threshold, notes):
         slopes = build(TableSpec(family="alibi", heads=heads, variant=name)).numpy()
         table = -(slopes[:, None, None] * distance.astype(np.float32)[None]) + np.float32(0)
         if dtype == "float32" and np.array_equal(table.reshape(rows, cols), values):
-            result = difference(values, exact_reference(spec), dtype, 0, threshold)
+            result = difference(values, reference, dtype, 0, threshold)
             result.differing = 0
             yield Candidate(f"alibi {part} with {name}'s float32 slopes", spec, result, LIBRARY_VARIANTS[name].source)
 
@@ -561,8 +566,10 @@ def _rope_candidates(values, dtype, threshold, notes):
                     family="rope", d_model=cols, seq_len=rows, base=candidate_base, rope=rope,
                     convention=convention, part=part, dtype="float64",
                 )
-                yield _candidate(f"rope {part}, {convention} pairing", spec, values, dtype, threshold)
-                yield from _library_candidates(spec, values, dtype, threshold)
+                reference = exact_reference(spec)
+                yield _candidate(f"rope {part}, {convention} pairing", spec, values, dtype, threshold,
+                                 reference=reference)
+                yield from _library_candidates(spec, values, dtype, threshold, reference)
 
 
 def _sincos2d_candidates(values, dtype, threshold, notes):
@@ -578,8 +585,9 @@ def _sincos2d_candidates(values, dtype, threshold, notes):
                 family="sincos2d", grid=grid, d_model=cols, convention=convention,
                 cls_token=cls, dtype="float64",
             )
-            head = exact_reference(replace(spec))
-            if np.max(np.abs(head - values)) > 1e-2:
+            reference = exact_reference(spec)
+            if np.max(np.abs(reference - values)) > 1e-2:
                 continue
-            yield _candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec, values, dtype, threshold)
-            yield from _library_candidates(spec, values, dtype, threshold)
+            yield _candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec, values, dtype,
+                             threshold, reference=reference)
+            yield from _library_candidates(spec, values, dtype, threshold, reference)
