@@ -135,7 +135,6 @@ def _spec(options: dict, **overrides):
     --rope KEY=VALUE pairs over a --rope-config file's settings."""
     from dataclasses import fields
 
-    from .families import rope_config
     from .spec import TableSpec
 
     values = {f.name: options[f.name] for f in fields(TableSpec) if f.name in options} | overrides

@@ -218,16 +218,21 @@ def _fill(spec: TableSpec, plan, xp, device: str, start: int, stop: int, chunks)
     positions = list(range(spec.offset + start, spec.offset + stop))
     sin, cos = plan.planes(xp, positions, dtype, device, chunks)
     if spec.family == "rope":
-        plane = cos if spec.part == "cos" else sin
-        if spec.convention == "half":
-            return xp.cat([plane, plane], 1) if xp is not np else np.concatenate([plane, plane], 1)
-        return plane.repeat_interleave(2, 1) if xp is not np else np.repeat(plane, 2, axis=1)
+        return _rope_layout(xp, cos if spec.part == "cos" else sin, spec.convention)
     out = np.empty((stop - start, spec.d_model)) if xp is np else xp.empty(
         (stop - start, spec.d_model), dtype=xp.float64, device=device
     )
     plan.convention.place(out, sin, cos, spec.d_model)
     _zero_padding_row(out, spec, start, stop)
     return out
+
+
+def _rope_layout(xp, plane, convention: str):
+    """A RoPE part from its (rows, dim/2) plane: frequency i in columns i and i + dim/2
+    (half) or 2i and 2i + 1 (interleaved)."""
+    if convention == "half":
+        return np.concatenate([plane, plane], axis=1) if xp is np else xp.cat([plane, plane], 1)
+    return np.repeat(plane, 2, axis=1) if xp is np else plane.repeat_interleave(2, 1)
 
 
 def _fill_sincos2d(spec, plan, xp, device, start, stop, chunks):
@@ -354,10 +359,7 @@ class _Rotation:
         if count:
             self._resolve(out, suspects[:count], first)
         if spec.family == "rope":
-            plane = out[:, n:] if spec.part == "cos" else out[:, :n]
-            if spec.convention == "half":
-                return np.concatenate([plane, plane], axis=1)
-            return np.repeat(plane, 2, axis=1)
+            return _rope_layout(np, out[:, n:] if spec.part == "cos" else out[:, :n], spec.convention)
         _zero_padding_row(out, spec, start, stop)
         return out
 

@@ -271,11 +271,7 @@ def rope_frequencies(dim: int, base: float, rope: dict, positions_end: int) -> t
         if kind == "longrope":
             if factor is None:
                 factor = Decimal(rope["max_position_embeddings"]) / original
-            chosen = rope["long_factor"] if positions_end > original else rope["short_factor"]
-            if len(chosen) != n:
-                raise BadInput(
-                    f"longrope factors must have rotary dim / 2 = {n} entries, got {len(chosen)}"
-                )
+            chosen = longrope_factors(rope, n, positions_end)
             frequencies = [w / _dec(f) for w, f in zip(power_law(theta), chosen)]
             if "attention_factor" in rope:
                 attention = _dec(rope["attention_factor"])
@@ -296,6 +292,16 @@ def rope_frequencies(dim: int, base: float, rope: dict, positions_end: int) -> t
                 smooth = (original / wavelength - low_factor) / (high_factor - low_factor)
                 frequencies.append((1 - smooth) * w / factor + smooth * w)
         return frequencies, attention
+
+
+def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
+    """The LongRoPE factors a table uses: long once positions pass the original length, as
+    Hugging Face's forward switches; one per frequency."""
+    original = rope["original_max_position_embeddings"]
+    chosen = rope["long_factor"] if positions_end > original else rope["short_factor"]
+    if len(chosen) != n:
+        raise BadInput(f"longrope factors must have rotary dim / 2 = {n} entries, got {len(chosen)}")
+    return chosen
 
 
 def _pi() -> Decimal:

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from .conventions import CONVENTIONS
 from .dtypes import DTYPE_NAMES, FORMATS
 from .errors import BadInput
-from .families import FAMILIES, parse_grid, rope_parameters, rotary_dim
+from .families import FAMILIES, longrope_factors, parse_grid, rope_parameters, rotary_dim
 from .variants import LIBRARY_VARIANTS, SEED_VARIANTS
 
 # The exact engine multiplies positions by 21-bit pieces of each frequency in float64; below
@@ -180,9 +180,7 @@ class TableSpec:
             if kind == "dynamic" and dim < 4:
                 raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 4")
             if kind == "longrope":
-                from .families import rope_frequencies
-
-                rope_frequencies(dim, self.base, self.rope_parameters, self.last_position + 1)
+                longrope_factors(self.rope_parameters, dim // 2, self.last_position + 1)
         elif name == "alibi":
             if self.offset:
                 raise BadInput("ALiBi biases depend on distances only: --offset does not apply")
