@@ -87,8 +87,24 @@ def median_runs(commands: dict[str, tuple[list[str], Path | None]], runs: int):
     )
 
 
-def accuracy(path: Path, samples: int, seed: int = 0) -> tuple[float, float]:
-    """Largest error in float32 ulps and the share of correctly rounded elements."""
+def sinusoid_truth(p: int, j: int, d: int):
+    """Column j at position p of the paper's table (base 10000)."""
+    import mpmath
+
+    angle = p * mpmath.power(10000, -mpmath.mpf(2 * (j // 2)) / d)
+    return mpmath.sin(angle) if j % 2 == 0 else mpmath.cos(angle)
+
+
+def rope_cos_truth(base: float):
+    """Column j at position p of a RoPE cos table (half-split pairing, theta `base`)."""
+    import mpmath
+
+    return lambda p, j, d: mpmath.cos(p * mpmath.mpf(base) ** (-mpmath.mpf(2 * (j % (d // 2))) / d))
+
+
+def accuracy(path: Path, samples: int, truth=sinusoid_truth, seed: int = 0) -> tuple[float, float]:
+    """Largest error in float32 ulps and the share of correctly rounded elements, over sampled
+    elements (half of them among the last 1024 rows) checked against truth(p, j, d)."""
     import mpmath
     import numpy as np
 
@@ -101,35 +117,18 @@ def accuracy(path: Path, samples: int, seed: int = 0) -> tuple[float, float]:
     for _ in range(samples):
         p = rng.choice([rng.randrange(rows), rows - 1 - rng.randrange(min(rows, 1024))])
         j = rng.randrange(d)
-        angle = p * mpmath.power(10000, -mpmath.mpf(2 * (j // 2)) / d)
-        truth = mpmath.sin(angle) if j % 2 == 0 else mpmath.cos(angle)
+        exact = truth(p, j, d)
         value = float(table[p, j])
-        exponent = int(mpmath.floor(mpmath.log(abs(truth), 2))) if truth else -149
+        exponent = int(mpmath.floor(mpmath.log(abs(exact), 2))) if exact else -149
         ulp = mpmath.power(2, max(exponent - 23, -149))
-        worst = max(worst, float(abs(value - truth) / ulp))
-        right += value == float(mpmath.nint(truth / ulp) * ulp)
+        worst = max(worst, float(abs(value - exact) / ulp))
+        right += value == float(mpmath.nint(exact / ulp) * ulp)
     return worst, right / samples
 
 
-def rope_accuracy(path: Path, samples: int, base: float, seed: int = 0) -> tuple[float, float]:
-    """Largest error (float32 ulps) and share correctly rounded of sampled RoPE cos elements."""
-    import mpmath
-    import numpy as np
-
-    mpmath.mp.prec = 256
-    table = np.load(path, mmap_mode="r")
-    rows, dim = table.shape
-    rng = random.Random(seed)
-    worst, exact = 0.0, 0
-    for _ in range(samples):
-        p, j = rng.randrange(rows), rng.randrange(dim)
-        truth = mpmath.cos(p * mpmath.mpf(base) ** (-mpmath.mpf(2 * (j % (dim // 2))) / dim))
-        got = float(table[p, j])
-        spacing = float(np.spacing(np.float32(abs(float(truth)))))
-        error = float(abs(mpmath.mpf(got) - truth)) / spacing
-        worst = max(worst, error)
-        exact += error <= 0.5
-    return worst, exact / samples
+def dd_command(path: Path, nbytes: int) -> tuple[list[str], Path]:
+    """dd writing as many bytes as a table has, into the same place."""
+    return ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={nbytes // 2**20}", "status=none"], path
 
 
 def main() -> None:
@@ -184,8 +183,7 @@ def main() -> None:
             "pe-cli export": ([pe_cli, "export", str(big), "--d-model", str(args.d_model),
                                "--seq-len", str(args.seq_len)], big),
             "script": ([sys.executable, str(script), str(args.d_model), str(args.seq_len), str(big)], big),
-            "dd": (["dd", "if=/dev/zero", f"of={big}", "bs=1M", f"count={nbytes // 2**20}",
-                    "status=none"], big),
+            "dd": dd_command(big, nbytes),
         }
         times, peaks = median_runs(commands, args.large_runs)
         print(f"the large job ({args.seq_len} x {args.d_model} float32, {nbytes / 2**30:.2f} GiB, .npy), "
@@ -212,8 +210,7 @@ def main() -> None:
             "pe-cli rope": ([pe_cli, "generate", "--family", "rope", "-d", str(dim), "-l", str(positions),
                              "--base", base, "--part", "cos", "-o", str(rope)], rope),
             "HF-style script": ([sys.executable, str(rope_script), str(dim), str(positions), base, str(rope)], rope),
-            "dd": (["dd", "if=/dev/zero", f"of={rope}", "bs=1M", f"count={rope_bytes // 2**20}",
-                    "status=none"], rope),
+            "dd": dd_command(rope, rope_bytes),
         }
         times, peaks = median_runs(commands, args.large_runs)
         print(f"\nRoPE cos table, {positions} positions x head dim {dim}, theta {base} "
@@ -224,7 +221,7 @@ def main() -> None:
               f"at {times['dd'] / times['pe-cli rope']:.0%} of dd's speed")
         for name in ("pe-cli rope", "HF-style script"):
             measure(commands[name][0], rope)
-            worst, share = rope_accuracy(rope, args.samples, float(base))
+            worst, share = accuracy(rope, args.samples, rope_cos_truth(float(base)))
             print(f"  {name:<16} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
