@@ -4,12 +4,14 @@
  *   cos((p0 + j) w) = cos(p0 w) cos(j w) - sin(p0 w) sin(j w)
  *
  * The caller computes sin/cos of p0*w (the anchor), of k*fine*w (coarse steps) and of j*w
- * (fine steps) with the exact kernel (about 1 ulp of float64). Each element is then two
- * rotations away from those, within ERROR (absolute) of the truth. The element is rounded
- * once to the output format; where the truth could lie on the other side of a rounding
- * midpoint (within ERROR of one) its index is reported, and the caller recomputes it.
+ * (fine steps) with the exact kernel, as double-doubles (hi + lo, within about 2^-88). Each
+ * element is two rotations away from those. In float64, from the hi parts alone, it is within
+ * ERROR (absolute) of the truth; it is rounded once to the output format, and kept when every
+ * value within ERROR of it rounds the same way. The rare element that fails this test is
+ * rotated again in double-double, within DD_ERROR, and decided the same way; what is still
+ * undecided (an exact zero, say) is reported by index and recomputed by the caller.
  *
- * Float64 work, no allocation per element, and the GIL released: two threads fill two blocks.
+ * Float64 work, no allocation, and the GIL released: threads fill separate blocks at once.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -20,6 +22,12 @@
 /* Two rotations with inputs within 2^-53 (1 ulp below 1) give at most about 9 * 2^-53; the
  * bound used is 16 times that. */
 #define ERROR 0x1p-47
+/* The float32 test rounds y - CHECK and y + CHECK: CHECK covers ERROR and the rounding of the
+ * two sums themselves (at most 2^-53 below 2). */
+#define CHECK (ERROR + 0x1p-52)
+/* Two double-double rotations of inputs within about 2^-88: a few times 2^-88; the bound used
+ * is 2^-80, doubled to cover the test's own roundings. */
+#define DD_ERROR 0x1p-79
 
 enum { F32 = 0, F16 = 1, BF16 = 2 };
 
@@ -30,22 +38,44 @@ static inline double pow2(int e) {
     return x;
 }
 
-/* Round y to `precision` significant bits (quanta no finer than 2^min_exp), ties to even.
- * Sets *suspect when the truth, within ERROR of y, could round the other way. */
-static inline double round_grid(double y, int precision, int min_exp, int *suspect) {
-    double a = fabs(y);
+/* The grid of a format: `precision` significant bits, quanta no finer than 2^min_exp. The
+ * quantum of the grid at a >= 0 (the spacing of the binade a lies in). */
+static inline int quantum_exponent(double a, int precision, int min_exp) {
     uint64_t bits;
     memcpy(&bits, &a, 8);
-    int e = (int)(bits >> 52) - 1023; /* a in [2^e, 2^(e+1)) */
-    int qe = e - (precision - 1);
-    if (qe < min_exp) qe = min_exp;
+    int qe = (int)(bits >> 52) - 1023 - (precision - 1); /* a in [2^e, 2^(e+1)) */
+    return qe < min_exp ? min_exp : qe;
+}
+
+/* y rounded to the grid, ties to even. Sets *undecided when a value within ERROR of y could
+ * round the other way. */
+static inline double round_grid(double y, int precision, int min_exp, int *undecided) {
+    double a = fabs(y);
+    int qe = quantum_exponent(a, precision, min_exp);
     double q = pow2(qe);
     /* a / q < 2^53: adding and removing 2^52 rounds to an integer, ties to even */
     double n = (a * pow2(-qe) + 0x1p52) - 0x1p52;
     double r = n * q;
-    double distance = 0.5 * q - fabs(a - r); /* to the midpoint on a's side of r */
-    *suspect = distance <= ERROR;
+    *undecided = 0.5 * q - fabs(a - r) <= ERROR; /* distance to the midpoint on a's side */
     return copysign(r, y);
+}
+
+/* hi + lo (|lo| <= half an ulp of hi, within DD_ERROR / 2 of the truth) rounded to the grid:
+ * returns 1 and sets *out when the truth is farther than that from the midpoints around the
+ * grid value r nearest hi (and so on a known side of each), 0 otherwise. */
+static int decide_dd(double hi, double lo, int precision, int min_exp, double *out) {
+    double sign = hi < 0 ? -1.0 : 1.0, h = fabs(hi), l = sign * lo; /* |truth| ~ h + l */
+    int unused;
+    double r = fabs(round_grid(h, precision, min_exp, &unused));
+    double up = pow2(quantum_exponent(r, precision, min_exp)); /* spacing above r */
+    /* and below it: finer when r is a power of two (the binade below is another) */
+    double down = r > 0 ? pow2(quantum_exponent(nextafter(r, 0.0), precision, min_exp)) : up;
+    double above = (h - (r + 0.5 * up)) + l;                   /* truth - upper midpoint */
+    double below = r > 0 ? (h - (r - 0.5 * down)) + l : 1.0;   /* truth - lower midpoint */
+    if (fabs(above) <= DD_ERROR || fabs(below) <= DD_ERROR) return 0;
+    /* hi + lo is within an ulp of float64 of h: at most one midpoint lies between them */
+    *out = sign * (above > 0 ? r + up : below < 0 ? r - down : r);
+    return 1;
 }
 
 static inline uint16_t half_bits(double r) {
@@ -72,49 +102,53 @@ static inline void store(char *out, Py_ssize_t index, int kind, double r) {
     }
 }
 
-/* float32 output, the common case, written without branches so that it vectorizes: the
- * hardware conversion rounds to nearest even, and the check needs only the result's
- * exponent (2^(field - 150) is its spacing; half that just below a power of two). */
-static inline int undecided_f32(double y, float f) {
-    double a = fabs(y), ra = fabs((double)f);
-    uint32_t fb;
-    memcpy(&fb, &f, 4);
-    fb &= 0x7FFFFFFF;
-    uint64_t qbits = (uint64_t)((fb >> 23) + 873) << 52;
-    double q;
-    memcpy(&q, &qbits, 8);
-    int below_power_of_two = ((fb & 0x7FFFFF) == 0) & (a < ra);
-    double half = q * (0.5 - 0.25 * below_power_of_two);
-    return half - fabs(a - ra) <= ERROR;
-}
-
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 #define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define CLONES
 #endif
 
+/* Rounding to nearest is monotonic: if y - CHECK and y + CHECK round to the same float32,
+ * so does everything between them, the truth included. */
+#define UNDECIDED_F32(y) ((float)((y) - CHECK) != (float)((y) + CHECK))
+
 /* One row of float32 results written straight into the table: sin of frequency i at
- * sin_out[i * sin_step], cos at cos_out[i * cos_step] for i < n_cos (every convention lays
- * its columns out this way). Returns whether any element is undecided. */
+ * sin_out[i * sin_step] (i < n), cos at cos_out[i * cos_step] (i < n_cos). Every layout is
+ * two such progressions; the two common ones have loops of their own, which vectorize.
+ * Returns whether any element is undecided. */
 CLONES static int row_f32(Py_ssize_t n, Py_ssize_t n_cos, const double *restrict ks,
                           const double *restrict kc, const double *restrict fs,
                           const double *restrict fc, float *restrict sin_out,
                           Py_ssize_t sin_step, float *restrict cos_out, Py_ssize_t cos_step) {
     int any = 0;
-    for (Py_ssize_t i = 0; i < n_cos; i++) {
-        double s = ks[i] * fc[i] + kc[i] * fs[i];
-        double c = kc[i] * fc[i] - ks[i] * fs[i];
-        float s32 = (float)s, c32 = (float)c;
-        any |= undecided_f32(s, s32) | undecided_f32(c, c32);
-        sin_out[i * sin_step] = s32;
-        cos_out[i * cos_step] = c32;
+#define ROTATE(i)                                  \
+    double s = ks[i] * fc[i] + kc[i] * fs[i];      \
+    double c = kc[i] * fc[i] - ks[i] * fs[i];      \
+    any |= UNDECIDED_F32(s) | UNDECIDED_F32(c)
+    if (sin_step == 2 && cos_step == 2 && cos_out == sin_out + 1) { /* sin, cos, sin, ... */
+        for (Py_ssize_t i = 0; i < n_cos; i++) {
+            ROTATE(i);
+            sin_out[2 * i] = (float)s;
+            sin_out[2 * i + 1] = (float)c;
+        }
+    } else if (sin_step == 1 && cos_step == 1) { /* sin block, cos block */
+        for (Py_ssize_t i = 0; i < n_cos; i++) {
+            ROTATE(i);
+            sin_out[i] = (float)s;
+            cos_out[i] = (float)c;
+        }
+    } else {
+        for (Py_ssize_t i = 0; i < n_cos; i++) {
+            ROTATE(i);
+            sin_out[i * sin_step] = (float)s;
+            cos_out[i * cos_step] = (float)c;
+        }
     }
+#undef ROTATE
     for (Py_ssize_t i = n_cos; i < n; i++) { /* odd d in the interleaved layouts: a last sin */
         double s = ks[i] * fc[i] + kc[i] * fs[i];
-        float s32 = (float)s;
-        any |= undecided_f32(s, s32);
-        sin_out[i * sin_step] = s32;
+        any |= UNDECIDED_F32(s);
+        sin_out[i * sin_step] = (float)s;
     }
     return any;
 }
@@ -133,21 +167,65 @@ static int row_narrow(Py_ssize_t n, const double *ks, const double *kc, const do
     return any;
 }
 
+/* Double-double arithmetic (fma gives the exact product's error). */
+static inline void two_sum(double a, double b, double *s, double *e) {
+    *s = a + b;
+    double bb = *s - a;
+    *e = (a - (*s - bb)) + (b - bb);
+}
+
+static inline void dd_mul(double ah, double al, double bh, double bl, double *h, double *l) {
+    double p = ah * bh;
+    double e = fma(ah, bh, -p) + (ah * bl + al * bh);
+    *h = p + e;
+    *l = e - (*h - p);
+}
+
+static inline void dd_add(double ah, double al, double bh, double bl, double *h, double *l) {
+    double s, e;
+    two_sum(ah, bh, &s, &e);
+    e += al + bl;
+    *h = s + e;
+    *l = e - (*h - s);
+}
+
+/* (s, c) <- rotation of (as, ac) by (bs, bc), all double-doubles: {hi, lo} pairs. */
+static void dd_rotate(const double as[2], const double ac[2], const double bs[2],
+                      const double bc[2], double s[2], double c[2]) {
+    double p[2], q[2];
+    dd_mul(as[0], as[1], bc[0], bc[1], &p[0], &p[1]);
+    dd_mul(ac[0], ac[1], bs[0], bs[1], &q[0], &q[1]);
+    dd_add(p[0], p[1], q[0], q[1], &s[0], &s[1]);
+    dd_mul(ac[0], ac[1], bc[0], bc[1], &p[0], &p[1]);
+    dd_mul(as[0], as[1], bs[0], bs[1], &q[0], &q[1]);
+    dd_add(p[0], p[1], -q[0], -q[1], &c[0], &c[1]);
+}
+
+/* A table of sin and cos as double-doubles: four planes of rows x n (sin hi, cos hi, sin lo,
+ * cos lo). */
+typedef struct {
+    const double *sh, *ch, *sl, *cl;
+} Planes;
+
+static Planes planes(const double *base, Py_ssize_t rows, Py_ssize_t n) {
+    Planes t = {base, base + rows * n, base + 2 * rows * n, base + 3 * rows * n};
+    return t;
+}
+
 static PyObject *rotate_block(PyObject *self, PyObject *args) {
-    Py_buffer out, anchor_s, anchor_c, coarse_s, coarse_c, fine_s, fine_c, sin_col, cos_col,
-        zero_col, scratch, suspects;
+    Py_buffer out, anchor_buf, coarse_buf, fine_buf, sin_col, cos_col, zero_col, scratch, suspects;
     int kind, precision, min_exp;
-    Py_ssize_t rows, d, n, fine;
-    if (!PyArg_ParseTuple(args, "w*iiinnnny*y*y*y*y*y*y*y*y*w*w*", &out, &kind, &precision,
-                          &min_exp, &rows, &d, &n, &fine, &anchor_s, &anchor_c, &coarse_s,
-                          &coarse_c, &fine_s, &fine_c, &sin_col, &cos_col, &zero_col, &scratch,
+    Py_ssize_t rows, d, n, fine, coarse_rows, coarse_start;
+    if (!PyArg_ParseTuple(args, "w*iiinnnnnny*y*y*y*y*y*w*w*", &out, &kind, &precision, &min_exp,
+                          &rows, &d, &n, &fine, &coarse_rows, &coarse_start, &anchor_buf,
+                          &coarse_buf, &fine_buf, &sin_col, &cos_col, &zero_col, &scratch,
                           &suspects))
         return NULL;
-    const double *as = anchor_s.buf, *ac = anchor_c.buf, *cs = coarse_s.buf,
-                 *cc = coarse_c.buf, *fs = fine_s.buf, *fc = fine_c.buf;
+    Planes anchor = planes(anchor_buf.buf, 1, n), coarse = planes(coarse_buf.buf, coarse_rows, n),
+           fine_t = planes(fine_buf.buf, fine, n);
     const int32_t *scol = sin_col.buf, *ccol = cos_col.buf, *zcol = zero_col.buf;
     Py_ssize_t zeros = zero_col.len / 4;
-    /* scratch: sin/cos at the current coarse step (2n doubles), then one row's results */
+    /* scratch: the coarse step's sin and cos (2n doubles), then one row's narrow results */
     double *ks = scratch.buf, *kc = ks + n, *row_s = kc + n, *row_c = row_s + n;
     /* the layout is affine: sin of frequency i in column scol[0] + i * sin_step, and so cos */
     Py_ssize_t n_cos = 0;
@@ -160,15 +238,16 @@ static PyObject *rotate_block(PyObject *self, PyObject *args) {
 
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t r0 = 0; r0 < rows; r0 += fine) {
-        const double *s_step = cs + (r0 / fine) * n, *c_step = cc + (r0 / fine) * n;
+        Py_ssize_t k = coarse_start + r0 / fine; /* this coarse step */
+        const double *s_step = coarse.sh + k * n, *c_step = coarse.ch + k * n;
         for (Py_ssize_t i = 0; i < n; i++) {
-            ks[i] = as[i] * c_step[i] + ac[i] * s_step[i];
-            kc[i] = ac[i] * c_step[i] - as[i] * s_step[i];
+            ks[i] = anchor.sh[i] * c_step[i] + anchor.ch[i] * s_step[i];
+            kc[i] = anchor.ch[i] * c_step[i] - anchor.sh[i] * s_step[i];
         }
         Py_ssize_t stop = r0 + fine < rows ? r0 + fine : rows;
         for (Py_ssize_t r = r0; r < stop; r++) {
-            const double *s_fine = fs + (r - r0) * n, *c_fine = fc + (r - r0) * n;
-            Py_ssize_t row = r * d;
+            Py_ssize_t j = r - r0, row = r * d;
+            const double *s_fine = fine_t.sh + j * n, *c_fine = fine_t.ch + j * n;
             int any;
             if (n == 0) {
                 any = 0; /* d = 1 in the [sin | cos | 0] layouts: only the zero column */
@@ -185,33 +264,47 @@ static PyObject *rotate_block(PyObject *self, PyObject *args) {
             }
             for (Py_ssize_t z = 0; z < zeros; z++) store(dst, row + zcol[z], kind, 0.0);
             if (!any) continue;
-            for (Py_ssize_t i = 0; i < n; i++) { /* the rare row: list what is undecided */
-                double s = ks[i] * c_fine[i] + kc[i] * s_fine[i];
-                double c = kc[i] * c_fine[i] - ks[i] * s_fine[i];
-                int us, uc;
-                if (kind == F32) {
-                    us = undecided_f32(s, (float)s);
-                    uc = undecided_f32(c, (float)c);
-                } else {
-                    round_grid(s, precision, min_exp, &us);
-                    round_grid(c, precision, min_exp, &uc);
-                }
-                if (us) {
-                    if (count < capacity) found[count] = (r * n + i) * 2;
-                    count++;
-                }
-                if (uc && ccol[i] >= 0) {
-                    if (count < capacity) found[count] = (r * n + i) * 2 + 1;
-                    count++;
+            /* The rare row: every element decided again and stored, the undecided ones after a
+             * double-double rotation; what that cannot decide is listed. */
+            for (Py_ssize_t i = 0; i < n; i++) {
+                double value[2] = {ks[i] * c_fine[i] + kc[i] * s_fine[i],
+                                   kc[i] * c_fine[i] - ks[i] * s_fine[i]};
+                double dd[2][2];
+                int refined = 0;
+                for (int plane = 0; plane < 2; plane++) {
+                    Py_ssize_t column = plane == 0 ? scol[i] : ccol[i];
+                    if (column < 0) continue;
+                    int undecided;
+                    double rounded = round_grid(value[plane], precision, min_exp, &undecided);
+                    if (undecided) {
+                        if (!refined) {
+                            double kd_s[2], kd_c[2];
+                            const double as[2] = {anchor.sh[i], anchor.sl[i]},
+                                         ac[2] = {anchor.ch[i], anchor.cl[i]},
+                                         cs[2] = {coarse.sh[k * n + i], coarse.sl[k * n + i]},
+                                         cc[2] = {coarse.ch[k * n + i], coarse.cl[k * n + i]},
+                                         fs[2] = {fine_t.sh[j * n + i], fine_t.sl[j * n + i]},
+                                         fc[2] = {fine_t.ch[j * n + i], fine_t.cl[j * n + i]};
+                            dd_rotate(as, ac, cs, cc, kd_s, kd_c);
+                            dd_rotate(kd_s, kd_c, fs, fc, dd[0], dd[1]);
+                            refined = 1;
+                        }
+                        if (!decide_dd(dd[plane][0], dd[plane][1], precision, min_exp, &rounded)) {
+                            if (count < capacity) found[count] = (r * n + i) * 2 + plane;
+                            count++;
+                            continue;
+                        }
+                    }
+                    store(dst, row + column, kind, rounded);
                 }
             }
         }
     }
     Py_END_ALLOW_THREADS
 
-    Py_buffer *all[] = {&out, &anchor_s, &anchor_c, &coarse_s, &coarse_c, &fine_s,
-                        &fine_c, &sin_col, &cos_col, &zero_col, &scratch, &suspects};
-    for (size_t k = 0; k < sizeof all / sizeof *all; k++) PyBuffer_Release(all[k]);
+    Py_buffer *all[] = {&out, &anchor_buf, &coarse_buf, &fine_buf, &sin_col,
+                        &cos_col, &zero_col, &scratch, &suspects};
+    for (size_t b = 0; b < sizeof all / sizeof *all; b++) PyBuffer_Release(all[b]);
     return PyLong_FromSsize_t(count);
 }
 

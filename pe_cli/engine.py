@@ -10,6 +10,7 @@ because that is what makes them bit-identical to the notebooks and libraries.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, replace
@@ -110,13 +111,17 @@ try:  # the C fast path (setup.py builds it where a compiler is present)
 except ImportError:  # pragma: no cover - exercised by the fallback test
     _rotate = None
 
-# Fast path geometry: each block is anchored at an exactly computed row, reached in coarse
-# steps of _FINE rows and then fine steps of one row, both from exactly computed tables.
+# Fast path geometry: a table is cut into groups of _GROUP rows, each anchored at an exactly
+# computed row and reached from it in coarse steps of _FINE rows, then fine steps of one row,
+# both from exactly computed tables. The kernel fills slices of a group of about _SLICE_BYTES,
+# small enough to be written out while still in the processor's cache.
 _FINE = 64
-_COARSE = 64
-_FAST_ROWS = _FINE * _COARSE
+_COARSE = 256
+_GROUP = _FINE * _COARSE
+_SLICE_BYTES = 1 << 20
 _FAST_KINDS = {"float32": 0, "float16": 1, "bfloat16": 2}
-_WORKERS = 2  # blocks computed at once (the C kernel releases the GIL)
+_WORKERS = 2  # slices computed at once (the C kernel releases the GIL)
+_AHEAD = 4  # slices computed ahead of the consumer
 
 
 class _Plan:
@@ -137,6 +142,23 @@ class _Plan:
         """Exact-kernel sin and cos for a list of positions, every frequency (rows x n)."""
         column = np.asarray(positions, dtype=np.float64)[:, None]
         return exact.sin_cos(np, column, self.chunks)
+
+    def sin_cos_dd(self, positions) -> np.ndarray:
+        """sin and cos as double-doubles for a list of positions: (4, rows, n) planes, sin hi,
+        cos hi, sin lo, cos lo (the C kernel's tables), each within about 2**-88."""
+        column = np.asarray(positions, dtype=np.float64)[:, None]
+        (sin_hi, sin_lo), (cos_hi, cos_lo) = exact.sin_cos_dd(np, column, self.chunks)
+        return np.ascontiguousarray(np.stack([sin_hi, cos_hi, sin_lo, cos_lo]))
+
+    def steps_dd(self, step: int, count: int) -> np.ndarray:
+        """sin_cos_dd of positions k*step for k < count, quicker: rows k < r and k = m*r
+        (r*r >= count) computed, every other row one double-double rotation of two of them."""
+        r = math.isqrt(count - 1) + 1
+        low = self.sin_cos_dd([k * step for k in range(r)])
+        high = self.sin_cos_dd([m * r * step for m in range(-(-count // r))])
+        rows = exact.rotate_dd(high[:, :, None, :], low[:, None, :, :])  # (4, m, k, n)
+        _, m, k, n = rows.shape
+        return np.ascontiguousarray(rows.reshape(4, m * k, n)[:, :count])
 
     def planes(self, xp, positions: list[int], dtype: str, device: str = "cpu", chunks=None):
         """sin and cos (times the scale) for integer positions, every frequency, each element
@@ -315,8 +337,8 @@ def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | No
 
 
 class _Rotation:
-    """Blocks of up to _FAST_ROWS rows from the C kernel, then the few undecided elements
-    recomputed: first by the exact kernel, then, if still undecided, in decimal."""
+    """Slices of a table from the C kernel, the rare element it cannot decide recomputed in
+    decimal."""
 
     def __init__(self, spec: TableSpec):
         self.spec = spec
@@ -333,31 +355,42 @@ class _Rotation:
         # the C kernel writes float32 rows as two arithmetic progressions of columns
         for col in (self.sin_col, self.cos_col[self.cos_col >= 0]):
             assert len(col) < 2 or np.all(np.diff(col) == col[1] - col[0]), "layout not affine"
-        fine_s, fine_c = self.plan.sin_cos(range(_FINE))
-        coarse_s, coarse_c = self.plan.sin_cos(range(0, _FAST_ROWS, _FINE))
-        self.tables = [np.ascontiguousarray(t) for t in (coarse_s, coarse_c, fine_s, fine_c)]
+        self.fine = self.plan.steps_dd(1, _FINE)
+        self.coarse = self.plan.steps_dd(_FINE, -(-min(spec.seq_len, _GROUP) // _FINE))
+        self.anchors = {}  # the anchors of the groups in progress, by first row
         fmt = spec.format
         self.kind, self.precision, self.min_exponent = (
             _FAST_KINDS[spec.dtype], fmt.precision, fmt.min_exponent
         )
+        rows = _SLICE_BYTES // (self.width * np.dtype(fmt.host).itemsize)
+        self.slice_rows = 1 << (min(max(rows, _FINE), _GROUP).bit_length() - 1)  # divides _GROUP
 
-    def block(self, start: int, stop: int) -> np.ndarray:
+    def _anchor(self, row: int) -> np.ndarray:
+        anchor = self.anchors.get(row)
+        if anchor is None:
+            anchor = self.anchors[row] = self.plan.sin_cos_dd([self.spec.offset + row])
+            for old in list(self.anchors):  # list(): other threads may add one meanwhile
+                if old < row - _GROUP:
+                    self.anchors.pop(old, None)
+        return anchor
+
+    def block(self, start: int, stop: int, out=None) -> np.ndarray:
+        """Rows start..stop, within one group, start a multiple of _FINE."""
         spec, n = self.spec, self.n
-        rows = stop - start
-        first = spec.offset + start
-        anchor_s, anchor_c = self.plan.sin_cos([first])
-        out = np.empty((rows, self.width), dtype=spec.format.host)
+        rows, group = stop - start, start - start % _GROUP
+        out = np.empty((rows, self.width), dtype=spec.format.host) if out is None else out[:rows]
         scratch = np.empty(4 * n)  # the coarse step's sin and cos, one row of narrow results
         suspects = np.empty(4 * n + 1024, dtype=np.int64)
         count = _rotate.rotate_block(
             out, self.kind, self.precision, self.min_exponent, rows, self.width, n, _FINE,
-            anchor_s[0], anchor_c[0], *self.tables, self.sin_col, self.cos_col,
-            self.zero_col, scratch, suspects,
+            self.coarse.shape[1], (start - group) // _FINE, self._anchor(group), self.coarse,
+            self.fine, self.sin_col, self.cos_col, self.zero_col, scratch, suspects,
         )
-        if count > len(suspects):  # too many to list: this block takes the exact kernel
+        if count > len(suspects):  # too many to list: this slice takes the exact kernel
+            first = spec.offset + start
             return next(_kernel_blocks(replace(spec, offset=first, seq_len=rows), "cpu", rows))
         if count:
-            self._resolve(out, suspects[:count], first)
+            self._resolve(out, suspects[:count], spec.offset + start)
         if spec.family == "rope":
             return _rope_layout(np, out[:, n:] if spec.part == "cos" else out[:, :n], spec.convention)
         _zero_padding_row(out, spec, start, stop)
@@ -366,35 +399,39 @@ class _Rotation:
     def _resolve(self, out, suspects, first):
         index, plane = suspects // 2, suspects % 2
         row, freq = index // self.n, index % self.n
-        positions = (first + row).astype(np.float64)
-        sin, cos = exact.sin_cos(np, positions, self.plan.chunks[:, freq])
-        values = np.where(plane == 0, sin, cos)
-        rounded, undecided = exact.round_to(np, values, self.spec.dtype)
-        for k in np.flatnonzero(undecided).tolist():
-            truth = exact.decimal_sin_cos(int(first + row[k]), self.plan.turns[freq[k]])
-            rounded[k] = exact.round_fraction(Fraction(truth[plane[k]]), self.spec.dtype)
+        values = [
+            exact.round_fraction(Fraction(exact.decimal_sin_cos(first + r, self.plan.turns[f])[p]), self.spec.dtype)
+            for r, f, p in zip(row.tolist(), freq.tolist(), plane.tolist())
+        ]
         columns = np.where(plane == 0, self.sin_col[freq], self.cos_col[freq])
-        out[row, columns] = _cast(np, rounded, self.spec.dtype)
+        out[row, columns] = _cast(np, np.array(values), self.spec.dtype)
 
 
-def _fast_blocks(spec: TableSpec) -> Iterator:
-    """The fast path's blocks in order, _WORKERS computed at a time ahead of the consumer."""
+def _fast_blocks(spec: TableSpec, transient: bool = False) -> Iterator:
+    """The fast path's slices in order, computed by _WORKERS threads up to _AHEAD ahead of the
+    consumer; `transient`: in a ring of buffers, each valid until the next is asked for."""
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     rotation = _Rotation(spec)
-    starts = range(0, spec.seq_len, _FAST_ROWS)
+    step = rotation.slice_rows
+    starts = range(0, spec.seq_len, step)
     if len(starts) == 1:
         yield rotation.block(0, spec.seq_len)
         return
+    # when slice k is submitted, slices k - _AHEAD .. k - 1 are pending and k - _AHEAD - 1,
+    # yielded last, is done with: _AHEAD + 1 buffers go round
+    ring = [np.empty((step, rotation.width), spec.format.host) for _ in range(_AHEAD + 1)] if transient else None
     pool = ThreadPoolExecutor(max_workers=_WORKERS)
-    pending = []
+    pending = deque()
     try:
-        for start in starts:
-            pending.append(pool.submit(rotation.block, start, min(start + _FAST_ROWS, spec.seq_len)))
-            if len(pending) > _WORKERS:
-                yield pending.pop(0).result()
+        for k, start in enumerate(starts):
+            buffer = ring[k % len(ring)] if ring else None
+            pending.append(pool.submit(rotation.block, start, min(start + step, spec.seq_len), buffer))
+            if len(pending) > _AHEAD:
+                yield pending.popleft().result()
         while pending:
-            yield pending.pop(0).result()
+            yield pending.popleft().result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -457,18 +494,68 @@ def prepare(spec: TableSpec) -> str:
     return device
 
 
-def blocks(spec: TableSpec, rows: int | None = None) -> Iterator:
+def blocks(spec: TableSpec, rows: int | None = None, transient: bool = False) -> Iterator:
     """Row blocks of the table seen as 2-D (spec.rows, spec.cols), in order, on the spec's device.
 
     numpy arrays on the CPU (bfloat16 as uint16 bits), torch tensors elsewhere. Everything
-    that can be refused is refused here, before the first block is asked for.
+    that can be refused is refused here, before the first block is asked for. `transient`
+    blocks may share memory: each is valid only until the next is asked for (for consumers
+    that write each block out at once).
     """
-    device = prepare(spec)
+    return _blocks(spec, prepare(spec), rows, transient)
+
+
+def _blocks(spec: TableSpec, device: str, rows: int | None, transient: bool) -> Iterator:
     if spec.variant != "exact":
         return iter([_formula_table(spec, device)])
     if fast_path_available(spec, device) and rows is None:
-        return _fast_blocks(spec)
+        return _fast_blocks(spec, transient)
     return _kernel_blocks(spec, device, rows or rows_per_block(spec))
+
+
+def fill(spec: TableSpec, emit) -> None:
+    """Hand every row block of the table to emit(first_row, block), for consumers that place
+    blocks by position: on the fast path from _WORKERS threads at once, in no particular
+    order, each block valid only during its call (a writer's pwrite: every slice leaves from
+    the processor that computed it, while it is in cache); else in order from this thread.
+    The first exception, from emit or the work, stops every thread and is raised here."""
+    import threading
+
+    device = prepare(spec)
+    if not (spec.variant == "exact" and fast_path_available(spec, device)):
+        first = 0
+        for block in _blocks(spec, device, None, transient=True):
+            emit(first, block)
+            first += len(block)
+        return
+    rotation = _Rotation(spec)
+    step = rotation.slice_rows
+    starts = range(0, spec.seq_len, step)
+    stop, errors = threading.Event(), []
+
+    def work(worker: int) -> None:
+        buffer = np.empty((step, rotation.width), spec.format.host)
+        try:
+            for start in starts[worker::_WORKERS]:
+                if stop.is_set():
+                    return
+                emit(start, rotation.block(start, min(start + step, spec.seq_len), buffer))
+        except BaseException as e:  # noqa: BLE001 - handed to the calling thread
+            errors.append(e)
+            stop.set()
+
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in range(min(_WORKERS, len(starts)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    finally:  # an interrupt in this thread stops the workers after their current slice
+        stop.set()
+        for thread in threads:
+            thread.join()
+    if errors:
+        raise errors[0]
 
 
 @dataclass

@@ -136,6 +136,64 @@ def test_fast_path_is_bit_identical_to_the_exact_kernel(convention, d, offset, l
     assert np.array_equal(fast, kernel)
 
 
+def _midpoints(dtype):
+    """(midpoint, spacing) pairs of dtype, exact mpmath numbers: in the middle of a binade,
+    just below and above powers of two, and among the subnormals."""
+    import mpmath
+
+    precision, min_exponent = reference.PRECISION[dtype]
+    two, points = mpmath.mpf(2), []
+    for e in (-1, -3, -10, min_exponent + precision - 1):  # a binade's first normal value 2**e
+        quantum = two ** max(e - precision + 1, min_exponent)
+        below = two ** max(e - precision, min_exponent)  # the binade below
+        points += [(two**e + 5.5 * quantum, quantum), (two**e - below / 2, below),
+                   (two**e + quantum / 2, quantum)]
+    points.append((two**min_exponent * 2.5, two**min_exponent))  # between two subnormals
+    return points + [(-m, q) for m, q in points]
+
+
+@pytest.mark.skipif(engine._rotate is None, reason="the C fast path was not built")
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
+    """The kernel rotates fine-table values by an exact identity here, so each output is a
+    given double-double: a midpoint of dtype nudged by +-2**-70 (decided in double-double, to
+    the side of the nudge) or by +-2**-90 (within the double-double's error: reported to the
+    caller, not guessed)."""
+    import mpmath
+
+    mpmath.mp.prec = 300
+    cases = [(m + sign * mpmath.mpf(2) ** nudge, nudge)
+             for m, spacing in _midpoints(dtype) for sign in (1, -1)
+             for nudge in (-70, -90) if nudge == -90 or spacing > 2.0**-60]
+    values = [v for v, _ in cases]
+    hi = np.array([float(v) for v in values])
+    lo = np.array([float(v - mpmath.mpf(h)) for v, h in zip(values, hi)])
+    assert all(mpmath.mpf(h) + mpmath.mpf(l) == v for h, l, v in zip(hi, lo, values))
+    n = len(values)
+    identity = np.zeros((4, 1, n))
+    identity[1] = 1.0  # sin 0 = 0, cos 0 = 1, exactly
+    fine = np.zeros((4, 1, n))
+    fine[0, 0], fine[2, 0] = hi, lo  # the sin plane: the values
+    fine[1, 0] = 0.5  # the cos plane: exact in every format
+    fmt = TableSpec(d_model=2, seq_len=1, dtype=dtype).format
+    out = np.zeros((1, 2 * n), dtype=fmt.host)
+    suspects = np.zeros(4 * n, dtype=np.int64)
+    count = engine._rotate.rotate_block(
+        out, engine._FAST_KINDS[dtype], fmt.precision, fmt.min_exponent, 1, 2 * n, n, 1, 1, 0,
+        identity, identity, fine, np.arange(n, dtype=np.int32),
+        np.arange(n, 2 * n, dtype=np.int32), np.empty(0, dtype=np.int32), np.empty(4 * n), suspects,
+    )
+    assert all(code % 2 == 0 for code in suspects[:count])  # no cos
+    reported = {int(code) // 2 for code in suspects[:count]}
+    got = host_float(out, dtype).astype(np.float64)[0, :n]
+    for i, (v, nudge) in enumerate(cases):
+        if nudge == -90:
+            assert i in reported, f"{v} is within the kernel's error of a midpoint"
+        else:
+            assert i not in reported and got[i] == reference.round_to(v, dtype), v
+    assert np.all(host_float(out, dtype)[0, n:] == 0.5)
+
+
 def test_without_the_c_extension_the_numpy_path_gives_the_same_table(monkeypatch):
     spec = TableSpec(d_model=64, seq_len=5000, offset=99)
     with_c = build(spec).numpy()
