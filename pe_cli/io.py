@@ -21,7 +21,7 @@ import numpy as np
 
 from . import __version__
 from .dtypes import host_bits, host_float
-from .engine import blocks, gib, prepare
+from .engine import blocks, fill, gib, prepare
 from .errors import BadInput, OutputError, PeError
 from .render import progress
 from .spec import TableSpec
@@ -172,10 +172,18 @@ class _Sink:
         self.advance(size)
 
 
-def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, label: str) -> int:
-    """Write the tables in `fmt`; return the number of bytes written."""
+def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, label: str, placed: bool = False) -> int:
+    """Write the tables in `fmt`; return the number of bytes written. `placed`: out is a new
+    regular file, and binary formats are written by position (see _place)."""
     with progress(label, _estimate_bytes(tables, fmt)) as advance:
+        if placed and fmt in ("npy", "safetensors"):
+            return _place(out.fileno(), tables, fmt, advance)
         return _stream_into(_Sink(out, advance), tables, fmt)
+
+
+def _little_endian(block) -> np.ndarray:
+    bits = np.ascontiguousarray(host_bits(block))
+    return bits.astype(bits.dtype.newbyteorder("<"), copy=False)
 
 
 def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str) -> int:
@@ -193,14 +201,38 @@ def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str) -> int:
             columns = [f"d{j}" for j in range(spec.cols)]
             out.write((separator.join(["position", *columns]) + "\n").encode())
         row = spec.offset
-        for block in blocks(spec):
-            bits = np.ascontiguousarray(host_bits(block))
+        for block in blocks(spec, transient=True):
             if fmt in ("csv", "tsv"):
-                out.write(_text_rows(bits, spec.dtype, row, separator))
+                out.write(_text_rows(np.ascontiguousarray(host_bits(block)), spec.dtype, row, separator))
             else:
-                out.write(memoryview(bits.astype(bits.dtype.newbyteorder("<"), copy=False)))
-            row += len(bits)
+                out.write(memoryview(_little_endian(block)))
+            row += len(block)
     return out.count
+
+
+def _place(fd: int, tables: dict[str, TableSpec], fmt: str, advance) -> int:
+    """Binary formats into a new file by position: the header, then each block at its own
+    offset, written by whichever thread computed it (engine.fill)."""
+    if fmt == "safetensors":
+        order, header = _safetensors_layout(tables)
+    else:
+        order, header = list(tables), _npy_header(next(iter(tables.values())))
+
+    def put(data, offset: int) -> None:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):  # a short write goes on where it stopped
+            done += os.pwrite(fd, view[done:], offset + done)
+        advance(done)
+
+    put(header, 0)
+    offset = len(header)
+    for name in order:
+        spec = tables[name]
+        row_bytes = spec.cols * spec.format.itemsize
+        fill(spec, lambda first, block, base=offset: put(_little_endian(block), base + first * row_bytes))
+        offset += spec.nbytes
+    return offset
 
 
 def _raise_on_sigterm(signum, frame):
@@ -226,7 +258,8 @@ def _atomic(destination: str, force: bool):
             previous = None
         # no fsync: the rename makes the file whole or absent for any interruption of this
         # process; surviving a power cut as well needs `sync` (as after np.save or dd)
-        with os.fdopen(fd, "wb", buffering=1 << 20) as out:
+        # unbuffered: every write is a whole block, which a buffer would only copy once more
+        with os.fdopen(fd, "wb", buffering=0) as out:
             yield out
         if force:
             os.replace(temporary, path)
@@ -268,7 +301,7 @@ def write(
                 nbytes = _stream(out, tables, fmt, Path(destination).name)
         else:
             with _atomic(destination, force) as out:
-                nbytes = _stream(out, tables, fmt, Path(destination).name)
+                nbytes = _stream(out, tables, fmt, Path(destination).name, placed=True)
     except BrokenPipeError:
         raise
     except OSError as e:

@@ -77,6 +77,29 @@ def test_raw_is_the_bytes_the_checksum_names(tmp_path):
     assert summarize(SPEC)[0].sha256 == hashlib.sha256(data).hexdigest()
 
 
+@pytest.mark.parametrize("fmt", ["npy", "safetensors"])
+def test_files_written_by_position_hold_the_same_bytes_as_the_stream(tmp_path, monkeypatch, fmt):
+    """Files are written slice by slice from two threads at their offsets; pipes get the same
+    bytes in order. Small slices, so that there are many and both threads write."""
+    import io
+
+    monkeypatch.setattr(engine, "_SLICE_BYTES", 1024)
+    tables = {"pe": TableSpec(d_model=12, seq_len=1000, offset=7)}
+    if fmt == "safetensors":
+        tables |= {
+            "cos": TableSpec(family="rope", d_model=16, seq_len=700, part="cos", dtype="bfloat16"),
+            "sin": TableSpec(family="rope", d_model=16, seq_len=700, part="sin", dtype="bfloat16"),
+            "wide": TableSpec(d_model=10, seq_len=300, dtype="float64"),  # the kernel, in order
+        }
+    path = tmp_path / f"tables.{fmt}"
+    written = pe_io.write(str(path), tables, fmt=fmt)
+    stream = io.BytesIO()
+    assert pe_io._stream(stream, tables, fmt, "stream") == written.nbytes
+    assert path.read_bytes() == stream.getvalue()
+    if fmt == "npy":
+        assert np.array_equal(np.load(path), build(tables["pe"]).numpy())
+
+
 def test_existing_file_needs_force(tmp_path):
     path = tmp_path / "pe.npy"
     path.write_bytes(b"keep me")
@@ -87,29 +110,32 @@ def test_existing_file_needs_force(tmp_path):
     assert np.load(path).shape == (40, 12)
 
 
-def _failing_blocks(after: int, error: BaseException):
-    real = engine.blocks
+def _fail_at_slice(monkeypatch, index: int, error: BaseException) -> None:
+    """The fast path's slice `index` raises `error` (in a worker thread); slices of 64 rows."""
+    real = engine._Rotation.block
 
-    def blocks(spec, rows=None):
-        for i, block in enumerate(real(spec, rows=4)):
-            if i == after:
-                raise error
-            yield block
+    def block(self, start, *args):
+        if start == 64 * index:
+            raise error
+        return real(self, start, *args)
 
-    return blocks
+    monkeypatch.setattr(engine._Rotation, "block", block)
+    monkeypatch.setattr(engine, "_SLICE_BYTES", 64 * 12 * 4)
 
 
+@pytest.mark.parametrize("suffix", [".npy", ".safetensors", ".csv"])  # placed, placed, in order
 @pytest.mark.parametrize("error", [KeyboardInterrupt(), OSError(28, "No space left on device")])
-def test_failed_write_leaves_no_partial_file_and_the_old_one_intact(tmp_path, monkeypatch, error):
-    monkeypatch.setattr(pe_io, "blocks", _failing_blocks(3, error))
-    fresh, old = tmp_path / "fresh.npy", tmp_path / "old.npy"
+def test_failed_write_leaves_no_partial_file_and_the_old_one_intact(tmp_path, monkeypatch, error, suffix):
+    _fail_at_slice(monkeypatch, 3, error)
+    spec = TableSpec(d_model=12, seq_len=1000)
+    fresh, old = tmp_path / f"fresh{suffix}", tmp_path / f"old{suffix}"
     old.write_bytes(b"old contents")
     for path in (fresh, old):
         with pytest.raises((KeyboardInterrupt, OutputError)):
-            pe_io.write(str(path), SPEC, force=True)
+            pe_io.write(str(path), spec, force=True)
     assert not fresh.exists()
     assert old.read_bytes() == b"old contents"
-    assert sorted(os.listdir(tmp_path)) == ["old.npy"]  # no temporary left behind
+    assert sorted(os.listdir(tmp_path)) == [old.name]  # no temporary left behind
 
 
 def test_full_device_is_a_clear_error():
