@@ -61,11 +61,18 @@ PEAK = (
 )
 
 
+# Every command runs as after a normal install: Python may cache bytecode (a session that
+# sets PYTHONDONTWRITEBYTECODE would otherwise time compiling pe-cli at every start).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(command: list[str], cleanup: Path | None = None) -> tuple[float, int]:
-    """Wall seconds and peak KiB of one run of `command` (the file it makes removed first)."""
+    """Wall seconds and peak KiB of one run of `command` (the file it makes removed first, and
+    the page cache's dirty pages flushed, so that no run pays for the one before)."""
     if cleanup is not None and cleanup.exists():
         cleanup.unlink()
-    result = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True)
+    os.sync()
+    result = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True, env=ENV)
     if result.returncode != 0:
         raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()}")
     seconds, peak = result.stderr.decode().split()[-2:]
@@ -73,7 +80,10 @@ def measure(command: list[str], cleanup: Path | None = None) -> tuple[float, int
 
 
 def median_runs(commands: dict[str, tuple[list[str], Path | None]], runs: int):
-    """Each command `runs` times, interleaved; medians of seconds and of peak KiB."""
+    """Each command once untimed (to warm caches), then `runs` times, interleaved; medians of
+    seconds and of peak KiB."""
+    for command, output in commands.values():
+        measure(command, output)
     times = {name: [] for name in commands}
     peaks = {name: [] for name in commands}
     for _ in range(runs):
@@ -134,7 +144,7 @@ def dd_command(path: Path, nbytes: int) -> tuple[list[str], Path]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5, help="runs of each small command")
-    parser.add_argument("--large-runs", type=int, default=3, help="runs of each large job")
+    parser.add_argument("--large-runs", type=int, default=5, help="runs of each large job")
     parser.add_argument("--seq-len", type=int, default=1048576, help="large job positions")
     parser.add_argument("--d-model", type=int, default=1024, help="large job width")
     parser.add_argument("--samples", type=int, default=2000, help="elements checked per file")
