@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -212,6 +213,14 @@ static Planes planes(const double *base, Py_ssize_t rows, Py_ssize_t n) {
     return t;
 }
 
+/* Whether every column index in an int32 buffer lies in [low, d). */
+static int columns_fit(const Py_buffer *columns, int low, Py_ssize_t d) {
+    const int32_t *c = columns->buf;
+    for (Py_ssize_t i = 0; i < columns->len / 4; i++)
+        if (c[i] < low || c[i] >= d) return 0;
+    return 1;
+}
+
 static PyObject *rotate_block(PyObject *self, PyObject *args) {
     Py_buffer out, anchor_buf, coarse_buf, fine_buf, sin_col, cos_col, zero_col, scratch, suspects;
     int kind, precision, min_exp;
@@ -221,6 +230,19 @@ static PyObject *rotate_block(PyObject *self, PyObject *args) {
                           &coarse_buf, &fine_buf, &sin_col, &cos_col, &zero_col, &scratch,
                           &suspects))
         return NULL;
+    Py_buffer *all[] = {&out, &anchor_buf, &coarse_buf, &fine_buf, &sin_col,
+                        &cos_col, &zero_col, &scratch, &suspects};
+    size_t item = kind == F32 ? 4 : 2;
+    if (n < 0 || d < 1 || rows < 0 || fine < 1 || coarse_start < 0 ||
+        (Py_ssize_t)(out.len / item) < rows * d || anchor_buf.len < 32 * n ||
+        coarse_buf.len < 32 * coarse_rows * n || fine_buf.len < 32 * fine * n ||
+        coarse_start + (rows + fine - 1) / fine > coarse_rows || scratch.len < 32 * n ||
+        sin_col.len < 4 * n || cos_col.len < 4 * n || !columns_fit(&sin_col, 0, d) ||
+        !columns_fit(&cos_col, -1, d) || !columns_fit(&zero_col, 0, d)) {
+        for (size_t b = 0; b < sizeof all / sizeof *all; b++) PyBuffer_Release(all[b]);
+        PyErr_SetString(PyExc_ValueError, "rotate_block: buffers or columns do not fit the geometry");
+        return NULL;
+    }
     Planes anchor = planes(anchor_buf.buf, 1, n), coarse = planes(coarse_buf.buf, coarse_rows, n),
            fine_t = planes(fine_buf.buf, fine, n);
     const int32_t *scol = sin_col.buf, *ccol = cos_col.buf, *zcol = zero_col.buf;
@@ -302,15 +324,29 @@ static PyObject *rotate_block(PyObject *self, PyObject *args) {
     }
     Py_END_ALLOW_THREADS
 
-    Py_buffer *all[] = {&out, &anchor_buf, &coarse_buf, &fine_buf, &sin_col,
-                        &cos_col, &zero_col, &scratch, &suspects};
     for (size_t b = 0; b < sizeof all / sizeof *all; b++) PyBuffer_Release(all[b]);
     return PyLong_FromSsize_t(count);
+}
+
+/* Reserve a new file's blocks in one call, where the system has fallocate: a writer then
+ * skips the file system's per-page block reservation. Returns whether it was done. */
+static PyObject *preallocate(PyObject *self, PyObject *args) {
+    int fd, done = 0;
+    long long size;
+    if (!PyArg_ParseTuple(args, "iL", &fd, &size)) return NULL;
+#ifdef __linux__
+    Py_BEGIN_ALLOW_THREADS
+    done = fallocate(fd, 0, 0, (off_t)size) == 0;
+    Py_END_ALLOW_THREADS
+#endif
+    return PyBool_FromLong(done);
 }
 
 static PyMethodDef methods[] = {
     {"rotate_block", rotate_block, METH_VARARGS,
      "Fill rows of a table by angle addition; return the number of undecided elements."},
+    {"preallocate", preallocate, METH_VARARGS,
+     "Reserve a file's blocks (Linux fallocate); return whether it was done."},
     {NULL, NULL, 0, NULL},
 };
 

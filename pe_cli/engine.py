@@ -116,8 +116,9 @@ except ImportError:  # pragma: no cover - exercised by the fallback test
 # both from exactly computed tables. The kernel fills slices of a group of about _SLICE_BYTES,
 # small enough to be written out while still in the processor's cache.
 _FINE = 64
-_COARSE = 256
+_COARSE = 64
 _GROUP = _FINE * _COARSE
+_ANCHORS = 16  # group anchors computed at once (numpy's cost is per call, not per row)
 _SLICE_BYTES = 1 << 20
 _FAST_KINDS = {"float32": 0, "float16": 1, "bfloat16": 2}
 _WORKERS = 2  # slices computed at once (the C kernel releases the GIL)
@@ -357,7 +358,7 @@ class _Rotation:
             assert len(col) < 2 or np.all(np.diff(col) == col[1] - col[0]), "layout not affine"
         self.fine = self.plan.steps_dd(1, _FINE)
         self.coarse = self.plan.steps_dd(_FINE, -(-min(spec.seq_len, _GROUP) // _FINE))
-        self.anchors = {}  # the anchors of the groups in progress, by first row
+        self.anchors = {}  # batches of _ANCHORS group anchors in progress, by batch number
         fmt = spec.format
         self.kind, self.precision, self.min_exponent = (
             _FAST_KINDS[spec.dtype], fmt.precision, fmt.min_exponent
@@ -366,13 +367,17 @@ class _Rotation:
         self.slice_rows = 1 << (min(max(rows, _FINE), _GROUP).bit_length() - 1)  # divides _GROUP
 
     def _anchor(self, row: int) -> np.ndarray:
-        anchor = self.anchors.get(row)
-        if anchor is None:
-            anchor = self.anchors[row] = self.plan.sin_cos_dd([self.spec.offset + row])
-            for old in list(self.anchors):  # list(): other threads may add one meanwhile
-                if old < row - _GROUP:
+        """The anchor of the group starting at `row`: (4, n) double-double planes."""
+        batch, index = divmod(row // _GROUP, _ANCHORS)
+        anchors = self.anchors.get(batch)
+        if anchors is None:
+            first = batch * _ANCHORS * _GROUP
+            rows = range(first, min(first + _ANCHORS * _GROUP, self.spec.seq_len), _GROUP)
+            anchors = self.anchors[batch] = self.plan.sin_cos_dd([self.spec.offset + r for r in rows])
+            for old in list(self.anchors):  # list(): another thread may add one meanwhile
+                if old < batch - 1:
                     self.anchors.pop(old, None)
-        return anchor
+        return np.ascontiguousarray(anchors[:, index])
 
     def block(self, start: int, stop: int, out=None) -> np.ndarray:
         """Rows start..stop, within one group, start a multiple of _FINE."""

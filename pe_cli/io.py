@@ -225,6 +225,10 @@ def _place(fd: int, tables: dict[str, TableSpec], fmt: str, advance) -> int:
             done += os.pwrite(fd, view[done:], offset + done)
         advance(done)
 
+    from .engine import _rotate
+
+    if _rotate is not None:  # all blocks at once: about 10% faster on ext4 here
+        _rotate.preallocate(fd, len(header) + sum(tables[name].nbytes for name in order))
     put(header, 0)
     offset = len(header)
     for name in order:

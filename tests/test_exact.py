@@ -122,6 +122,7 @@ FAST = [
     ("tensor2tensor", 1, 0, 100, None),
     ("fairseq", 20, 0, 9000, 4100),
     ("whisper", 8, 2**20, 9000, None),
+    ("vaswani", 6, 2**31 - 5, 70000, None),  # more than one batch of anchors
 ]
 
 
