@@ -143,7 +143,7 @@ def dd_command(path: Path, nbytes: int) -> tuple[list[str], Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5, help="runs of each small command")
+    parser.add_argument("--runs", type=int, default=11, help="runs of each small command")
     parser.add_argument("--large-runs", type=int, default=5, help="runs of each large job")
     parser.add_argument("--seq-len", type=int, default=1048576, help="large job positions")
     parser.add_argument("--d-model", type=int, default=1024, help="large job width")

@@ -2,10 +2,12 @@
 (sinusoidal, rope, alibi, sincos2d: families.py holds their exact mathematics).
 
 The exact variant streams in blocks with bounded memory: on the CPU through the C fast path
-(angle addition from exactly computed rows) where it is built and the dtype is narrow, else
-through the exact kernel on numpy (no torch import); on other devices through the same kernel
-on torch. Seed and library variants compute the whole table at once in their own arithmetic,
-because that is what makes them bit-identical to the notebooks and libraries.
+(angle addition from exactly computed rows, slices of about 1 MiB from two threads) where it
+is built and the dtype is narrow, else through the exact kernel on numpy (no torch import);
+on other devices through the same kernel on torch. Seed and library variants compute the
+whole table at once in their own arithmetic, because that is what makes them bit-identical to
+the notebooks and libraries. `blocks` gives the blocks in order; `fill` hands them to a
+callback from the threads that computed them, for writers that place them by offset.
 """
 
 from __future__ import annotations
@@ -138,11 +140,6 @@ class _Plan:
         self.scale = None if scale == 1 else scale
         self.scale_dd = None if self.scale is None else exact.dd(self.scale)
         self.convention = CONVENTIONS.get(spec.convention)
-
-    def sin_cos(self, positions):
-        """Exact-kernel sin and cos for a list of positions, every frequency (rows x n)."""
-        column = np.asarray(positions, dtype=np.float64)[:, None]
-        return exact.sin_cos(np, column, self.chunks)
 
     def sin_cos_dd(self, positions) -> np.ndarray:
         """sin and cos as double-doubles for a list of positions: (4, rows, n) planes, sin hi,
@@ -404,8 +401,9 @@ class _Rotation:
     def _resolve(self, out, suspects, first):
         index, plane = suspects // 2, suspects % 2
         row, freq = index // self.n, index % self.n
+        dtype, turns = self.spec.dtype, self.plan.turns
         values = [
-            exact.round_fraction(Fraction(exact.decimal_sin_cos(first + r, self.plan.turns[f])[p]), self.spec.dtype)
+            exact.round_fraction(Fraction(exact.decimal_sin_cos(first + r, turns[f])[p]), dtype)
             for r, f, p in zip(row.tolist(), freq.tolist(), plane.tolist())
         ]
         columns = np.where(plane == 0, self.sin_col[freq], self.cos_col[freq])
@@ -426,12 +424,12 @@ def _fast_blocks(spec: TableSpec, transient: bool = False) -> Iterator:
         return
     # when slice k is submitted, slices k - _AHEAD .. k - 1 are pending and k - _AHEAD - 1,
     # yielded last, is done with: _AHEAD + 1 buffers go round
-    ring = [np.empty((step, rotation.width), spec.format.host) for _ in range(_AHEAD + 1)] if transient else None
+    ring = [np.empty((step, rotation.width), spec.format.host) for _ in range(_AHEAD + 1)]
     pool = ThreadPoolExecutor(max_workers=_WORKERS)
     pending = deque()
     try:
         for k, start in enumerate(starts):
-            buffer = ring[k % len(ring)] if ring else None
+            buffer = ring[k % len(ring)] if transient else None
             pending.append(pool.submit(rotation.block, start, min(start + step, spec.seq_len), buffer))
             if len(pending) > _AHEAD:
                 yield pending.popleft().result()
@@ -549,7 +547,8 @@ def fill(spec: TableSpec, emit) -> None:
             errors.append(e)
             stop.set()
 
-    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in range(min(_WORKERS, len(starts)))]
+    workers = range(min(_WORKERS, len(starts)))
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
     for thread in threads:
         thread.start()
     try:
