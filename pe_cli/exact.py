@@ -130,10 +130,14 @@ def sin_cos(xp, positions, chunks):
     return _by_quadrant(xp, q, sin_hi + cos_hi * angle_lo, cos_hi - sin_hi * angle_lo)
 
 
-# Double-double sin and cos, for float64 output: the reduced angle x = a_k + t with
-# a_k = k*pi/256 from a table and |t| <= pi/512, where short series are accurate to about
-# 2**-88 relative; sin(a_k + t) and cos(a_k + t) are then assembled in double-double.
-_STEPS = 256
+# Double-double sin and cos, for float64 output and the fast path's tables: the reduced angle
+# x = a_k + t with a_k = k*pi/1024 from a table and |t| <= pi/2048, where short series in
+# double are accurate to about 2**-95 (the largest term rounded in double, t^4/24, is below
+# 2.4e-13); sin(a_k + t) and cos(a_k + t) are then assembled in double-double. The reduced
+# angle may pass pi/4 by up to 2*pi*2**-10 (its chunks beyond the second are not reduced):
+# _MARGIN more steps on each side.
+_STEPS = 1024
+_MARGIN = 4
 
 
 def _dd(value: Decimal) -> tuple[float, float]:
@@ -143,11 +147,11 @@ def _dd(value: Decimal) -> tuple[float, float]:
 
 @functools.cache
 def _step_table() -> np.ndarray:
-    """k*pi/256, sin and cos of it, as double-double pairs, for k = -64 .. 64."""
+    """k*pi/1024, sin and cos of it, as double-double pairs, for |k| <= 256 + _MARGIN."""
     rows = []
     with localcontext() as ctx:
         ctx.prec = 50
-        for k in range(-_STEPS // 4, _STEPS // 4 + 1):
+        for k in range(-_STEPS // 4 - _MARGIN, _STEPS // 4 + _MARGIN + 1):
             a = PI * k / _STEPS
             s, c = _taylor_sin_cos(a)
             rows.append((*_dd(a), *_dd(s), *_dd(c)))
@@ -183,7 +187,8 @@ def sin_cos_dd(xp, positions, chunks):
     if xp is not np:
         table = xp.from_numpy(table).to(angle.device)
     k = xp.round(angle * (_STEPS / math.pi))
-    index = (k + _STEPS // 4).long() if xp is not np else (k + _STEPS // 4).astype(np.int64)
+    first = _STEPS // 4 + _MARGIN
+    index = (k + first).long() if xp is not np else (k + first).astype(np.int64)
     a_hi, a_lo, sa_hi, sa_lo, ca_hi, ca_lo = (row[index] for row in table)
     t_hi, t_lo = _fast_two_sum(angle - a_hi, angle_lo - a_lo)  # angle - a_hi is exact
     # t^2 in double-double; the series' leading terms in double-double, the rest in double
@@ -197,16 +202,8 @@ def sin_cos_dd(xp, positions, chunks):
     w_hi, w_lo = _fast_two_sum(-sixth_hi, sin_tail - sixth_lo)
     one_w_hi, one_w_lo = _fast_two_sum(1.0, w_hi)
     st_hi, st_lo = _dd_mul(t_hi, t_lo, one_w_hi, one_w_lo + w_lo)  # sin t = t (1 + w)
-    # cos t = 1 + v: t^4/24 (up to 6e-11) in double-double too, or its rounding would cost
-    # 2**-85 absolute
-    q_hi, q_lo = _two_prod(tt_hi, tt_hi)
-    q_lo = q_lo + 2 * tt_hi * tt_lo
-    f_hi = q_hi / 24
-    p, e = _two_prod(f_hi, 24.0)
-    f_lo = ((q_hi - p) - e + q_lo) / 24
-    cos_tail = -t2 * t2 * t2 * (1 / 720 - t2 / 40320)
-    v_hi, v_lo = _fast_two_sum(-0.5 * tt_hi, f_hi)
-    v_lo = v_lo + (f_lo - 0.5 * tt_lo + cos_tail)
+    cos_tail = t2 * t2 * (1 / 24 - t2 * (1 / 720 - t2 / 40320))
+    v_hi, v_lo = _fast_two_sum(-0.5 * tt_hi, cos_tail - 0.5 * tt_lo)
     ct_hi, ct_lo = _fast_two_sum(1.0, v_hi)
     ct_lo = ct_lo + v_lo  # cos t = 1 + v
     # sin(a + t) = sin a cos t + cos a sin t; cos(a + t) = cos a cos t - sin a sin t
