@@ -370,6 +370,11 @@ class _Rotation:
         )
         rows = _SLICE_BYTES // (self.width * np.dtype(fmt.host).itemsize)
         self.slice_rows = 1 << (min(max(rows, _FINE), _GROUP).bit_length() - 1)  # divides _GROUP
+        self.starts = range(0, spec.seq_len, self.slice_rows)  # the first row of each slice
+
+    def buffer(self) -> np.ndarray:
+        """Room for one slice, to hand to `block` again and again."""
+        return np.empty((self.slice_rows, self.width), self.spec.format.host)
 
     def _anchor(self, row: int) -> np.ndarray:
         """The anchor of the group starting at `row`: (4, n) double-double planes."""
@@ -384,9 +389,10 @@ class _Rotation:
                     self.anchors.pop(old, None)
         return np.ascontiguousarray(anchors[:, index])
 
-    def block(self, start: int, stop: int, out=None) -> np.ndarray:
-        """Rows start..stop, within one group, start a multiple of _FINE."""
+    def block(self, start: int, out=None) -> np.ndarray:
+        """The slice starting at row `start` (one of self.starts), in `out` when given."""
         spec, n = self.spec, self.n
+        stop = min(start + self.slice_rows, spec.seq_len)
         rows, group = stop - start, start - start % _GROUP
         out = np.empty((rows, self.width), dtype=spec.format.host) if out is None else out[:rows]
         scratch = np.empty(4 * n)  # the coarse step's sin and cos, one row of narrow results
@@ -425,20 +431,17 @@ def _fast_blocks(spec: TableSpec, transient: bool = False) -> Iterator:
     from concurrent.futures import ThreadPoolExecutor
 
     rotation = _Rotation(spec)
-    step = rotation.slice_rows
-    starts = range(0, spec.seq_len, step)
-    if len(starts) == 1:
-        yield rotation.block(0, spec.seq_len)
+    if len(rotation.starts) == 1:
+        yield rotation.block(0)
         return
     # when slice k is submitted, slices k - _AHEAD .. k - 1 are pending and k - _AHEAD - 1,
     # yielded last, is done with: _AHEAD + 1 buffers go round
-    ring = [np.empty((step, rotation.width), spec.format.host) for _ in range(_AHEAD + 1)]
+    ring = [rotation.buffer() for _ in range(_AHEAD + 1)] if transient else None
     pool = ThreadPoolExecutor(max_workers=_WORKERS)
     pending = deque()
     try:
-        for k, start in enumerate(starts):
-            buffer = ring[k % len(ring)] if transient else None
-            pending.append(pool.submit(rotation.block, start, min(start + step, spec.seq_len), buffer))
+        for k, start in enumerate(rotation.starts):
+            pending.append(pool.submit(rotation.block, start, ring[k % len(ring)] if ring else None))
             if len(pending) > _AHEAD:
                 yield pending.popleft().result()
         while pending:
@@ -540,22 +543,20 @@ def fill(spec: TableSpec, emit) -> None:
             first += len(block)
         return
     rotation = _Rotation(spec)
-    step = rotation.slice_rows
-    starts = range(0, spec.seq_len, step)
     stop, errors = threading.Event(), []
 
     def work(worker: int) -> None:
-        buffer = np.empty((step, rotation.width), spec.format.host)
+        buffer = rotation.buffer()
         try:
-            for start in starts[worker::_WORKERS]:
+            for start in rotation.starts[worker::_WORKERS]:
                 if stop.is_set():
                     return
-                emit(start, rotation.block(start, min(start + step, spec.seq_len), buffer))
+                emit(start, rotation.block(start, buffer))
         except BaseException as e:  # noqa: BLE001 - handed to the calling thread
             errors.append(e)
             stop.set()
 
-    workers = range(min(_WORKERS, len(starts)))
+    workers = range(min(_WORKERS, len(rotation.starts)))
     threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
     for thread in threads:
         thread.start()
