@@ -6,8 +6,8 @@ from setuptools import Extension, setup
 setup(
     ext_modules=[
         Extension(
-            "pe_cli._rotate",
-            ["pe_cli/_rotate.c"],
+            "pe_cli.numerics._rotate",
+            ["pe_cli/numerics/_rotate.c"],
             extra_compile_args=["-O3"],
             optional=True,
         )

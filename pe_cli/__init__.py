@@ -5,25 +5,16 @@
     >>> table.numpy().shape
     (1024, 512)
 
-The names below are loaded on first use, so `import pe_cli` (and `pe-cli --help`) stays fast.
+The names below are loaded on first use, so that `import pe_cli` (and `pe-cli --help`) does
+not load numpy or torch.
 """
 
-__version__ = "0.1.0"
+from .core.version import __version__
 
-_EXPORTS = {
-    "build": "engine",
-    "blocks": "engine",
-    "Table": "engine",
-    "TableSpec": "spec",
-    "CONVENTIONS": "conventions",
-    "SEED_VARIANTS": "variants",
-    "LIBRARY_VARIANTS": "variants",
-    "VARIANT_NAMES": "spec",
-    "PeError": "errors",
-    "write": "io",
-}
-
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "__version__", "build", "blocks", "Table", "TableSpec", "FAMILIES", "VARIANT_NAMES", "PeError",
+    "write", "read",
+]
 
 
 def main() -> None:
@@ -33,37 +24,34 @@ def main() -> None:
     if sys.argv[1:] == ["--version"]:
         print(f"pe-cli {__version__}")
         return
-    _defer_markdown()
-    from .cli import app
+    from .cli.app import app
 
     app()
 
 
-def _defer_markdown() -> None:
-    """typer's help imports rich.markdown, and with it markdown-it (0.1 s of a 0.3 s --help),
-    for its "markdown" markup mode, which pe-cli does not use. In the pe-cli process only,
-    a stand-in class loads the real one the first time it is used."""
-    import sys
-    import types
-
-    if "rich.markdown" in sys.modules:
-        return
-
-    class Markdown:
-        def __new__(cls, *args, **kwargs):
-            del sys.modules["rich.markdown"]
-            from rich.markdown import Markdown as real
-
-            return real(*args, **kwargs)
-
-    stand_in = types.ModuleType("rich.markdown")
-    stand_in.Markdown = Markdown
-    sys.modules["rich.markdown"] = stand_in
-
-
 def __getattr__(name: str):
-    if name in _EXPORTS:
-        from importlib import import_module
+    if name in ("build", "blocks", "Table"):
+        from . import engine
 
-        return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+        return getattr(engine, name)
+    if name == "TableSpec":
+        from .spec import TableSpec
+
+        return TableSpec
+    if name in ("FAMILIES", "VARIANT_NAMES"):
+        from . import families
+
+        return getattr(families, name)
+    if name == "PeError":
+        from .core.errors import PeError
+
+        return PeError
+    if name == "write":
+        from .io.write import write
+
+        return write
+    if name == "read":
+        from .io.read import read
+
+        return read
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""The one renderer: what pe-cli shows a person, with rich.
+"""The one renderer: what pe-cli shows a person, with rich: summaries, windows, heatmaps,
+facts, comparisons, identifications, the progress bar and JSON.
 
 Colour and styles follow rich's own rules: none when the stream is not a terminal or when
 NO_COLOR is set.
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import sys
 
-from .engine import gib
-from .metrics import Summary
+from .analysis.metrics import Summary
+from .core.limits import gib
+from .families import FAMILIES, find_variant
 from .spec import TableSpec
 
 
@@ -39,19 +41,13 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     params = Table.grid(padding=(0, 2))
     params.add_column(style="bold", no_wrap=True)
     params.add_column(overflow="fold")
-    from .variants import LIBRARY_VARIANTS
-
-    variant = spec.variant
-    if spec.variant in LIBRARY_VARIANTS:
-        variant += f" ({LIBRARY_VARIANTS[spec.variant].source})"
-    elif spec.variant != "exact":
-        variant += f" (computed in {spec.compute_dtype or 'float32'})"
+    variant = find_variant(spec)
     rows = [
         ("shape", " x ".join(map(str, spec.dims)) + f"  ({spec.shape}, {gib(spec.nbytes)})"),
         ("dtype", spec.dtype),
         ("device", device),
-        ("variant", variant),
-        *table_settings(spec),
+        ("variant", spec.variant if variant is None else variant.label(spec)),
+        *FAMILIES[spec.family].settings(spec),
     ]
     rows += [
         ("time", f"{seconds * 1000:.1f} ms"),
@@ -65,40 +61,9 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     out.print(_corners(spec, facts))
 
 
-def table_settings(spec: TableSpec) -> list[tuple[str, str]]:
-    """The parameters that define a table of the spec's family, as (label, value) lines."""
-    lines = [("family", f"{spec.family}, {spec.part}")] if spec.family != "sinusoidal" else []
-    lines.append(("convention", spec.convention))
-    if spec.family == "alibi":
-        lines.append(("heads", str(spec.heads)))
-        return lines + ([("positions", f"0 .. {spec.seq_len - 1}")] if spec.part != "slopes" else [])
-    lines.append(("base", f"{spec.base:g}"))
-    if spec.family == "sincos2d":
-        rows, cols = spec.grid
-        return lines + [("grid", f"{rows} x {cols} patches" + (" and a class row" if spec.cls_token else ""))]
-    lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
-    if spec.padding_idx is not None:
-        lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
-    if spec.family == "rope":
-        lines.append(("rope", ", ".join(f"{k}={v}" for k, v in spec.rope) or "rope_type=default"))
-    return lines
-
-
 def row_label(spec: TableSpec | None):
-    """Row index -> its label: the position, (head, query) for ALiBi, (y, x) for 2-D grids."""
-    if spec is None:
-        return str
-    if spec.part in ("inv_freq", "slopes"):
-        return lambda i: "-"
-    if spec.family == "alibi":
-        return lambda i: f"h{i // spec.seq_len} q{i % spec.seq_len}"
-    if spec.family == "sincos2d":
-        def patch(i: int) -> str:
-            k = i - spec.cls_token
-            return "cls" if k < 0 else f"({k // spec.grid[1]},{k % spec.grid[1]})"
-
-        return patch
-    return lambda i: str(spec.offset + i)
+    """Row index -> its label: the position, or what the family calls its rows."""
+    return str if spec is None else FAMILIES[spec.family].row_label(spec)
 
 
 def _corners(spec: TableSpec, facts: Summary):
@@ -278,9 +243,9 @@ def facts(report: dict) -> None:
     out = console()
     out.print(grid)
     if report.get("frequencies"):
-        rotary = "columns" in report["frequencies"][0]
+        listed = "columns" in report["frequencies"][0]
         table = Table(title="frequencies", title_justify="left", show_edge=False, pad_edge=False)
-        heads = ("i", "columns") if rotary else ("i", "sin col", "cos col")
+        heads = ("i", "columns") if listed else ("i", "sin col", "cos col")
         for name in (*heads, "frequency w_i", "wavelength 2π/w_i"):
             table.add_column(name, justify="right")
         shown = report["frequencies"]
@@ -290,8 +255,10 @@ def facts(report: dict) -> None:
             if f is None:
                 table.add_row(*["…"] * len(table.columns))
                 continue
-            if rotary:
-                where = [", ".join(map(str, f["columns"]))]
+            if listed:
+                columns = f["columns"]
+                where = [", ".join(f"{k} {v}" for k, v in columns.items()) if isinstance(columns, dict)
+                         else ", ".join(map(str, columns))]
             else:
                 where = [str(f["sin_column"]), "-" if f["cos_column"] is None else str(f["cos_column"])]
             table.add_row(str(f["index"]), *where, f"{f['frequency']:.9g}", f"{f['wavelength']:.6g}")
@@ -331,24 +298,15 @@ def _within(difference) -> str:
     return "" if difference.within is None else ("yes" if difference.within else "NO")
 
 
-def seed_report(rows, spec, compute: str | None) -> None:
-    """Seed formulas (or a family's library and precision recipes) against the exact table,
-    worst first, and their error by position band."""
+def audit(result) -> None:
+    """A family's formulas (the seed recipes; libraries and precision recipes) against the exact
+    table, worst first, and their error by position band."""
     from rich.table import Table
 
+    rows = result.rows
     threshold = rows[0][1].threshold if rows else 0.0
-    if spec.family == "sinusoidal":
-        what, ulps = f"seed formulas computed in {compute or 'float32'}", compute or "float32"
-        settings = f"positions {spec.offset}..{spec.last_position}, base {spec.base:g}"
-    else:
-        what, ulps = f"{spec.family} libraries and precision recipes", "float32"
-        settings = ", ".join(f"{k} {v}" for k, v in table_settings(spec) if k != "family")
-        settings = f"{spec.part}, {settings}"
-    table = Table(
-        title=f"{what} vs the exact table (d_model={spec.d_model}, {settings})",
-        title_justify="left", show_edge=False, pad_edge=False,
-    )
-    for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({ulps})",
+    table = Table(title=result.title, title_justify="left", show_edge=False, pad_edge=False)
+    for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({result.ulps})",
                  "worst at (p, d)", f"first p with |err| > {threshold:g}"):
         table.add_column(name, justify="right" if name != "variant" else "left", overflow="fold")
     tolerance = any(d.within is not None for _, d in rows)
@@ -399,9 +357,10 @@ def comparison(result) -> None:
         out.print(f"- {finding}", highlight=False, markup=False)
 
 
-def identification(target, candidates) -> None:
+def identification(result) -> None:
     from rich.table import Table
 
+    target, candidates = result.target, result.candidates
     out = console()
     if not candidates:
         out.print(f"{target.label}: no built-in convention explains this table "
@@ -410,9 +369,7 @@ def identification(target, candidates) -> None:
     best = candidates[0]
     d = best.difference
     spec = best.spec
-    where = f"base {spec.base:g}, first position {spec.offset}"
-    if spec.family != "sinusoidal":
-        where = ", ".join(f"{k} {v}" for k, v in table_settings(spec) if k not in ("family", "convention"))
+    where = FAMILIES[spec.family].identity(spec)
     if d.identical:
         how = f"bit for bit ({target.dtype})"
     else:
@@ -433,3 +390,15 @@ def identification(target, candidates) -> None:
                       "yes" if c.difference.identical else "no", _e(c.difference.max_abs),
                       f"{c.difference.max_ulps:.4g}")
     out.print(table)
+
+
+def result(found) -> None:
+    """A compare result, whichever mode made it."""
+    from .analysis.compare import Audit, Comparison
+
+    if isinstance(found, Audit):
+        audit(found)
+    elif isinstance(found, Comparison):
+        comparison(found)
+    else:
+        identification(found)

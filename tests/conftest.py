@@ -15,7 +15,7 @@ def cli():
     """Run the CLI in-process; returns (exit_code, stdout bytes, stderr text)."""
     from typer.testing import CliRunner
 
-    from pe_cli.cli import app
+    from pe_cli.cli.app import app
 
     runner = CliRunner()
 

@@ -135,8 +135,8 @@ def test_auto_device_picks_what_is_here(cli):
 
 
 def test_debug_variable_shows_the_traceback(monkeypatch):
-    from pe_cli.cli import app
-    from pe_cli.errors import BadInput
+    from pe_cli.cli.app import app
+    from pe_cli.core.errors import BadInput
 
     monkeypatch.setenv("PE_CLI_DEBUG", "1")
     with pytest.raises(BadInput):
@@ -151,7 +151,7 @@ def test_version_and_help(cli):
 
 def test_help_does_not_import_torch_or_numpy():
     probe = (
-        "import sys; from pe_cli.cli import app\n"
+        "import sys; from pe_cli.cli.app import app\n"
         "try: app(['generate', '--help'])\n"
         "except SystemExit: pass\n"
         "print(sorted(m for m in ('torch', 'numpy') if m in sys.modules), file=sys.stderr)"

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from pe_cli import engine, exact
-from pe_cli.dtypes import host_bits, host_float
+from pe_cli import engine
+from pe_cli.numerics import exact, fast
+from pe_cli.core.dtypes import host_bits, host_float
 from pe_cli.engine import _kernel_blocks, build
 from pe_cli.spec import TableSpec
 
@@ -126,15 +127,15 @@ FAST = [
 ]
 
 
-@pytest.mark.skipif(engine._rotate is None, reason="the C fast path was not built")
+@pytest.mark.skipif(fast._rotate is None, reason="the C fast path was not built")
 @pytest.mark.parametrize("convention,d,offset,length,padding", FAST)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_fast_path_is_bit_identical_to_the_exact_kernel(convention, d, offset, length, padding, dtype):
     spec = TableSpec(d_model=d, seq_len=length, offset=offset, convention=convention,
                      padding_idx=padding, dtype=dtype)
-    fast = np.concatenate(list(engine._fast_blocks(spec)))
+    fast_path = np.concatenate(list(engine._fast_blocks(spec, engine._fast_columns(spec, "cpu"))))
     kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=2048)))
-    assert np.array_equal(fast, kernel)
+    assert np.array_equal(fast_path, kernel)
 
 
 def _midpoints(dtype):
@@ -153,7 +154,7 @@ def _midpoints(dtype):
     return points + [(-m, q) for m, q in points]
 
 
-@pytest.mark.skipif(engine._rotate is None, reason="the C fast path was not built")
+@pytest.mark.skipif(fast._rotate is None, reason="the C fast path was not built")
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
     """The kernel rotates fine-table values by an exact identity here, so each output is a
@@ -179,8 +180,8 @@ def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
     fmt = TableSpec(d_model=2, seq_len=1, dtype=dtype).format
     out = np.zeros((1, 2 * n), dtype=fmt.host)
     suspects = np.zeros(4 * n, dtype=np.int64)
-    count = engine._rotate.rotate_block(
-        out, engine._FAST_KINDS[dtype], fmt.precision, fmt.min_exponent, 1, 2 * n, n, 1, 1, 0,
+    count = fast._rotate.rotate_block(
+        out, fast.KINDS[dtype], fmt.precision, fmt.min_exponent, 1, 2 * n, n, 1, 1, 0,
         identity, identity, fine, np.arange(n, dtype=np.int32),
         np.arange(n, 2 * n, dtype=np.int32), np.empty(0, dtype=np.int32), np.empty(4 * n), suspects,
     )
@@ -198,6 +199,6 @@ def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
 def test_without_the_c_extension_the_numpy_path_gives_the_same_table(monkeypatch):
     spec = TableSpec(d_model=64, seq_len=5000, offset=99)
     with_c = build(spec).numpy()
-    monkeypatch.setattr(engine, "_rotate", None)
-    assert not engine.fast_path_available(spec, "cpu")
+    monkeypatch.setattr(fast, "_rotate", None)
+    assert engine._fast_columns(spec, "cpu") is None
     assert np.array_equal(build(spec).numpy(), with_c)

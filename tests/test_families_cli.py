@@ -14,11 +14,11 @@ def test_export_rope_writes_cos_and_sin_with_their_parameters(cli, tmp_path):
     assert code == 0, err
     tensors = load_file(str(path))
     assert sorted(tensors) == ["cos", "sin"] and tensors["cos"].shape == (100, 64)
-    from pe_cli.io import read
+    from pe_cli.io.read import read
 
     loaded = read(f"{path}:sin")
     assert loaded.spec.family == "rope" and loaded.spec.part == "sin"
-    assert loaded.spec.rope_parameters == {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
+    assert dict(loaded.spec.rope) == {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}
     # yarn's attention factor 0.1 ln 4 + 1 scales row 0 of cos
     assert tensors["cos"][0, 0] == np.float32(0.1 * np.log(4) + 1)
 

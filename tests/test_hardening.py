@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pe_cli.conventions import CONVENTIONS
-from pe_cli.dtypes import DTYPE_NAMES
+from pe_cli.families.sinusoidal import CONVENTIONS
+from pe_cli.core.dtypes import DTYPE_NAMES
 from pe_cli.spec import SHAPES, VARIANT_NAMES, TableSpec
 
 from . import reference
@@ -147,7 +147,7 @@ def test_huge_sizes_are_refused_before_allocating(cli, tmp_path):
 @pytest.fixture(scope="module")
 def valid_files(tmp_path_factory):
     """A .npy and a two-tensor .safetensors written by pe-cli, as bytes."""
-    from pe_cli import io as pe_io
+    from pe_cli.io import write as pe_io
 
     folder = tmp_path_factory.mktemp("valid")
     spec = TableSpec(d_model=8, seq_len=6)
@@ -323,7 +323,6 @@ def test_errors_never_show_a_traceback_even_for_bugs(cli, monkeypatch):
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(engine, "_exact_blocks", broken, raising=False)
     monkeypatch.setattr(engine, "_kernel_blocks", broken)
     monkeypatch.setattr(engine, "_fast_blocks", broken)
     code, out, err = cli("generate", "-d", "8", "-l", "4")
@@ -332,10 +331,12 @@ def test_errors_never_show_a_traceback_even_for_bugs(cli, monkeypatch):
 
 def test_files_too_large_for_memory_are_refused_before_reading(cli, tmp_path, monkeypatch):
     from pe_cli import engine
+    from pe_cli.io import read
 
     path = tmp_path / "table.npy"
     np.save(path, np.zeros((1000, 64), np.float32))
-    monkeypatch.setattr(engine, "available_memory", lambda: 100_000)  # a 100 kB machine
+    for module in (engine, read):
+        monkeypatch.setattr(module, "available_memory", lambda: 100_000)  # a 100 kB machine
     for command in (["show", path], ["compare", path]):
         code, out, err = cli(*command)
         _one_line_error(code, out, err)

@@ -10,9 +10,10 @@ from safetensors import safe_open
 from safetensors.numpy import load_file as load_numpy
 from safetensors.torch import load_file as load_torch
 
-from pe_cli import engine, io as pe_io
+from pe_cli.io import write as pe_io
+from pe_cli.numerics import fast
 from pe_cli.engine import build
-from pe_cli.errors import BadInput, OutputError
+from pe_cli.core.errors import BadInput, OutputError
 from pe_cli.spec import TableSpec
 
 SPEC = TableSpec(d_model=12, seq_len=40, offset=3)
@@ -67,7 +68,7 @@ def test_text_formats_one_row_per_position(tmp_path, fmt, sep):
 def test_raw_is_the_bytes_the_checksum_names(tmp_path):
     import hashlib
 
-    from pe_cli.metrics import summarize
+    from pe_cli.analysis.metrics import summarize
 
     path = tmp_path / "pe.raw"
     written = pe_io.write(str(path), SPEC)
@@ -83,7 +84,7 @@ def test_files_written_by_position_hold_the_same_bytes_as_the_stream(tmp_path, m
     bytes in order. Small slices, so that there are many and both threads write."""
     import io
 
-    monkeypatch.setattr(engine, "_SLICE_BYTES", 1024)
+    monkeypatch.setattr(fast, "SLICE_BYTES", 1024)
     tables = {"pe": TableSpec(d_model=12, seq_len=1000, offset=7)}
     if fmt == "safetensors":
         tables |= {
@@ -112,15 +113,15 @@ def test_existing_file_needs_force(tmp_path):
 
 def _fail_at_slice(monkeypatch, index: int, error: BaseException) -> None:
     """The fast path's slice `index` raises `error` (in a worker thread); slices of 64 rows."""
-    real = engine._Rotation.block
+    real = fast.Rotation.block
 
     def block(self, start, *args):
         if start == 64 * index:
             raise error
         return real(self, start, *args)
 
-    monkeypatch.setattr(engine._Rotation, "block", block)
-    monkeypatch.setattr(engine, "_SLICE_BYTES", 64 * 12 * 4)
+    monkeypatch.setattr(fast.Rotation, "block", block)
+    monkeypatch.setattr(fast, "SLICE_BYTES", 64 * 12 * 4)
 
 
 @pytest.mark.parametrize("suffix", [".npy", ".safetensors", ".csv"])  # placed, placed, in order

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from pe_cli.engine import build
-from pe_cli.errors import BadInput
+from pe_cli.core.errors import BadInput
 from pe_cli.spec import TableSpec
 
 

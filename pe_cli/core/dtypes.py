@@ -66,3 +66,37 @@ def host_float(values, dtype: str):
     if dtype == "bfloat16":
         return (bits.astype(np.uint32) << 16).view(np.float32)
     return bits
+
+
+def cast_exact(values, dtype: str):
+    """float64 values that already lie on dtype's grid, in dtype (exact: no rounding happens);
+    numpy arrays stay numpy (bfloat16 as uint16 bits), torch tensors stay torch."""
+    import numpy as np
+
+    if not isinstance(values, np.ndarray):
+        return values.to(torch_dtype(dtype))
+    if dtype == "bfloat16":
+        return (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return values.astype(dtype)
+
+
+def as_torch(block, dtype: str):
+    """A host block (numpy, bfloat16 as bits) as a torch tensor; a tensor as it is."""
+    import numpy as np
+    import torch
+
+    if not isinstance(block, np.ndarray):
+        return block
+    if dtype == "bfloat16":
+        return torch.from_numpy(block.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(block)
+
+
+def ulp(reference, dtype: str):
+    """The spacing of dtype's values at each reference value (its unit in the last place)."""
+    import numpy as np
+
+    fmt = FORMATS[dtype]
+    _, exponent = np.frexp(np.abs(reference))  # |x| = m * 2**e, 0.5 <= m < 1
+    exponent = np.where(reference == 0, fmt.min_exponent + fmt.precision, exponent)
+    return np.ldexp(1.0, np.maximum(exponent - fmt.precision, fmt.min_exponent))

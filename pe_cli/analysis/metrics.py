@@ -1,17 +1,19 @@
-"""Facts about a table, gathered block by block as it streams past."""
+"""The figures pe-cli prints about tables: a built table's summary (gathered block by block as
+it streams past), how one table differs from another, and the facts `show` reports."""
 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from .dtypes import host_bits, host_float
-from .engine import blocks, prepare
-from .errors import BadInput
-from .spec import TableSpec
+from ..core.dtypes import host_bits, host_float, ulp
+from ..core.errors import BadInput
+from ..engine import blocks, prepare
+from ..families import FAMILIES
+from ..spec import TableSpec
 
 CORNER = 4  # rows and columns of each corner kept for the summary
 
@@ -64,16 +66,6 @@ def summarize(spec: TableSpec) -> tuple[Summary, float, str]:
     for block in blocks(spec, transient=True):
         facts.update(block)
     return facts, time.perf_counter() - started, device
-
-
-def ulp(reference: np.ndarray, dtype: str) -> np.ndarray:
-    """The spacing of dtype's values at each reference value (its unit in the last place)."""
-    from .dtypes import FORMATS
-
-    fmt = FORMATS[dtype]
-    _, exponent = np.frexp(np.abs(reference))  # |x| = m * 2**e, 0.5 <= m < 1
-    exponent = np.where(reference == 0, fmt.min_exponent + fmt.precision, exponent)
-    return np.ldexp(1.0, np.maximum(exponent - fmt.precision, fmt.min_exponent))
 
 
 def position_bands(length: int) -> list[tuple[int, int]]:
@@ -141,7 +133,8 @@ def difference(candidate, reference, dtype, first_position=0, threshold=1e-4, at
 
 
 def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict:
-    """What `show` reports about a 2-D table: size, range, row norms, frequencies."""
+    """What `show` reports about a 2-D table: size, range, row norms, and for a built table
+    what its family adds (frequencies with their columns, positions)."""
     import math
 
     rows, d = values.shape
@@ -156,8 +149,7 @@ def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict
         "row_norms": {"min": float(norms.min()), "max": float(norms.max()),
                       "zero_rows": zero_rows[:20].tolist()},
     }
-    pairs = spec is None or spec.family in ("sinusoidal", "sincos2d")
-    if d % 2 == 0 and pairs:
+    if d % 2 == 0 and (spec is None or FAMILIES[spec.family].paired_columns):
         # every sin/cos pair adds sin^2 + cos^2 = 1: an ideal row has norm sqrt(d/2)
         expected = math.sqrt(d / 2)
         live = np.ones(rows, bool)
@@ -168,37 +160,6 @@ def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict
             "max_deviation": float(deviation.max(initial=0.0)),
             "rows_off_by_1e-3": int(np.count_nonzero(deviation > 1e-3)),
         })
-    if spec is not None and spec.family == "rope":
-        from .engine import family_frequencies
-
-        frequencies, attention = family_frequencies(spec)
-        n = len(frequencies)
-        report["attention_factor"] = float(attention)
-        report["frequencies"] = [
-            {
-                "index": i,
-                "columns": [i, i + n] if spec.convention == "half" else [2 * i, 2 * i + 1],
-                "frequency": float(w),
-                "wavelength": 2 * math.pi / float(w),
-            }
-            for i, w in enumerate(frequencies)
-        ] if spec.part != "inv_freq" else []
-        report["positions"] = [spec.offset, spec.last_position]
-    if spec is not None and spec.family == "sinusoidal":
-        from .conventions import CONVENTIONS
-
-        convention = CONVENTIONS[spec.convention]
-        exponents = convention.exponents(spec.d_model)
-        sin_col, cos_col, _ = convention.columns(spec.d_model)
-        report["frequencies"] = [
-            {
-                "index": i,
-                "sin_column": int(sin_col[i]),
-                "cos_column": int(cos_col[i]) if cos_col[i] >= 0 else None,
-                "frequency": spec.base ** -float(e),
-                "wavelength": 2 * math.pi / spec.base ** -float(e),
-            }
-            for i, e in enumerate(exponents)
-        ]
-        report["positions"] = [spec.offset, spec.last_position]
+    if spec is not None:
+        report.update(FAMILIES[spec.family].facts(spec))
     return report

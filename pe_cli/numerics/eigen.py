@@ -16,6 +16,8 @@ from decimal import Decimal, localcontext
 
 import numpy as np
 
+from .frequencies import PI
+
 F32 = np.float32
 
 
@@ -40,8 +42,6 @@ def exp(x: np.ndarray) -> np.ndarray:
 
 def _two_over_pi_windows() -> np.ndarray:
     """32-bit windows, at 8-bit steps, over the first 24 bytes of 1/(2 pi) in binary."""
-    from .exact import PI
-
     with localcontext() as ctx:
         ctx.prec = 80
         stream = int(Decimal(1) / (2 * PI) * (Decimal(2) ** 192)).to_bytes(24, "big")

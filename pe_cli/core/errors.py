@@ -1,4 +1,4 @@
-"""The project's own exception types; the CLI maps them to exit codes in one place."""
+"""The project's own exception types; the command line maps them to exit codes in one place."""
 
 
 class PeError(Exception):

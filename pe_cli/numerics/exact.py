@@ -28,33 +28,17 @@ from fractions import Fraction
 
 import numpy as np
 
-from .dtypes import FORMATS
-from .spec import POSITION_BITS
+from ..core.dtypes import FORMATS
+from ..core.limits import POSITION_BITS
+from .frequencies import DIGITS as _DIGITS
+from .frequencies import PI
 
 CHUNK_BITS = 53 - POSITION_BITS
 CHUNKS = 6  # w/(2*pi) to 2**-126: p * truncation < 2**-94 turns
-_DIGITS = 70
 
-# pi to 80 digits (a constant, not a computation)
-PI = Decimal(
-    "3.1415926535897932384626433832795028841971693993751058209749445923078164062862089986"
-)
 _TWO_PI_HI = float(2 * PI)
 _TWO_PI_LO = float(2 * PI - Decimal(_TWO_PI_HI))
 _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's split for float64
-
-
-def angular_frequencies(exponents: list[Fraction], base: float, scale: float = 1.0) -> list[Decimal]:
-    """w_i = scale * (base/scale)**(-e_i) to 70 digits, for the exact float64 values of base
-    and scale (scale is tensor2tensor's min_timescale, 1 everywhere else)."""
-    with localcontext() as ctx:
-        ctx.prec = _DIGITS
-        log_scale = Decimal(scale).ln()
-        log_ratio = Decimal(base).ln() - log_scale
-        return [
-            (log_scale - (Decimal(e.numerator) / Decimal(e.denominator)) * log_ratio).exp()
-            for e in exponents
-        ]
 
 
 def turns(frequencies: list[Decimal]) -> list[Decimal]:

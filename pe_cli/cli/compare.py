@@ -1,0 +1,31 @@
+"""`pe-cli compare`: a family's formulas against the exact table, A against B, or what a file is."""
+
+from typing import Annotated, Optional
+
+import typer
+
+from .options import OUTPUT, JsonOpt, table_options
+
+
+@table_options(from_file=("d_model", "seq_len"), skip=("variant", "dtype", "shape", "device"))
+def compare(
+    a: Annotated[Optional[str], typer.Argument(help="A file, or a table spec VARIANT\\[:CONVENTION]\\[:DTYPE].")] = None,
+    b: Annotated[Optional[str], typer.Argument(help="The table to compare A with \\[default: the exact table].")] = None,
+    atol: Annotated[Optional[float], typer.Option(help="Absolute tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT)] = None,
+    rtol: Annotated[Optional[float], typer.Option(help="Relative tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT)] = None,
+    json: JsonOpt = False,
+    table: dict = None,
+) -> None:
+    """The seed formulas (for the other families, their libraries and precision recipes) vs
+    the exact table with no arguments; A vs B with a diagnosis; or identify the table in a
+    FILE. With --atol/--rtol exit 1 when out of tolerance."""
+    from .. import render
+    from ..analysis.compare import run
+
+    report = run(a, b, table, atol, rtol)
+    if json:
+        render.as_json(report.result.to_json())
+    else:
+        render.result(report.result)
+    if report.failed:
+        raise typer.Exit(1)

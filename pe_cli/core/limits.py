@@ -1,0 +1,27 @@
+"""Limits every table obeys, and what this machine has room for."""
+
+from __future__ import annotations
+
+import os
+
+# The exact engine multiplies positions by 21-bit pieces of each frequency in float64; below
+# 2**32 every such product is exact (numerics/exact.py).
+POSITION_BITS = 32
+MAX_POSITION = 2**POSITION_BITS - 1
+
+
+def available_memory() -> int:
+    """Bytes of memory this process can still allocate without swapping (MemAvailable)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def gib(nbytes: float) -> str:
+    """A size for a person: '2.00 GiB', '48.0 MiB'."""
+    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"

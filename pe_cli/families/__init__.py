@@ -1,0 +1,46 @@
+"""The registry of families: one line each. Everything above this layer finds a family, its
+conventions, parts, parameters and variants here, never by name in its own code.
+
+A family is one module (sinusoidal.py, rope.py, ...) that makes one `Family` (base.py).
+"""
+
+from __future__ import annotations
+
+from . import alibi, rope, sincos2d, sinusoidal
+from .base import Family, Variant
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        sinusoidal.FAMILY,
+        rope.FAMILY,
+        alibi.FAMILY,
+        sincos2d.FAMILY,
+    )
+}
+DEFAULT_FAMILY = next(iter(FAMILIES))
+
+
+def _names(collection) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(name for family in FAMILIES.values() for name in collection(family)))
+
+
+VARIANT_NAMES = ("exact", *_names(lambda family: family.variants))
+CONVENTION_NAMES = _names(lambda family: family.conventions)
+PART_NAMES = _names(lambda family: family.parts)
+
+
+def families_of_variant(name: str) -> list[str]:
+    """The families that have a variant of this name (one name may serve several families:
+    a library's 1-D, 2-D and 3-D tables)."""
+    return [family.name for family in FAMILIES.values() if name in family.variants]
+
+
+def find_variant(spec) -> Variant | None:
+    """The variant a spec names, or None for the exact table."""
+    return FAMILIES[spec.family].variants.get(spec.variant)
+
+
+def family_params():
+    """(family name, Param) for every family's parameters, in registry order."""
+    return [(family.name, param) for family in FAMILIES.values() for param in family.params]

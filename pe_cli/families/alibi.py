@@ -1,0 +1,206 @@
+"""The alibi family: the head slopes of Press et al. (2022) and the attention biases they imply,
+-m_h * (i - j) for keys j <= query i (causal) or -m_h * |i - j| (symmetric).
+
+Each bias is rounded once from its exact value: the distance times the slope as a double-double
+product, the few elements that product cannot decide recomputed from the 70-digit slope.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+
+from ..core.errors import BadInput
+from ..core.params import Param
+from ..numerics.frequencies import context
+from .base import Family, variant
+
+
+def alibi_slopes(heads: int) -> list[Decimal]:
+    """Press et al.: for n a power of two, m_k = 2**(-8k/n), k = 1..n; otherwise the slopes of
+    the power of two c below n, then every other slope of 2c (2**(-4(2k-1)/c)) for the rest.
+    BLOOM computes the same numbers as powers of 2**(-8/c); MPT as 1/2**(8k/2c), reordered."""
+    c = 2 ** (heads.bit_length() - 1)
+    exponents = [Fraction(8 * k, c) for k in range(1, c + 1)]
+    exponents += [Fraction(4 * (2 * k - 1), c) for k in range(1, heads - c + 1)]
+    with context():
+        log2 = Decimal(2).ln()
+        return [(-(Decimal(e.numerator) / e.denominator) * log2).exp() for e in exponents]
+
+
+def distances(queries, keys, part: str):
+    """The distance each bias multiplies, for query and key positions (broadcast together):
+    |i - j| for the symmetric bias, max(i - j, 0) for the causal one (0 above the diagonal,
+    where the causal mask goes)."""
+    import numpy as np
+
+    distance = queries - keys
+    return np.abs(distance) if part == "symmetric" else np.maximum(distance, 0)
+
+
+# ALiBi slopes as BLOOM and MPT compute them in float32 (transformers 5.23)
+
+VARIANTS: dict = {}
+
+
+def _slopes_only(spec) -> str | None:
+    if spec.part != "slopes":
+        return f"variant {spec.variant!r} gives the slopes only (--part slopes)"
+    return None
+
+
+_SLOPES = dict(conventions=("press",), part="slopes", refuse=_slopes_only)
+
+
+@variant(VARIANTS, "bloom", source="transformers 5.23 modeling_bloom _get_alibi_slopes (build_alibi_tensor)",
+         **_SLOPES)
+def _bloom_slopes(spec, device):
+    # modeling_bloom: powers of 2**(-8/c) in float32 (torch.pow of a float32 base and int32
+    # powers), then odd powers of 2**(-4/c) for the heads beyond the power of two c
+    import math
+
+    import torch
+
+    heads = spec.heads
+    closest = 2 ** math.floor(math.log2(heads))
+    base = torch.full((), 2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
+    slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
+    if closest != heads:
+        extra = torch.full((), 2 ** (-(2 ** -(math.log2(2 * closest) - 3))), dtype=torch.float32)
+        remaining = min(closest, heads - closest)
+        odd = torch.arange(1, 1 + 2 * remaining, 2, dtype=torch.int32)
+        slopes = torch.cat([slopes, torch.pow(extra, odd)], dim=0)
+    return slopes[None, :]
+
+
+@variant(VARIANTS, "mpt", source="transformers 5.23 modeling_mpt build_mpt_alibi_tensor slopes", **_SLOPES)
+def _mpt_slopes(spec, device):
+    # modeling_mpt build_mpt_alibi_tensor: 1 / 2**(k * 8 / n2) for the power of two n2 >= n,
+    # odd-indexed slopes first, then even-indexed, the first n kept
+    import math
+
+    import torch
+
+    heads = spec.heads
+    power = 2 ** math.ceil(math.log2(heads))
+    exponents = torch.arange(1, power + 1, dtype=torch.int64).float() * (8 / power)
+    slopes = 1.0 / torch.pow(2, exponents)
+    if power != heads:
+        slopes = torch.concat([slopes[1::2], slopes[::2]])[:heads]
+    return slopes[None, :]
+
+
+class Alibi(Family):
+    name = "alibi"
+    summary = "ALiBi head slopes and attention biases"
+    conventions = {"press": "slopes 2**(-8k/n), non-powers of two completed as Press et al. do"}
+    parts = {
+        "causal": "-m_h*(i-j) for key j <= query i, 0 above the diagonal (heads, L, L)",
+        "symmetric": "-m_h*|i-j| (heads, L, L)",
+        "slopes": "m_h (heads,)",
+    }
+    params = (Param("heads", 8, "number of attention heads.", int, minimum=1),)
+    variants = VARIANTS
+
+    def check(self, spec):
+        if spec.offset:
+            raise BadInput("ALiBi biases depend on distances only: --offset does not apply")
+        if spec.base != 10000.0:
+            raise BadInput("ALiBi slopes have no --base")
+
+    def _vector(self, spec) -> bool:
+        return spec.part == "slopes"
+
+    def rows(self, spec):
+        return 1 if self._vector(spec) else spec.heads * spec.seq_len
+
+    def cols(self, spec):
+        return spec.heads if self._vector(spec) else spec.seq_len
+
+    def dims(self, spec):
+        return (spec.heads,) if self._vector(spec) else (spec.heads, spec.seq_len, spec.seq_len)
+
+    def exact_rows(self, spec, start, stop, work):
+        import numpy as np
+
+        from ..numerics import exact
+        from ..numerics.sinusoids import round_decimals
+
+        slopes = alibi_slopes(spec.heads)
+        if self._vector(spec):
+            return round_decimals(slopes, spec.dtype)
+        length = spec.seq_len
+        head, query = np.divmod(np.arange(start, stop), length)
+        distance = distances(query[:, None].astype(np.float64), np.arange(length, dtype=np.float64)[None, :],
+                             spec.part)
+        hi = np.empty_like(distance)
+        lo = np.empty_like(distance)
+        for h in np.unique(head).tolist():
+            rows = head == h
+            hi[rows], lo[rows] = exact.product_dd(np, distance[rows], exact.dd(slopes[h]))
+        if spec.dtype == "float64":
+            rounded, suspect = exact.decide_float64(np, hi, lo)
+        else:
+            rounded, suspect = exact.round_to(np, hi + lo, spec.dtype)
+        for r, c in zip(*np.nonzero(suspect)):
+            true = Fraction(slopes[head[r]]) * int(distance[r, c])
+            rounded[r, c] = exact.round_fraction(true, spec.dtype)
+        return -rounded + 0.0  # + 0.0: no negative zeros
+
+    def settings(self, spec):
+        lines = [*super().settings(spec), ("heads", str(spec.heads))]
+        return lines + ([("positions", f"0 .. {spec.seq_len - 1}")] if not self._vector(spec) else [])
+
+    def row_label(self, spec):
+        if self._vector(spec):
+            return lambda i: "-"
+        return lambda i: f"h{i // spec.seq_len} q{i % spec.seq_len}"
+
+    def reading(self, values, label):
+        if values.ndim == 3 and values.shape[1] == values.shape[2]:
+            heads, length, _ = values.shape
+            return values.reshape(heads * length, length), [
+                f"{label} is {heads} square (L, L) matrices (ALiBi heads); compared as rows of {length}"
+            ]
+        return None
+
+    def candidates(self, values, dtype, notes, bench):
+        """Slopes (a vector), or a causal or symmetric bias with Press et al.'s slopes or a
+        library's float32 slopes times the distances in float32."""
+        import numpy as np
+
+        rows, cols = values.shape
+        if rows == 1:  # a vector: ALiBi slopes for that many heads?
+            spec = bench.spec(family=self.name, heads=cols, part="slopes", dtype="float64")
+            reference = bench.reference(spec)
+            if np.allclose(values[0], reference[0], rtol=1e-2):
+                yield bench.candidate("alibi slopes (Press et al.)", spec, reference=reference)
+                yield from bench.libraries(spec, reference)
+            return
+        if cols < 2 or rows % cols:
+            return
+        heads, length = rows // cols, cols
+        cube = values.reshape(heads, length, length)
+        upper = np.triu(np.ones((length, length), bool), 1)
+        if np.all(cube[:, upper] == 0) and np.any(cube):
+            part = "causal"
+        elif np.array_equal(cube, cube.transpose(0, 2, 1)) and np.all(np.diagonal(cube, axis1=1, axis2=2) == 0):
+            part = "symmetric"
+        else:
+            return
+        spec = bench.spec(family=self.name, heads=heads, seq_len=length, part=part, dtype="float64")
+        reference = bench.reference(spec)
+        yield bench.candidate(f"alibi {part} (Press et al. slopes)", spec, reference=reference)
+        if dtype != "float32":
+            return
+        distance = distances(np.arange(length)[:, None], np.arange(length)[None, :], part).astype(np.float32)
+        for name, library in VARIANTS.items():
+            slopes = bench.values_of(bench.spec(family=self.name, heads=heads, variant=name))
+            slopes = slopes.reshape(-1).astype(np.float32)
+            table = -(slopes[:, None, None] * distance[None]) + np.float32(0)
+            if np.array_equal(table.reshape(rows, cols), values):
+                yield bench.identical(f"alibi {part} with {name}'s float32 slopes", spec, reference,
+                                      library.source)
+
+
+FAMILY = Alibi()

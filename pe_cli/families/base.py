@@ -1,0 +1,258 @@
+"""The interface between a family of tables and the rest of pe-cli.
+
+A family module (sinusoidal.py, rope.py, ...) makes one `Family` object: its parameters and
+their checks, its conventions (column layouts) and parts, its exact mathematics and whether
+the C fast path serves it, its library and precision variants, the facts `show` prints, and
+how `compare` audits, explains and identifies its tables. The engine, io, analysis, render and
+cli layers call these methods and never name a family.
+
+Family modules import numpy and the numerics inside the methods that need them, so that the
+registry (and with it `pe-cli --help`) loads without numpy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from ..core.errors import BadInput
+from ..core.params import Param
+
+
+def _never(spec) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A table computed another way than exactly: a seed notebook's formula, a library's
+    function, or a precision recipe, reproduced in its own arithmetic. `compute(spec, device)`
+    returns the (rows, cols) torch tensor in the dtype that arithmetic ends in."""
+
+    name: str
+    compute: Callable
+    source: str  # the notebook, or the library function and the version matched
+    kind: str = "library"  # "seed" (computes in --compute-dtype), "library", or "recipe"
+    #                        (a library's arithmetic with one stage in --compute-dtype)
+    conventions: tuple[str, ...] = ()  # the layouts it can produce; the first is its default
+    shape: str = "2d"  # the shape the library returns
+    parameters: frozenset = frozenset()  # the fixed-by-default parameters it takes (base, ...)
+    refuse: Callable = _never  # why it cannot build this table (a message), or None
+    part: str | None = None  # the part it builds when none is asked for
+    formula: str = ""  # seeds: the notebook's formula
+
+    def label(self, spec) -> str:
+        """The variant as the summary names it."""
+        if self.kind == "seed":
+            return f"{self.name} (computed in {spec.compute_dtype or 'float32'})"
+        return f"{self.name} ({self.source})"
+
+    def check_convention(self, spec) -> None:
+        if spec.convention not in self.conventions:
+            if self.kind == "seed":
+                raise BadInput(
+                    f"variant {self.name!r} is a seed notebook's formula and is defined for the "
+                    f"{' or '.join(self.conventions)} convention only; use --variant exact with "
+                    f"--convention {spec.convention}"
+                )
+            raise BadInput(
+                f"variant {self.name!r} is the {' or '.join(self.conventions)} convention; "
+                f"drop --convention {spec.convention}"
+            )
+
+    def check(self, spec, fixed: tuple[Param, ...]) -> None:
+        """Refuse what this variant cannot do, with its reason: another convention, a compute
+        dtype it has no stage for, a parameter the library does not take."""
+        self.check_convention(spec)
+        if self.kind == "library" and spec.compute_dtype is not None:
+            raise BadInput(
+                f"variant {self.name!r} computes in the library's own dtypes; drop --compute-dtype"
+            )
+        for param in fixed:
+            if getattr(spec, param.name) != param.default and param.name not in self.parameters:
+                raise BadInput(f"variant {self.name!r} {param.fixed} ({self.source})")
+        refusal = self.refuse(spec)
+        if refusal:
+            raise BadInput(refusal)
+
+
+def variant(registry: dict, name: str, **fields):
+    """Register the decorated compute function as variant `name` in a family's registry."""
+
+    def register(compute: Callable) -> Callable:
+        registry[name] = Variant(name, compute, **fields)
+        return compute
+
+    return register
+
+
+def even_width(what: str) -> Callable:
+    """A refusal for libraries whose `pe[:, 1::2] = cos(...)` fails for odd d_model."""
+    return lambda spec: (
+        f"{what} needs an even d_model (odd d fails its pe[:, 1::2] assignment) "
+        f"(got --d-model {spec.d_model})" if spec.d_model % 2 else None
+    )
+
+
+class Family:
+    """Defaults for every method; a family overrides what it has."""
+
+    name = ""
+    summary = ""
+    conventions: dict[str, str] = {}  # layout name -> what it is; the first is the default
+    parts: dict[str, str] = {"table": "the table"}  # which table; the first is the default
+    params: tuple[Param, ...] = ()
+    variants: dict[str, Variant] = {}
+    shapes = ("2d", "batch-first")  # the --shape values its tables take
+    paired_columns = False  # columns are sin/cos pairs of one angle: an ideal row's norm is sqrt(d/2)
+    export_parts: tuple = (None,)  # the parts `export` writes when none is asked for (None: the first)
+
+    # ------------------------------------------------------------------- parameters and checks
+
+    def from_options(self, options: dict) -> dict:
+        """TableSpec fields from the command line's values of this family's parameters (None
+        where not given)."""
+        return {p.name: options[p.name] for p in self.params
+                if p.field and options.get(p.name) is not None}
+
+    def normalize(self, spec) -> dict:
+        """This family's parameters in their one canonical form (parsed, typed, sorted)."""
+        return {}
+
+    def check(self, spec) -> None:
+        """Refuse what this family cannot build (raise BadInput with the reason)."""
+
+    # ------------------------------------------------------------------------------ geometry
+
+    def rows(self, spec) -> int:
+        """Rows of the table seen as 2-D, the way the engine builds it in row blocks."""
+        return spec.seq_len
+
+    def cols(self, spec) -> int:
+        return spec.d_model
+
+    def dims(self, spec) -> tuple[int, ...]:
+        """The table's shape as written and returned."""
+        rows, cols = self.rows(spec), self.cols(spec)
+        return {"2d": (rows, cols), "batch-first": (1, rows, cols), "seq-first": (rows, 1, cols)}[spec.shape]
+
+    # ------------------------------------------------------------------------------- numbers
+
+    def frequencies(self, spec):
+        """(exact angular frequencies as Decimals, the factor every sin and cos is multiplied
+        by), or None for a family that is not made of sinusoids."""
+        return None
+
+    def exact_rows(self, spec, start: int, stop: int, work):
+        """Rows start..stop of the exact table: float64 on the output dtype's grid, computed
+        with `work` (a numerics.sinusoids.Workspace)."""
+        raise NotImplementedError
+
+    def fast_columns(self, spec):
+        """Where the C kernel puts each frequency (numerics.fast.Columns), when the table's rows
+        are the consecutive positions offset, offset + 1, ... and its sines and cosines carry
+        no factor; None where the kernel does not serve this table."""
+        return None
+
+    def fast_finish(self, spec, block, start: int, stop: int):
+        """The rows start..stop as the table has them, from the kernel's block."""
+        return block
+
+    # ---------------------------------------------------------------------------------- show
+
+    def settings(self, spec) -> list[tuple[str, str]]:
+        """The parameters that define a table of this family, as (label, value) lines."""
+        return [("family", f"{self.name}, {spec.part}"), ("convention", spec.convention)]
+
+    def identity(self, spec) -> str:
+        """The parameters that identify a table, in one line (`compare FILE`'s match)."""
+        return ", ".join(f"{k} {v}" for k, v in self.settings(spec) if k not in ("family", "convention"))
+
+    def row_label(self, spec) -> Callable[[int], str]:
+        """Row index -> its label in windows and corners."""
+        return lambda i: str(spec.offset + i)
+
+    def facts(self, spec) -> dict:
+        """Facts `show` adds for a built table: frequencies with their columns, positions."""
+        return {}
+
+    # ------------------------------------------------------------------------------- compare
+
+    def audit(self, spec, compute: str | None):
+        """What `compare` with no tables puts against the exact table: (title, ulp dtype,
+        [(label, spec)]). By default every variant of the family that can build this table,
+        precision recipes with one stage in `compute` (bfloat16 unless given)."""
+        recipes = []
+        for name, found in self.variants.items():
+            try:
+                recipe = spec.replace(
+                    variant=name, dtype="float32", shape="2d",
+                    convention=spec.convention if spec.convention in found.conventions else None,
+                    compute_dtype=compute if found.kind == "recipe" else None,
+                    part=spec.part if found.part is None else found.part,
+                )
+            except BadInput:  # the library cannot make this table
+                continue
+            label = f"{name} ({compute or 'bfloat16'})" if found.kind == "recipe" else name
+            recipes.append((label, recipe))
+        settings = ", ".join(f"{k} {v}" for k, v in self.settings(spec) if k != "family")
+        title = (f"{self.name} libraries and precision recipes vs the exact table "
+                 f"(d_model={spec.d_model}, {spec.part}, {settings})")
+        return title, "float32", recipes
+
+    def reading(self, values, label: str):
+        """A 2-D reading of an array of another rank that only this family writes:
+        (values, notes), or None."""
+        return None
+
+    def explain(self, va, vb, dtype: str, la: str, lb: str):
+        """What kind of difference two same-shape 2-D tables have, as this family sees it:
+        (findings, complete), or None. `complete`: nothing more needs saying."""
+        return None
+
+    def candidates(self, values, dtype: str, notes: list[str], bench):
+        """Scored candidates (through `bench`, analysis.identify.Bench) of this family for an
+        unknown 2-D table; notes for the user may be appended."""
+        return ()
+
+
+def close(x, y, dtype: str) -> bool:
+    """Same shape, and every element within one ulp of dtype of the other's."""
+    import numpy as np
+
+    from ..core.dtypes import ulp
+
+    return x.shape == y.shape and x.size > 0 and bool(np.all(np.abs(x - y) <= ulp(y, dtype)))
+
+
+def digits(value: float) -> int:
+    """Significant digits needed to write a float64 exactly as it reads back."""
+    return next(k for k in range(1, 18) if float(f"{value:.{k}g}") == value)
+
+
+def plausible_bases(base: float) -> list[float]:
+    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
+    candidates = {base, 10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 10.0}
+    for places in (2, 3, 4, 6):
+        candidates.add(float(f"{base:.{places}g}"))
+    return sorted(b for b in candidates if b > 1 and math.isclose(b, base, rel_tol=0.05))
+
+
+def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
+    """'14x14', '14', (14, 14) -> (14, 14) for axes ("ROWS", "COLUMNS"); one number stands
+    for every axis."""
+    if isinstance(text, (tuple, list)):
+        parts = list(text)
+    else:
+        parts = str(text).lower().replace("*", "x").split("x")
+    shape = "x".join(axes)
+    try:
+        numbers = [int(p) for p in parts]
+    except (TypeError, ValueError):
+        raise BadInput(f"--grid {text!r} is not {shape} (e.g. {'x'.join(['14'] * len(axes))})") from None
+    if len(numbers) == 1:
+        numbers *= len(axes)
+    if len(numbers) != len(axes) or min(numbers) < 1:
+        raise BadInput(f"--grid {text!r} is not {shape} with each at least 1")
+    return tuple(numbers)

@@ -1,0 +1,197 @@
+"""The sincos2d family: MAE's and timm's tables for a grid of image patches: sin and cos of the
+row (y) and the column (x) coordinate, D/4 frequencies T**(-i/(D/4)) each, in several column
+layouts; rows run over the grid row by row, after MAE's optional zero class-token row.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+from ..core.errors import BadInput
+from ..core.params import Param
+from ..numerics.frequencies import power_law
+from .base import Family, parse_grid, variant
+
+# each convention is the order of its four column blocks: (coordinate, function)
+BLOCKS = {
+    "mae": (("x", "sin"), ("x", "cos"), ("y", "sin"), ("y", "cos")),
+    "timm": (("y", "sin"), ("x", "sin"), ("y", "cos"), ("x", "cos")),
+    "timm-interleaved": (("y", "sin"), ("y", "cos"), ("x", "sin"), ("x", "cos")),
+}
+
+
+# 2-D sin-cos tables as the libraries compute them
+
+VARIANTS: dict = {}
+
+
+@variant(VARIANTS, "mae", source="MAE util/pos_embed.py get_2d_sincos_pos_embed (transformers 5.23 ViTMAE)",
+         conventions=("mae",))
+def _mae(spec, device):
+    # MAE util/pos_embed.py get_2d_sincos_pos_embed: float64 numpy, the w coordinate first
+    # (meshgrid(grid_w, grid_h)); omega = 1 / 10000**(i / (D/4)); sin and cos of each coordinate
+    # concatenated; a zero row for the class token; torch .float() when the model loads it
+    import numpy as np
+    import torch
+
+    height, width = spec.grid
+    d = spec.d_model
+    grid = np.stack(np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32)))
+
+    def one_axis(positions):
+        omega = np.arange(d // 4, dtype=np.float64)
+        omega /= d / 4.0
+        omega = 1.0 / spec.base**omega
+        angles = np.einsum("m,d->md", positions.reshape(-1), omega)
+        return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+
+    table = np.concatenate([one_axis(grid[0]), one_axis(grid[1])], axis=1)
+    if spec.cls_token:
+        table = np.concatenate([np.zeros([1, d]), table], axis=0)
+    return torch.from_numpy(table).float()
+
+
+def _no_class_row(spec) -> str | None:
+    return "timm's table has no class-token row" if spec.cls_token else None
+
+
+@variant(VARIANTS, "timm", source="timm 1.0 layers/pos_embed_sincos.py build_sincos2d_pos_embed",
+         conventions=("timm", "timm-interleaved"), parameters=frozenset({"base"}), refuse=_no_class_row)
+def _timm(spec, device):
+    # timm layers/pos_embed_sincos.py build_sincos2d_pos_embed: float32 bands
+    # 1 / T**(i / (D/4)), an (H*W, 2) grid of (row, column), sin and cos stacked either
+    # [sin | cos] per table (dim 1) or per coordinate (dim 2, interleave_sin_cos)
+    import torch
+
+    pos_dim = spec.d_model // 4
+    bands = 1.0 / (spec.base ** (torch.arange(0, pos_dim, 1, dtype=torch.int64).to(torch.float32) / pos_dim))
+    axes = [torch.arange(s, dtype=torch.int64).to(torch.float32) for s in spec.grid]
+    grid = torch.stack(torch.meshgrid(axes, indexing="ij")).flatten(1).transpose(0, 1)
+    angles = grid.unsqueeze(-1) * bands.unsqueeze(0)
+    stack_dim = 2 if spec.convention == "timm-interleaved" else 1
+    return torch.stack([torch.sin(angles), torch.cos(angles)], dim=stack_dim).flatten(1)
+
+
+class Sincos2d(Family):
+    name = "sincos2d"
+    summary = "2-D sin-cos tables for image patch grids (MAE, timm)"
+    conventions = {
+        "mae": "[sin x | cos x | sin y | cos y] (MAE get_2d_sincos_pos_embed)",
+        "timm": "[sin y | sin x | cos y | cos x] (timm build_sincos2d_pos_embed)",
+        "timm-interleaved": "[sin y | cos y | sin x | cos x] (timm, interleave_sin_cos=True)",
+    }
+    params = (
+        Param("grid", None, "patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
+        Param("cls_token", False, "a zero first row for the class token (MAE).", bool),
+    )
+    variants = VARIANTS
+    paired_columns = True
+
+    def normalize(self, spec):
+        return {} if spec.grid is None else {"grid": parse_grid(spec.grid, ("ROWS", "COLUMNS"))}
+
+    def check(self, spec):
+        if spec.grid is None:
+            raise BadInput("--family sincos2d needs --grid ROWSxCOLUMNS (e.g. 14x14)")
+        if spec.d_model % 4:
+            raise BadInput(
+                f"2-D sin-cos tables need --d-model divisible by 4 (got {spec.d_model}): "
+                "sin and cos of two coordinates, d/4 frequencies each"
+            )
+        if spec.offset:
+            raise BadInput("2-D tables start at patch (0, 0): --offset does not apply")
+
+    def rows(self, spec):
+        return spec.grid[0] * spec.grid[1] + spec.cls_token
+
+    def frequencies(self, spec):
+        # w_i = T**(-i/(D/4)), i < D/4, in MAE and timm alike
+        quarter = spec.d_model // 4
+        return power_law([Fraction(i, quarter) for i in range(quarter)], spec.base), Decimal(1)
+
+    def exact_rows(self, spec, start, stop, work):
+        import numpy as np
+
+        width = spec.grid[1]
+        patch = np.arange(start, stop) - int(spec.cls_token)
+        live = patch >= 0
+        coordinate = {"y": (patch[live] // width).tolist(), "x": (patch[live] % width).tolist()}
+        planes = {c: work.planes(positions) for c, positions in coordinate.items()}
+        table = work.concat([planes[c][0 if fn == "sin" else 1] for c, fn in BLOCKS[spec.convention]])
+        if live.all():
+            return table
+        out = work.zeros(stop - start, spec.d_model)
+        out[int(np.argmax(live)):] = table
+        return out
+
+    def settings(self, spec):
+        rows, cols = spec.grid
+        return [*super().settings(spec), ("base", f"{spec.base:g}"),
+                ("grid", f"{rows} x {cols} patches" + (" and a class row" if spec.cls_token else ""))]
+
+    def row_label(self, spec):
+        def patch(i: int) -> str:
+            k = i - spec.cls_token
+            return "cls" if k < 0 else f"({k // spec.grid[1]},{k % spec.grid[1]})"
+
+        return patch
+
+    def facts(self, spec):
+        frequencies, _ = self.frequencies(spec)
+        quarter = len(frequencies)
+        return {"frequencies": [
+            {
+                "index": i,
+                "columns": {f"{fn} {c}": k * quarter + i for k, (c, fn) in enumerate(BLOCKS[spec.convention])},
+                "frequency": float(w),
+                "wavelength": 2 * math.pi / float(w),
+            }
+            for i, w in enumerate(frequencies)
+        ]}
+
+    def explain(self, va, vb, dtype, la, lb):
+        """Four column blocks (sin/cos of two coordinates) in another order: another 2-D layout."""
+        import numpy as np
+        from itertools import permutations
+
+        d = va.shape[1]
+        if d % 4 or d < 8:
+            return None
+        quarter = d // 4
+        for blocks in permutations(range(4)):
+            order = np.concatenate([np.arange(k * quarter, (k + 1) * quarter) for k in blocks])
+            # within 1e-3: a library's rounding may differ, another layout differs by O(1)
+            if blocks != (0, 1, 2, 3) and np.max(np.abs(va[:, order] - vb)) < 1e-3:
+                moved = ", ".join(f"{lb} block {k} = {la} block {j}" for k, j in enumerate(blocks) if k != j)
+                return [
+                    f"same values with column blocks of {quarter} (d/4) reordered: {moved} "
+                    f"(another 2-D layout: which coordinate, sin/cos grouping)"
+                ], True
+        return None
+
+    def candidates(self, values, dtype, notes, bench):
+        """Each factorization of the rows into a grid (near-square first), each layout, after
+        an all-zero class row if there is one."""
+        import numpy as np
+
+        rows, cols = values.shape
+        if cols % 4 or rows < 2:
+            return
+        cls = not values[0].any()
+        patches = rows - cls
+        grids = [(h, patches // h) for h in range(1, patches + 1) if patches % h == 0]
+        for grid in sorted(grids, key=lambda g: abs(g[0] - g[1]))[:6]:
+            for convention in self.conventions:
+                spec = bench.spec(family=self.name, grid=grid, d_model=cols, convention=convention,
+                                  cls_token=cls, dtype="float64")
+                reference = bench.reference(spec)
+                if np.max(np.abs(reference - values)) > 1e-2:
+                    continue
+                yield bench.candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec,
+                                      reference=reference)
+                yield from bench.libraries(spec, reference)
+
+
+FAMILY = Sincos2d()

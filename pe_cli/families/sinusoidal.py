@@ -1,0 +1,684 @@
+"""The sinusoidal family: the 1-D tables of "Attention Is All You Need" and the libraries after it.
+
+For positions p and angular frequencies w_i = base**(-e_i), a convention computes the planes
+sin(p*w_i) and cos(p*w_i) and places them into d_model columns. Each convention is one entry
+in CONVENTIONS beside its functions; each seed notebook's formula and each library's table is
+one entry in VARIANTS beside its function.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Callable
+
+from ..core.errors import BadInput
+from ..core.params import Param
+from ..numerics.frequencies import power_law
+from .base import Family, close, digits, even_width, plausible_bases, variant
+
+# ---------------------------------------------------------------------------------------------
+# Conventions: which frequencies, and where sin and cos go
+
+
+def _interleaved(out, sin, cos, d: int) -> None:
+    # Vaswani et al. (2017): column 2i is sin, column 2i+1 is cos of the same angle;
+    # for odd d the last column is a sin and the last cos is not used.
+    out[:, 0::2] = sin
+    out[:, 1::2] = cos[:, : d // 2]
+
+
+def _sin_then_cos(out, sin, cos, d: int) -> None:
+    # Marian/Pegasus in Hugging Face: all sin columns (ceil(d/2)) first, then the cos columns.
+    half = sin.shape[1]
+    out[:, :half] = sin
+    out[:, half:] = cos[:, : d - half]
+
+
+def _sin_cos_zero(out, sin, cos, d: int) -> None:
+    # tensor2tensor's get_timing_signal_1d and its descendants: [sin | cos], then a zero
+    # column when d is odd.
+    n = sin.shape[1]
+    out[:, :n] = sin
+    out[:, n : 2 * n] = cos
+    out[:, 2 * n :] = 0
+
+
+def _paper_exponents(d: int) -> list[Fraction]:
+    # w_i = base^(-2i/d) for i < ceil(d/2)
+    return [Fraction(2 * i, d) for i in range((d + 1) // 2)]
+
+
+def _timescale_exponents(d: int) -> list[Fraction]:
+    # w_i = exp(-i * ln(base) / max(n - 1, 1)) = base^(-i / max(n - 1, 1)), n = d // 2
+    n = d // 2
+    return [Fraction(i, max(n - 1, 1)) for i in range(n)]
+
+
+@dataclass(frozen=True)
+class Convention:
+    name: str
+    summary: str
+    exponents: Callable[[int], list[Fraction]]
+    place: Callable
+    min_d_model: int = 1
+    even_only: bool = False
+    padding: bool = False  # whether --padding-idx (a zeroed row) is part of the convention
+    timescales: bool = False  # whether --min-timescale is part of the convention
+    refusal: str = ""  # why d_model below the minimum or odd d cannot be served
+
+    def columns(self, d_model: int):
+        """Where each frequency lands: (sin column, cos column or -1) per frequency, and the
+        columns that stay zero; found by laying out the frequency indices themselves."""
+        import numpy as np
+
+        n = len(self.exponents(d_model))
+        index = np.arange(1, n + 1, dtype=np.float64)[None, :]
+        layout = np.zeros((1, d_model))
+        self.place(layout, index, -index, d_model)
+        sin_col = np.full(n, -1, dtype=np.int32)
+        cos_col = np.full(n, -1, dtype=np.int32)
+        for column, value in enumerate(layout[0].astype(int).tolist()):
+            if value > 0:
+                sin_col[value - 1] = column
+            elif value < 0:
+                cos_col[-value - 1] = column
+        zero_col = np.flatnonzero(layout[0] == 0).astype(np.int32)
+        return sin_col, cos_col, zero_col
+
+    def check(self, d_model: int) -> None:
+        if d_model < self.min_d_model or (self.even_only and d_model % 2):
+            raise BadInput(f"convention {self.name!r} {self.refusal} (got --d-model {d_model})")
+
+
+CONVENTIONS: dict[str, Convention] = {
+    c.name: c
+    for c in (
+        Convention(
+            "vaswani",
+            "interleaved sin/cos, w_i = base^(-2i/d) (the paper; the seeds)",
+            _paper_exponents,
+            _interleaved,
+        ),
+        Convention(
+            "concat",
+            "[sin | cos] with the paper's frequencies (Hugging Face Marian, Pegasus)",
+            _paper_exponents,
+            _sin_then_cos,
+        ),
+        Convention(
+            "tensor2tensor",
+            "[sin | cos (| 0)], w_i = base^(-i/max(d//2-1, 1)) (the authors' own code)",
+            _timescale_exponents,
+            _sin_cos_zero,
+            timescales=True,
+        ),
+        Convention(
+            "fairseq",
+            "tensor2tensor's table with an optional zeroed padding row (fairseq, M2M100, Speech2Text)",
+            _timescale_exponents,
+            _sin_cos_zero,
+            min_d_model=4,
+            padding=True,
+            refusal="needs --d-model >= 4: fairseq divides by d//2 - 1",
+        ),
+        Convention(
+            "whisper",
+            "tensor2tensor's table for even d >= 4 (OpenAI whisper's sinusoids)",
+            _timescale_exponents,
+            _sin_cos_zero,
+            min_d_model=4,
+            even_only=True,
+            refusal="needs an even --d-model >= 4: whisper asserts even channels and returns NaN for 2",
+        ),
+    )
+}
+
+# ---------------------------------------------------------------------------------------------
+# Seed notebooks' formulas, each computed the way its notebook computes it: the notebook's
+# torch operations op for op, in --compute-dtype, with its slip fixed, so that on CPU in
+# float32 the result is bit-identical to the notebook. The op order matters: p * exp(-k) and
+# p / exp(k) round differently, and torch computes vectorized and scalar tails of one op with
+# different sin/cos implementations, so even the tensor shapes follow the notebook. For odd d
+# the notebooks' `pe[:, 1::2] = cos(...)` cannot assign ceil(d/2) columns into floor(d/2); the
+# fix kept here drops the last cos column (the last column is a sin, as in the paper).
+
+VARIANTS: dict = {}
+_SEED = dict(kind="seed", conventions=("vaswani",), parameters=frozenset({"base", "offset"}))
+
+
+def _seed_setting(spec):
+    import torch
+
+    from ..core.dtypes import torch_dtype
+
+    # the notebooks write torch.pow(10000, ...) with a Python int; keep integral bases integral
+    base = int(spec.base) if spec.base.is_integer() else spec.base
+    return torch, torch_dtype(spec.compute_dtype or "float32"), base
+
+
+def _interleave(torch, sin, cos, d: int, dtype):
+    pe = torch.zeros(sin.shape[0], d, dtype=dtype, device=sin.device)
+    pe[:, 0::2] = sin
+    pe[:, 1::2] = cos[:, : d // 2]
+    return pe
+
+
+@variant(VARIANTS, "pow", formula="p / pow(base, 2i/d)", source="seed 004; seed 000's intended formula", **_SEED)
+def _pow(spec, device):
+    # seed 000 ("original" formula, with its multiply fixed to the intended divide)
+    torch, dtype, base = _seed_setting(spec)
+    d, start, length = spec.d_model, spec.offset, spec.seq_len
+    position = torch.arange(start, start + length, dtype=dtype, device=device).unsqueeze(1)
+    vector = torch.arange(0, d, 2, dtype=dtype, device=device)
+    denominator = torch.pow(base, vector / d)
+    return _interleave(
+        torch, torch.sin(position / denominator), torch.cos(position / denominator), d, dtype
+    )
+
+
+@variant(VARIANTS, "exp-log", formula="p * exp(2i * -(ln(base)/d))",
+         source="seeds 000, 003; the Annotated Transformer", **_SEED)
+def _exp_log(spec, device):
+    # seed 003 and seed 000's Harvard line: the Annotated Transformer's div_term
+    torch, dtype, _ = _seed_setting(spec)
+    d, start, length = spec.d_model, spec.offset, spec.seq_len
+    position = torch.arange(start, start + length, dtype=dtype, device=device).unsqueeze(1)
+    div_term = torch.exp(
+        torch.arange(0, d, 2, device=device).to(dtype) * (-math.log(spec.base) / d)
+    )
+    return _interleave(
+        torch, torch.sin(position * div_term), torch.cos(position * div_term), d, dtype
+    )
+
+
+@variant(VARIANTS, "neg-pow", formula="p * pow(base, -2i/d)", source="seed 001", **_SEED)
+def _neg_pow(spec, device):
+    # seed 001's PositionalEncoding: a^-x instead of 1/a^x
+    torch, dtype, base = _seed_setting(spec)
+    d, start, length = spec.d_model, spec.offset, spec.seq_len
+    pos = torch.arange(start, start + length, dtype=dtype, device=device).unsqueeze(1)
+    frequency = torch.pow(base, -torch.arange(0, d, 2, dtype=dtype, device=device) / d)
+    return _interleave(torch, torch.sin(pos * frequency), torch.cos(pos * frequency), d, dtype)
+
+
+@variant(VARIANTS, "exp-div", formula="p / exp(2i/d * ln(base))", source="seed 002", **_SEED)
+def _exp_div(spec, device):
+    # seed 002 (torch.zero fixed to torch.zeros): divide by exp(2i/d * ln(base))
+    torch, dtype, _ = _seed_setting(spec)
+    d, start, length = spec.d_model, spec.offset, spec.seq_len
+    pos = torch.arange(start, start + length, dtype=dtype, device=device).unsqueeze(1)
+    denominator = torch.exp(
+        torch.arange(0, d, 2, device=device).to(dtype) / d * math.log(spec.base)
+    )
+    return _interleave(torch, torch.sin(pos / denominator), torch.cos(pos / denominator), d, dtype)
+
+
+@variant(VARIANTS, "stack", formula="sin and cos stacked, then flattened to interleave",
+         source="seed 004's class", **_SEED)
+def _stack(spec, device):
+    # seed 004's PositionalEncoding class: integer positions, sin and cos stacked then flattened
+    torch, dtype, base = _seed_setting(spec)
+    d, start, length = spec.d_model, spec.offset, spec.seq_len
+    even_i = torch.arange(0, d, 2, device=device).to(dtype)
+    denominator = torch.pow(base, even_i / d)
+    position = torch.arange(start, start + length, device=device).reshape(length, 1)
+    even_pe = torch.sin(position / denominator)
+    odd_pe = torch.cos(position / denominator)
+    stacked = torch.stack([even_pe, odd_pe], dim=2)
+    return torch.flatten(stacked, start_dim=1, end_dim=2)[:, :d]
+
+
+# ---------------------------------------------------------------------------------------------
+# Library tables, each in its library's arithmetic: the same operations in the same order,
+# dtypes and tensor shapes; tests/test_libraries.py compares each with the library bit for bit.
+# Each returns (L, d) float32.
+
+
+@variant(VARIANTS, "annotated", source="The Annotated Transformer (2022), PositionalEncoding buffer `pe`",
+         conventions=("vaswani",), shape="batch-first", refuse=even_width("the Annotated Transformer"))
+def _annotated(spec, device):
+    # The Annotated Transformer, PositionalEncoding.__init__: integer positions and
+    # div_term = exp(arange(0, d, 2) * -(ln 10000 / d)), both int64 tensors times floats.
+    import torch
+
+    d, length = spec.d_model, spec.seq_len
+    pe = torch.zeros(length, d)
+    position = torch.arange(0, length).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d, 2) * -(math.log(10000.0) / d))
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe
+
+
+@variant(VARIANTS, "pytorch-tutorial",
+         source="PyTorch tutorial 'Language Modeling with nn.Transformer', PositionalEncoding `pe`",
+         conventions=("vaswani",), shape="seq-first", refuse=even_width("the PyTorch tutorial"))
+def _pytorch_tutorial(spec, device):
+    # The PyTorch transformer tutorial's PositionalEncoding: the same products into a
+    # (max_len, 1, d_model) buffer.
+    import torch
+
+    d, length = spec.d_model, spec.seq_len
+    position = torch.arange(length).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d, 2) * (-math.log(10000.0) / d))
+    pe = torch.zeros(length, 1, d)
+    pe[:, 0, 0::2] = torch.sin(position * div_term)
+    pe[:, 0, 1::2] = torch.cos(position * div_term)
+    return pe[:, 0, :]
+
+
+@variant(VARIANTS, "tensor2tensor",
+         source="tensor2tensor 1.15 layers/common_attention.py get_timing_signal_1d, in TensorFlow "
+                "2.21 float32 on x86-64",
+         conventions=("tensor2tensor",), shape="batch-first",
+         parameters=frozenset({"base", "offset", "min_timescale"}))
+def _tensor2tensor(spec, device):
+    # get_timing_signal_1d in TensorFlow float32: the Python float ln(max/min) becomes float32
+    # before it is divided by max(n - 1, 1), also float32; exp, sin and cos are TensorFlow's
+    # own (Eigen's), reproduced in numerics/eigen.py.
+    import numpy as np
+    import torch
+
+    from ..numerics import eigen
+
+    f32 = np.float32
+    d, length = spec.d_model, spec.seq_len
+    position = (np.arange(length) + spec.offset).astype(f32)
+    n = d // 2
+    increment = f32(math.log(spec.base / spec.min_timescale)) / max(f32(n) - f32(1), f32(1))
+    exponent = np.arange(n).astype(f32) * -increment
+    inv_timescales = f32(spec.min_timescale) * eigen.tensorflow_op(eigen.exp, "expf", exponent)
+    scaled_time = position[:, None] * inv_timescales[None, :]
+    signal = np.concatenate(
+        [eigen.tensorflow_op(eigen.sin, "sinf", scaled_time),
+         eigen.tensorflow_op(eigen.cos, "cosf", scaled_time)],
+        axis=1,
+    )
+    return torch.from_numpy(np.pad(signal, [(0, 0), (0, d % 2)]))
+
+
+def _padding_row_in_table(spec) -> str | None:
+    if spec.padding_idx is not None and spec.padding_idx >= spec.seq_len:
+        return (f"variant 'fairseq' indexes row --padding-idx {spec.padding_idx} of a table of "
+                f"{spec.seq_len} rows (the library raises IndexError)")
+    return None
+
+
+@variant(VARIANTS, "fairseq",
+         source="fairseq 0.12 SinusoidalPositionalEmbedding.get_embedding (transformers 5.23 "
+                "Speech2Text, M2M100, FSMT)",
+         conventions=("fairseq",), parameters=frozenset({"padding_idx"}), refuse=_padding_row_in_table)
+def _fairseq(spec, device):
+    # fairseq SinusoidalPositionalEmbedding.get_embedding (and its copies in Hugging Face
+    # Speech2Text, M2M100 and FSMT): float32 throughout, padding row zeroed.
+    import torch
+
+    d, length = spec.d_model, spec.seq_len
+    half_dim = d // 2
+    scale = math.log(10000) / (half_dim - 1)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -scale)
+    emb = torch.arange(length, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
+    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(length, -1)
+    if d % 2 == 1:
+        emb = torch.cat([emb, torch.zeros(length, 1)], dim=1)
+    if spec.padding_idx is not None:
+        emb[spec.padding_idx, :] = 0
+    return emb
+
+
+@variant(VARIANTS, "whisper", source="openai-whisper model.py sinusoids (transformers 5.23 modeling_whisper)",
+         conventions=("whisper",), parameters=frozenset({"base"}))
+def _whisper(spec, device):
+    # OpenAI whisper's sinusoids(length, channels, max_timescale), also in Hugging Face
+    # Whisper: the increment in float64, int64 ranges times it, float32 from there.
+    import torch
+
+    length, channels = spec.seq_len, spec.d_model
+    increment = math.log(spec.base) / (channels // 2 - 1)
+    inv_timescales = torch.exp(-increment * torch.arange(channels // 2))
+    scaled_time = torch.arange(length).view(-1, 1) * inv_timescales.view(1, -1)
+    return torch.cat([scaled_time.sin(), scaled_time.cos()], dim=1)
+
+
+def _xlm_angles(length: int, dim: int):
+    # pos / 10000^(2 (j//2) / dim) in float64, each denominator from numpy's scalar power as
+    # the library's nested list computes it; the division is IEEE either way
+    import numpy as np
+
+    denominators = np.array([np.power(10000, 2 * (j // 2) / dim) for j in range(dim)])
+    return np.arange(length, dtype=np.float64)[:, None] / denominators[None, :]
+
+
+@variant(VARIANTS, "hf-marian",
+         source="transformers 5.23 MarianSinusoidalPositionalEmbedding.create_weight (Pegasus)",
+         conventions=("concat",))
+def _hf_marian(spec, device):
+    # Hugging Face MarianSinusoidalPositionalEmbedding.create_weight (Pegasus shares it):
+    # float64 numpy angles, sin of the even columns then cos of the odd ones, cast to float32.
+    import numpy as np
+    import torch
+
+    length, dim = spec.seq_len, spec.d_model
+    position_enc = _xlm_angles(length, dim)
+    out = torch.empty(length, dim)
+    sentinel = dim // 2 if dim % 2 == 0 else dim // 2 + 1
+    out[:, 0:sentinel] = torch.FloatTensor(np.sin(position_enc[:, 0::2]))
+    out[:, sentinel:] = torch.FloatTensor(np.cos(position_enc[:, 1::2]))
+    return out
+
+
+@variant(VARIANTS, "hf-distilbert", source="transformers 5.23 distilbert create_sinusoidal_embeddings",
+         conventions=("vaswani",))
+def _hf_distilbert(spec, device):
+    # Hugging Face DistilBERT create_sinusoidal_embeddings: the same float64 angles,
+    # interleaved, cast to float32.
+    import numpy as np
+    import torch
+
+    length, dim = spec.seq_len, spec.d_model
+    position_enc = _xlm_angles(length, dim)
+    out = torch.empty(length, dim)
+    out[:, 0::2] = torch.FloatTensor(np.sin(position_enc[:, 0::2]))
+    out[:, 1::2] = torch.FloatTensor(np.cos(position_enc[:, 1::2]))
+    return out
+
+
+@variant(VARIANTS, "positional-encodings", source="positional-encodings 6.0 PositionalEncoding1D",
+         conventions=("vaswani",), shape="batch-first")
+def _positional_encodings(spec, device):
+    # positional-encodings PositionalEncoding1D: width rounded up to even, inv_freq by
+    # 1 / 10000^(2i/ch) in float32, an einsum outer product, sin/cos stacked and flattened.
+    import torch
+
+    x, org_channels = spec.seq_len, spec.d_model
+    channels = -(-org_channels // 2) * 2
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, channels, 2).float() / channels))
+    pos_x = torch.arange(x, dtype=inv_freq.dtype)
+    sin_inp_x = torch.einsum("i,j->ij", pos_x, inv_freq)
+    emb_x = torch.flatten(torch.stack((sin_inp_x.sin(), sin_inp_x.cos()), dim=-1), -2, -1)
+    emb = torch.zeros((x, channels))
+    emb[:, :channels] = emb_x
+    return emb[:, :org_channels]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a table's angles say: the layout, base, first position and zero rows, for identification
+
+
+# column pairs (sin, cos) and frequency exponents e_i (w_i = base^-e_i) of each layout
+_LAYOUTS = {
+    "interleaved": lambda d: ([(2 * i, 2 * i + 1) for i in range(d // 2)], lambda i: 2 * i / d),
+    "concat": lambda d: (
+        [(i, (d + 1) // 2 + i) for i in range(d // 2)],
+        lambda i: 2 * i / d,
+    ),
+    "timescale": lambda d: (
+        [(i, d // 2 + i) for i in range(d // 2)],
+        lambda i: i / max(d // 2 - 1, 1),
+    ),
+}
+_LAYOUT_CONVENTIONS = {"interleaved": "vaswani", "concat": "concat", "timescale": "tensor2tensor"}
+
+
+@dataclass
+class Fit:
+    """What a table's angles say: its layout, base, first position and zero rows."""
+
+    layout: str
+    base: float
+    offset: int
+    padding: object  # the all-zero rows (numpy indices)
+    residual: float  # largest deviation of any angle from a straight line in position (radians)
+
+
+_FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
+
+
+def fit(values) -> list[Fit]:
+    """Every layout whose (sin, cos) column pairs turn at a steady rate per row."""
+    import numpy as np
+
+    rows, d = values.shape
+    if rows < 3 or d < 2:
+        return []
+    padding = np.nonzero(~values.any(axis=1))[0]
+    live = np.nonzero(values.any(axis=1))[0]
+    fits = []
+    for layout, columns in _LAYOUTS.items():
+        pairs, exponent = columns(d)
+        if not pairs:
+            continue
+        sin = values[live][:, [p[0] for p in pairs]]
+        cos = values[live][:, [p[1] for p in pairs]]
+        if not np.allclose(np.hypot(sin, cos), 1, atol=2e-2):
+            continue
+        angle = np.unwrap(np.arctan2(sin, cos), axis=0)
+        slope, intercept = np.polyfit(live, angle, 1)  # radians per row, one per pair
+        if not math.isclose(slope[0], 1.0, rel_tol=1e-2):
+            continue  # every layout has w_0 = 1
+        residual = float(np.max(np.abs(angle - intercept - np.outer(live, slope))))
+        logs = [-math.log(w) / exponent(i) for i, w in enumerate(slope) if i > 0 and 0 < w < 1]
+        base = math.exp(float(np.median(logs))) if logs else 10000.0
+        lowest = slope[-1] if slope[-1] > 0 else 1.0
+        start = float(np.mod(np.arctan2(sin[0, -1], cos[0, -1]), 2 * math.pi))
+        offset = max(0, round(start / lowest - live[0]))
+        fits.append(Fit(layout, base, offset, padding, residual))
+    return fits
+
+
+# ---------------------------------------------------------------------------------------------
+# The family
+
+
+def _zero_padding_row(spec, block, start: int, stop: int):
+    """Rows start..stop of a table with fairseq's padding row, when it falls among them, zeroed."""
+    if spec.padding_idx is not None and start <= spec.padding_idx - spec.offset < stop:
+        block[spec.padding_idx - spec.offset - start] = 0
+    return block
+
+
+class Sinusoidal(Family):
+    name = "sinusoidal"
+    summary = "1-D sin/cos tables (Vaswani et al. and the libraries after it)"
+    conventions = {name: c.summary for name, c in CONVENTIONS.items()}
+    params = (
+        Param("padding_idx", None, "the position whose row is all zeros (the fairseq convention).", int,
+              minimum=0, fixed="has no padding row"),
+        Param("min_timescale", 1.0, "tensor2tensor's min_timescale (--base is its max_timescale).",
+              float, fixed="has no min_timescale"),
+    )
+    variants = VARIANTS
+    shapes = ("2d", "batch-first", "seq-first")
+    paired_columns = True
+
+    def check(self, spec) -> None:
+        convention = CONVENTIONS[spec.convention]
+        convention.check(spec.d_model)
+        if spec.padding_idx is not None and not convention.padding:
+            padded = ", ".join(c.name for c in CONVENTIONS.values() if c.padding)
+            raise BadInput(
+                f"--padding-idx belongs to the {padded} convention, not {spec.convention!r}"
+            )
+        if spec.min_timescale != 1.0:
+            if not convention.timescales:
+                timed = ", ".join(c.name for c in CONVENTIONS.values() if c.timescales)
+                raise BadInput(f"--min-timescale belongs to the {timed} convention")
+            if not (0 < spec.min_timescale < spec.base):
+                raise BadInput(
+                    f"--min-timescale must be between 0 and --base, got {spec.min_timescale}"
+                )
+
+    def frequencies(self, spec):
+        exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
+        return power_law(exponents, spec.base, spec.min_timescale), Decimal(1)
+
+    def exact_rows(self, spec, start, stop, work):
+        sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
+        out = work.zeros(stop - start, spec.d_model)
+        CONVENTIONS[spec.convention].place(out, sin, cos, spec.d_model)
+        return _zero_padding_row(spec, out, start, stop)
+
+    def fast_columns(self, spec):
+        from ..numerics.fast import Columns
+
+        return Columns(spec.d_model, *CONVENTIONS[spec.convention].columns(spec.d_model))
+
+    def fast_finish(self, spec, block, start, stop):
+        return _zero_padding_row(spec, block, start, stop)
+
+    def settings(self, spec):
+        lines = [("convention", spec.convention), ("base", f"{spec.base:g}")]
+        if spec.min_timescale != 1.0:
+            lines.append(("min timescale", f"{spec.min_timescale:g}"))
+        lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
+        if spec.padding_idx is not None:
+            lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
+        return lines
+
+    def identity(self, spec) -> str:
+        return f"base {spec.base:g}, first position {spec.offset}"
+
+    def facts(self, spec) -> dict:
+        frequencies, _ = self.frequencies(spec)
+        sin_col, cos_col, _ = CONVENTIONS[spec.convention].columns(spec.d_model)
+        return {
+            "frequencies": [
+                {
+                    "index": i,
+                    "sin_column": int(sin_col[i]),
+                    "cos_column": int(cos_col[i]) if cos_col[i] >= 0 else None,
+                    "frequency": float(w),
+                    "wavelength": 2 * math.pi / float(w),
+                }
+                for i, w in enumerate(frequencies)
+            ],
+            "positions": [spec.offset, spec.last_position],
+        }
+
+    def audit(self, spec, compute):
+        compute = compute or "float32"
+        recipes = [
+            (name, spec.replace(variant=name, compute_dtype=compute, dtype=compute))
+            for name, found in VARIANTS.items() if found.kind == "seed"
+        ]
+        title = (f"seed formulas computed in {compute} vs the exact table (d_model={spec.d_model}, "
+                 f"positions {spec.offset}..{spec.last_position}, base {spec.base:g})")
+        return title, compute, recipes
+
+    def explain(self, va, vb, dtype, la, lb):
+        import numpy as np
+
+        d = va.shape[1]
+        order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+        if close(va[:, order], vb, dtype):
+            return [f"same values in another layout: {la} is interleaved, {lb} is [sin | cos] (concat)"], True
+        if close(va, vb[:, order], dtype):
+            return [f"same values in another layout: {la} is [sin | cos] (concat), {lb} is interleaved"], True
+        findings = []
+        zero_a = ~va.any(axis=1)
+        zero_b = ~vb.any(axis=1)
+        for rows, who, other in ((zero_a & ~zero_b, la, lb), (zero_b & ~zero_a, lb, la)):
+            for r in np.nonzero(rows)[0][:3]:
+                findings.append(f"row {r} is all zeros in {who} and not in {other} (a padding row?)")
+        keep = ~(zero_a | zero_b)
+        if findings and close(va[keep], vb[keep], dtype):
+            return findings + ["apart from those rows the tables agree within 1 ulp"], True
+        for k in range(1, min(len(va) - 1, 64) + 1):
+            for x, y, sign in ((va[k:], vb[:-k], 1), (va[:-k], vb[k:], -1)):
+                rows = ~(~x.any(axis=1) | ~y.any(axis=1))
+                if rows.sum() > 1 and close(x[rows], y[rows], dtype):
+                    first, second = (la, lb) if sign == 1 else (lb, la)
+                    return findings + [
+                        f"rows shifted by {k}: row p of {second} is row p+{k} of {first} "
+                        f"(another --offset, or positions starting at padding_idx+1)"
+                    ], True
+        findings += self._frequency_findings(va, vb, la, lb)
+        return findings, False
+
+    @staticmethod
+    def _frequency_findings(va, vb, la, lb) -> list[str]:
+        """Another base, or another frequency layout, where both tables' angles are clean lines."""
+        fits_a = {f.layout: f for f in fit(va) if f.residual < _FIT_RESIDUAL}
+        fits_b = {f.layout: f for f in fit(vb) if f.residual < _FIT_RESIDUAL}
+        if not fits_a or not fits_b:
+            return []
+        for layout in fits_a.keys() & fits_b.keys():
+            if math.isclose(fits_a[layout].base, fits_b[layout].base, rel_tol=1e-4):
+                return []  # same frequencies: the difference is elsewhere
+        shared = fits_a.keys() & fits_b.keys()
+        if shared:
+            layout = sorted(shared)[0]
+            return [
+                f"another base: with {_LAYOUT_CONVENTIONS[layout]} frequencies {la} fits base "
+                f"{fits_a[layout].base:.6g} and {lb} base {fits_b[layout].base:.6g}"
+            ]
+        return [
+            f"another frequency family or layout: {la} fits {', '.join(sorted(fits_a))}, "
+            f"{lb} fits {', '.join(sorted(fits_b))}"
+        ]
+
+    def candidates(self, values, dtype, notes, bench):
+        """Each layout the angles fit, with a plausible base, offset and padding row, and the
+        seed recipes and libraries that could have written the table."""
+        rows, d = values.shape
+        for found in fit(values):
+            names = [_LAYOUT_CONVENTIONS[found.layout]]
+            if found.layout == "timescale":
+                names = ["fairseq"] if len(found.padding) else ["tensor2tensor", "whisper", "fairseq"]
+            for name in names:
+                try:
+                    CONVENTIONS[name].check(d)
+                except BadInput:
+                    continue
+                pad = int(found.offset + found.padding[0]) if CONVENTIONS[name].padding and len(found.padding) else None
+                spec = bench.spec(d_model=d, seq_len=rows, convention=name, base=found.base,
+                                  offset=found.offset, padding_idx=pad, dtype="float64")
+                spec = self._choose_base(values, spec, dtype, bench)
+                reference = bench.reference(spec)
+                label = name + (f" (padding_idx={pad})" if pad is not None else "")
+                yield bench.candidate(label, spec, reference=reference)
+                for label, formula, source in self._formulas(spec, dtype, bench):
+                    yield bench.candidate(label, formula, source, reference)
+
+    @staticmethod
+    def _choose_base(values, spec, dtype: str, bench):
+        """The base the fit suggests, or the roundest number near it that explains the first
+        rows as well (within float rounding): a cheap look before the whole table is built."""
+        import numpy as np
+
+        from ..core.dtypes import FORMATS
+
+        head = min(len(values), 64)
+        scored = [
+            (float(np.abs(values[:head] - bench.reference(spec.replace(base=b, seq_len=head))).max()), b)
+            for b in plausible_bases(spec.base)
+        ]
+        best = min(error for error, _ in scored)
+        allowed = 2 * best + 4 * FORMATS[dtype].epsilon
+        base = min((b for error, b in scored if error <= allowed), key=lambda b: (digits(b), b))
+        return spec.replace(base=base)
+
+    @staticmethod
+    def _formulas(spec, dtype: str, bench):
+        """(label, spec, source) for each seed recipe and library that could have written a
+        `dtype` table of this convention, size, base and offset."""
+        for name, found in VARIANTS.items():
+            if found.kind == "seed":
+                if spec.convention in found.conventions and dtype in ("float32", "float16", "bfloat16"):
+                    yield f"seed variant {name} in {dtype}", spec.replace(
+                        variant=name, compute_dtype=dtype, dtype=dtype), ""
+                continue
+            if dtype != "float32" or spec.convention not in found.conventions:
+                continue  # every library computes in float32
+            candidate = bench.spec(
+                d_model=spec.d_model, seq_len=spec.seq_len, variant=name, base=spec.base,
+                offset=spec.offset, padding_idx=spec.padding_idx, shape="2d",
+            )
+            if candidate is not None:  # None: the library cannot make this table
+                yield f"library {name}", candidate, found.source
+
+
+FAMILY = Sinusoidal()

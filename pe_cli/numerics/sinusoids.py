@@ -1,0 +1,133 @@
+"""Correctly rounded sin(p*w_i) and cos(p*w_i) planes for lists of integer positions, from a
+table's exact frequencies, and the array work a family's exact rows need (numpy on the CPU,
+torch on other devices).
+
+`Sinusoids` holds what is computed once per table (turns, their chunks, the factor every value
+is multiplied by); `Workspace` is what a family's `exact_rows` is handed: planes for positions
+and the few array operations that differ between numpy and torch.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import numpy as np
+
+from . import exact
+
+
+class Sinusoids:
+    """Per-table constants of the exact kernel: the frequencies in turns, their chunks, and
+    the factor every sin and cos is multiplied by (RoPE's attention factor; None for 1)."""
+
+    def __init__(self, frequencies: list[Decimal], scale: Decimal = Decimal(1)):
+        self.frequencies = frequencies
+        self.turns = exact.turns(frequencies)
+        self.chunks = exact.chunk_table(self.turns)
+        self.scale = None if scale == 1 else scale
+        self.scale_dd = None if self.scale is None else exact.dd(self.scale)
+
+    def sin_cos_dd(self, positions) -> np.ndarray:
+        """sin and cos as double-doubles for a list of positions: (4, rows, n) planes, sin hi,
+        cos hi, sin lo, cos lo (the C kernel's tables), each within about 2**-88."""
+        column = np.asarray(positions, dtype=np.float64)[:, None]
+        (sin_hi, sin_lo), (cos_hi, cos_lo) = exact.sin_cos_dd(np, column, self.chunks)
+        return np.ascontiguousarray(np.stack([sin_hi, cos_hi, sin_lo, cos_lo]))
+
+    def steps_dd(self, step: int, count: int) -> np.ndarray:
+        """sin_cos_dd of positions k*step for k < count, quicker: rows k < r and k = m*r
+        (r*r >= count) computed, every other row one double-double rotation of two of them."""
+        r = math.isqrt(count - 1) + 1
+        low = self.sin_cos_dd([k * step for k in range(r)])
+        high = self.sin_cos_dd([m * r * step for m in range(-(-count // r))])
+        rows = exact.rotate_dd(high[:, :, None, :], low[:, None, :, :])  # (4, m, k, n)
+        _, m, k, n = rows.shape
+        return np.ascontiguousarray(rows.reshape(4, m * k, n)[:, :count])
+
+    def true_value(self, position: int, index: int, plane: int) -> Fraction:
+        """sin (plane 0) or cos (plane 1) of position * w_index, times the scale, to about 60
+        digits, as an exact rational for rounding."""
+        value = exact.decimal_sin_cos(position, self.turns[index])[plane]
+        if self.scale is not None:
+            value = value * self.scale
+        return Fraction(value)
+
+    def planes(self, xp, positions: list[int], dtype: str, device: str = "cpu", chunks=None):
+        """sin and cos (times the scale) for integer positions, every frequency, each element
+        correctly rounded to dtype (float64 arrays on dtype's grid)."""
+        chunks = self.chunks if chunks is None else chunks
+        if xp is np:
+            column = np.array(positions, dtype=np.float64)[:, None]
+        else:
+            column = xp.tensor(positions, dtype=xp.float64, device=device)[:, None]
+        if dtype == "float64":
+            results = exact.sin_cos_correct(xp, column, chunks, self.scale_dd)
+        else:
+            values = exact.sin_cos(xp, column, chunks)
+            if self.scale is not None:
+                values = [v * self.scale_dd[0] for v in values]
+            results = [exact.round_to(xp, v, dtype) for v in values]
+        planes = []
+        for plane, (rounded, suspect) in enumerate(results):
+            self._fix_suspects(xp, rounded, suspect, positions, plane, dtype)
+            planes.append(rounded)
+        return planes
+
+    def _fix_suspects(self, xp, rounded, suspect, positions, plane: int, dtype: str) -> None:
+        """Recompute, in decimal, the few elements whose rounding the float64 value cannot
+        decide."""
+        if xp is np:
+            rows, cols = np.nonzero(suspect)
+            rows_h, cols_h = rows, cols
+        else:
+            rows, cols = xp.nonzero(suspect, as_tuple=True)
+            rows_h, cols_h = rows.cpu().numpy(), cols.cpu().numpy()
+        if len(rows_h) == 0:
+            return
+        values = [
+            exact.round_fraction(self.true_value(positions[i], j, plane), dtype)
+            for i, j in zip(rows_h.tolist(), cols_h.tolist())
+        ]
+        if xp is np:
+            rounded[rows, cols] = values
+        else:
+            rounded[rows, cols] = xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
+
+
+def round_decimals(values, dtype: str) -> np.ndarray:
+    """Exact numbers (Decimal or Fraction) correctly rounded to dtype, as one float64 row."""
+    return np.array([[exact.round_fraction(Fraction(v), dtype) for v in values]])
+
+
+class Workspace:
+    """What a family's exact rows are computed with: planes of its sinusoids for positions, on
+    numpy (CPU) or torch (any device), and the array operations that differ between the two.
+    Every array is float64 holding values on the output dtype's grid."""
+
+    def __init__(self, xp, device: str, dtype: str, sinusoids: Sinusoids | None):
+        self.xp, self.device, self.dtype, self.sinusoids = xp, device, dtype, sinusoids
+        self.numpy = xp is np
+        self.chunks = None
+        if sinusoids is not None:
+            self.chunks = sinusoids.chunks if self.numpy else xp.from_numpy(sinusoids.chunks).to(device)
+
+    def planes(self, positions: list[int]):
+        """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each."""
+        return self.sinusoids.planes(self.xp, positions, self.dtype, self.device, self.chunks)
+
+    def zeros(self, rows: int, cols: int):
+        if self.numpy:
+            return np.zeros((rows, cols))
+        return self.xp.zeros((rows, cols), dtype=self.xp.float64, device=self.device)
+
+    def concat(self, parts):
+        """Column blocks side by side."""
+        return np.concatenate(parts, axis=1) if self.numpy else self.xp.cat(parts, 1)
+
+    def interleave(self, first, second):
+        """Columns first[:, 0], second[:, 0], first[:, 1], second[:, 1], ..."""
+        if self.numpy:
+            return np.stack([first, second], axis=2).reshape(len(first), -1)
+        return self.xp.stack([first, second], 2).reshape(first.shape[0], -1)
