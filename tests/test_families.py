@@ -166,11 +166,31 @@ def test_sincos2d_correctly_rounded(convention, dtype):
             assert got[k + 1, j] == ref.round_to(fn(coordinate * w), dtype)
 
 
+@pytest.mark.parametrize("d", [1, 2, 7, 13, 16])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_sincos2d_pairs_correctly_rounded_for_any_width(d, dtype):
+    # positional-encodings' layout: [y | x], each 2n columns of interleaved sin and cos,
+    # n = ceil(d/4) frequencies T**(-i/n), the whole cut to d columns
+    rows, cols, base = 4, 6, 500.0
+    got = build(family="sincos2d", grid=(rows, cols), d_model=d, convention="pairs", dtype=dtype, base=base).float64()
+    n = -(-d // 4)
+    assert got.shape == (rows * cols, d)
+    for k in range(rows * cols):
+        y, x = divmod(k, cols)
+        for j in range(d):
+            coordinate = y if j < 2 * n else x
+            fn = mpmath.sin if j % 2 == 0 else mpmath.cos
+            w = mpmath.mpf(base) ** (-mpmath.mpf(j % (2 * n) // 2) / n)
+            assert got[k, j] == ref.round_to(fn(coordinate * w), dtype), (k, j)
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
         ({}, "needs --grid"),
         ({"grid": "4x4", "d_model": 10}, "divisible by 4"),
+        ({"grid": "4x4", "variant": "positional-encodings", "base": 100.0}, "hardcodes base 10000"),
+        ({"grid": "4x4", "variant": "positional-encodings", "cls_token": True}, "no class-token row"),
         ({"grid": "4y4"}, "not ROWSxCOLUMNS"),
         ({"grid": "4x4", "variant": "timm", "cls_token": True}, "no class-token row"),
         ({"grid": "4x4", "variant": "hf-rope"}, "use --family rope"),

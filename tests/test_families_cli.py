@@ -70,6 +70,8 @@ def test_identifies_each_family(cli, tmp_path):
                     "matches sincos2d mae, grid 8x8"),
         "timm.npy": (("--family", "sincos2d", "--variant", "timm", "--grid", "6x10", "-d", 32,
                       "--convention", "timm-interleaved"), "matches library timm"),
+        "pe2d.npy": (("--family", "sincos2d", "--variant", "positional-encodings", "--grid", "6x5", "-d", 30),
+                     "matches library positional-encodings"),
     }
     for name, (args, expected) in cases.items():
         path = tmp_path / name

@@ -100,6 +100,15 @@ def test_positional_encodings_1d(d, length):
     assert _same(ours(d_model=d, seq_len=length, variant="positional-encodings"), theirs)
 
 
+@pytest.mark.parametrize("grid", [(1, 1), (3, 5), (14, 14), (16, 7)])
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 6, 8, 13, 64, 130, 768])
+def test_positional_encodings_2d(grid, d):
+    encodings = pytest.importorskip("positional_encodings.torch_encodings", reason="positional-encodings is not installed")
+    theirs = encodings.PositionalEncoding2D(d)(torch.zeros(1, *grid, d))[0]
+    table = ours(family="sincos2d", variant="positional-encodings", grid=grid, d_model=d)
+    assert _same(table, theirs.reshape(grid[0] * grid[1], d))
+
+
 # -------------------------------------------------------------------------------- TensorFlow
 
 

@@ -1,25 +1,55 @@
-"""The sincos2d family: MAE's and timm's tables for a grid of image patches: sin and cos of the
-row (y) and the column (x) coordinate, D/4 frequencies T**(-i/(D/4)) each, in several column
-layouts; rows run over the grid row by row, after MAE's optional zero class-token row.
+"""The sincos2d family: sin-cos tables for a grid of image patches (MAE, timm,
+positional-encodings): sin and cos of the row (y) and the column (x) coordinate, n
+frequencies T**(-i/n) each, n = ceil(D/4), in several column layouts; rows run over the grid
+row by row, after MAE's optional zero class-token row.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import power_law
 from .base import Family, parse_grid, variant
 
-# each convention is the order of its four column blocks: (coordinate, function)
-BLOCKS = {
-    "mae": (("x", "sin"), ("x", "cos"), ("y", "sin"), ("y", "cos")),
-    "timm": (("y", "sin"), ("x", "sin"), ("y", "cos"), ("x", "cos")),
-    "timm-interleaved": (("y", "sin"), ("y", "cos"), ("x", "sin"), ("x", "cos")),
+
+def _blocks(*order: tuple[str, str]) -> Callable:
+    """A layout of four column blocks of n columns, each one (coordinate, function)."""
+    return lambda n: {key: list(range(k * n, (k + 1) * n)) for k, key in enumerate(order)}
+
+
+def _pairs(n: int) -> dict:
+    # [y | x], each with its sin and cos interleaved per frequency
+    return {(c, fn): list(range(2 * n * k + j, 2 * n * (k + 1), 2))
+            for k, c in enumerate("yx") for j, fn in enumerate(("sin", "cos"))}
+
+
+@dataclass(frozen=True)
+class Layout:
+    summary: str
+    columns: Callable[[int], dict]  # n -> {(coordinate, "sin" or "cos"): column of each frequency}
+    any_width: bool = False  # columns past d_model are cut off (else d_model must be 4n)
+
+
+LAYOUTS = {
+    "mae": Layout("[sin x | cos x | sin y | cos y] (MAE get_2d_sincos_pos_embed)",
+                  _blocks(("x", "sin"), ("x", "cos"), ("y", "sin"), ("y", "cos"))),
+    "timm": Layout("[sin y | sin x | cos y | cos x] (timm build_sincos2d_pos_embed)",
+                   _blocks(("y", "sin"), ("x", "sin"), ("y", "cos"), ("x", "cos"))),
+    "timm-interleaved": Layout("[sin y | cos y | sin x | cos x] (timm, interleave_sin_cos=True)",
+                               _blocks(("y", "sin"), ("y", "cos"), ("x", "sin"), ("x", "cos"))),
+    "pairs": Layout("[y | x], sin and cos interleaved per frequency, cut to d_model "
+                    "(positional-encodings PositionalEncoding2D)", _pairs, any_width=True),
 }
+
+
+def _frequency_count(d_model: int) -> int:
+    return -(-d_model // 4)
 
 
 # 2-D sin-cos tables as the libraries compute them
@@ -74,14 +104,37 @@ def _timm(spec, device):
     return torch.stack([torch.sin(angles), torch.cos(angles)], dim=stack_dim).flatten(1)
 
 
+def _no_class_row_pe(spec) -> str | None:
+    return "positional-encodings' table has no class-token row" if spec.cls_token else None
+
+
+@variant(VARIANTS, "positional-encodings", source="positional-encodings 6.0 PositionalEncoding2D",
+         conventions=("pairs",), refuse=_no_class_row_pe)
+def _positional_encodings(spec, device):
+    # positional-encodings PositionalEncoding2D: 2*ceil(D/4) channels per axis, inv_freq by
+    # 1 / 10000^(2i/ch) in float32, an einsum outer product per axis, sin/cos stacked and
+    # flattened, [first axis | second axis] broadcast over the grid, cut to D columns
+    import torch
+
+    rows, columns = spec.grid
+    org_channels = spec.d_model
+    channels = -(-org_channels // 4) * 2
+    inv_freq = 1.0 / (10000 ** (torch.arange(0, channels, 2).float() / channels))
+
+    def embedding(size):
+        sin_inp = torch.einsum("i,j->ij", torch.arange(size, dtype=inv_freq.dtype), inv_freq)
+        return torch.flatten(torch.stack((sin_inp.sin(), sin_inp.cos()), dim=-1), -2, -1)
+
+    table = torch.zeros((rows, columns, channels * 2))
+    table[:, :, :channels] = embedding(rows)[:, None, :]
+    table[:, :, channels : 2 * channels] = embedding(columns)
+    return table[..., :org_channels].reshape(rows * columns, org_channels)
+
+
 class Sincos2d(Family):
     name = "sincos2d"
-    summary = "2-D sin-cos tables for image patch grids (MAE, timm)"
-    conventions = {
-        "mae": "[sin x | cos x | sin y | cos y] (MAE get_2d_sincos_pos_embed)",
-        "timm": "[sin y | sin x | cos y | cos x] (timm build_sincos2d_pos_embed)",
-        "timm-interleaved": "[sin y | cos y | sin x | cos x] (timm, interleave_sin_cos=True)",
-    }
+    summary = "2-D sin-cos tables for image patch grids (MAE, timm, positional-encodings)"
+    conventions = {name: layout.summary for name, layout in LAYOUTS.items()}
     params = (
         Param("grid", None, "patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
         Param("cls_token", False, "a zero first row for the class token (MAE).", bool),
@@ -95,7 +148,7 @@ class Sincos2d(Family):
     def check(self, spec):
         if spec.grid is None:
             raise BadInput("--family sincos2d needs --grid ROWSxCOLUMNS (e.g. 14x14)")
-        if spec.d_model % 4:
+        if spec.d_model % 4 and not LAYOUTS[spec.convention].any_width:
             raise BadInput(
                 f"2-D sin-cos tables need --d-model divisible by 4 (got {spec.d_model}): "
                 "sin and cos of two coordinates, d/4 frequencies each"
@@ -107,9 +160,14 @@ class Sincos2d(Family):
         return spec.grid[0] * spec.grid[1] + spec.cls_token
 
     def frequencies(self, spec):
-        # w_i = T**(-i/(D/4)), i < D/4, in MAE and timm alike
-        quarter = spec.d_model // 4
-        return power_law([Fraction(i, quarter) for i in range(quarter)], spec.base), Decimal(1)
+        # w_i = T**(-i/n), i < n = ceil(D/4), in MAE, timm and positional-encodings alike
+        n = _frequency_count(spec.d_model)
+        return power_law([Fraction(i, n) for i in range(n)], spec.base), Decimal(1)
+
+    def _columns(self, spec) -> dict:
+        """{(coordinate, function): [column of each frequency]}, the columns past d_model left out."""
+        found = LAYOUTS[spec.convention].columns(_frequency_count(spec.d_model))
+        return {key: [c for c in columns if c < spec.d_model] for key, columns in found.items()}
 
     def exact_rows(self, spec, start, stop, work):
         import numpy as np
@@ -118,8 +176,11 @@ class Sincos2d(Family):
         patch = np.arange(start, stop) - int(spec.cls_token)
         live = patch >= 0
         coordinate = {"y": (patch[live] // width).tolist(), "x": (patch[live] % width).tolist()}
-        planes = {c: work.planes(positions) for c, positions in coordinate.items()}
-        table = work.concat([planes[c][0 if fn == "sin" else 1] for c, fn in BLOCKS[spec.convention]])
+        planes = {c: dict(zip(("sin", "cos"), work.planes(positions))) for c, positions in coordinate.items()}
+        table = work.zeros(int(live.sum()), spec.d_model)
+        for (c, fn), columns in self._columns(spec).items():
+            if columns:  # a narrow table may have no columns of x
+                table[:, columns] = planes[c][fn][:, : len(columns)]
         if live.all():
             return table
         out = work.zeros(stop - start, spec.d_model)
@@ -140,11 +201,11 @@ class Sincos2d(Family):
 
     def facts(self, spec):
         frequencies, _ = self.frequencies(spec)
-        quarter = len(frequencies)
+        columns = self._columns(spec)
         return {"frequencies": [
             {
                 "index": i,
-                "columns": {f"{fn} {c}": k * quarter + i for k, (c, fn) in enumerate(BLOCKS[spec.convention])},
+                "columns": {f"{fn} {c}": cols[i] for (c, fn), cols in columns.items() if i < len(cols)},
                 "frequency": float(w),
                 "wavelength": 2 * math.pi / float(w),
             }
@@ -177,7 +238,7 @@ class Sincos2d(Family):
         import numpy as np
 
         rows, cols = values.shape
-        if cols % 4 or rows < 2:
+        if rows < 2:
             return
         cls = not values[0].any()
         patches = rows - cls
@@ -186,6 +247,8 @@ class Sincos2d(Family):
             for convention in self.conventions:
                 spec = bench.spec(family=self.name, grid=grid, d_model=cols, convention=convention,
                                   cls_token=cls, dtype="float64")
+                if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+                    continue
                 reference = bench.reference(spec)
                 if np.max(np.abs(reference - values)) > 1e-2:
                     continue
