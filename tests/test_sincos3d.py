@@ -1,0 +1,146 @@
+"""sincos3d, the 3-D sin-cos table of video transformers: exact against mpmath, positional-
+encodings' PositionalEncoding3D bit for bit, and show, compare and identification through the
+family interface."""
+
+import io
+import json
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+from pe_cli.core.errors import BadInput
+from pe_cli.engine import build
+from pe_cli.spec import TableSpec
+
+from . import reference as ref
+
+
+def _truth(grid, d, base, row, column):
+    """Column `column` of the row for grid point `row` (t slowest), from the layout's
+    definition: [t | h | w] blocks of 2n columns, n = ceil(d/6), sin and cos interleaved."""
+    _, height, width = grid
+    coordinates = (row // (height * width), row // width % height, row % width)
+    n = -(-d // 6)
+    axis, k = divmod(column, 2 * n)
+    w = mpmath.mpf(base) ** (-mpmath.mpf(k // 2) / n)
+    return (mpmath.sin if k % 2 == 0 else mpmath.cos)(coordinates[axis] * w)
+
+
+@pytest.mark.parametrize("d", [1, 2, 5, 6, 7, 12, 13, 20])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_exact_is_correctly_rounded(d, dtype):
+    grid, base = (2, 3, 4), 500.0
+    got = build(family="sincos3d", grid=grid, d_model=d, base=base, dtype=dtype).float64()
+    assert got.shape == (24, d)
+    for row in range(24):
+        for column in range(d):
+            assert got[row, column] == ref.round_to(_truth(grid, d, base, row, column), dtype), (row, column)
+
+
+def test_exact_at_large_coordinates_and_in_blocks():
+    grid, d = (3, 70, 300), 7
+    spec = TableSpec(family="sincos3d", grid=grid, d_model=d, dtype="float32")
+    got = build(spec).float64()
+    for row in (0, 299, 300, 20999, 21000, 62999):
+        for column in range(d):
+            assert got[row, column] == ref.round_to(_truth(grid, d, 10000.0, row, column), "float32")
+    from pe_cli.engine import blocks
+
+    assert np.array_equal(np.concatenate(list(blocks(spec, rows=4099))), build(spec).values)
+
+
+def _library(grid, d):
+    encodings = pytest.importorskip("positional_encodings.torch_encodings", reason="positional-encodings is not installed")
+    return encodings.PositionalEncoding3D(d)(torch.zeros(1, *grid, d))[0].reshape(math.prod(grid), d)
+
+
+@pytest.mark.parametrize("grid", [(1, 1, 1), (2, 3, 4), (4, 7, 5), (8, 14, 14)])
+@pytest.mark.parametrize("d", [1, 2, 3, 5, 6, 7, 8, 12, 13, 64, 96, 127, 128, 384])
+def test_positional_encodings_3d_bit_for_bit(grid, d):
+    ours = build(family="sincos3d", grid=grid, d_model=d, variant="positional-encodings").torch()
+    theirs = _library(grid, d)
+    assert ours.shape == theirs.shape and torch.equal(ours.view(torch.int32), theirs.contiguous().view(torch.int32))
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({}, "needs --grid TxHxW"),
+        ({"grid": "4x4"}, "is not TxHxW"),
+        ({"grid": "2x0x3"}, "each at least 1"),
+        ({"grid": "2x3x4", "offset": 2}, "--offset does not apply"),
+        ({"grid": "2x3x4", "variant": "positional-encodings", "base": 500.0}, "hardcodes base 10000"),
+        ({"grid": "2x3x4", "cls_token": True}, "--cls-token belongs to --family sincos2d"),
+        ({"grid": "2x3x4", "variant": "mae"}, "use --family sincos2d"),
+    ],
+)
+def test_refusals(params, message):
+    with pytest.raises(BadInput, match=message):
+        TableSpec(family="sincos3d", **params)
+
+
+def test_grid_belongs_to_the_grid_families():
+    with pytest.raises(BadInput, match="--grid belongs to --family sincos2d or sincos3d, not rope"):
+        TableSpec(family="rope", grid="2x2")
+
+
+# ------------------------------------------------------------------- through the command line
+
+
+def _generate(cli, path, *args):
+    code, _, err = cli("generate", "--family", "sincos3d", *args, "-o", path)
+    assert code == 0, err
+    return path
+
+
+def test_show_reads_frequencies_from_the_table(cli):
+    args = ["--family", "sincos3d", "--grid", "2x2x2", "-d", "17", "--base", "300"]
+    code, out, err = cli("show", *args, "--json")
+    assert code == 0, err
+    reported = json.loads(out)["frequencies"]
+    code, out, _ = cli("generate", *args, "--dtype", "float64", "-o", "-")
+    row = np.load(io.BytesIO(out))[7]  # (t, h, w) = (1, 1, 1)
+    assert len(reported) == 3
+    for f in reported:
+        for axis in "thw":
+            if f"cos {axis}" in f["columns"]:
+                measured = math.atan2(row[f["columns"][f"sin {axis}"]], row[f["columns"][f"cos {axis}"]])
+                assert math.isclose(f["frequency"], measured, rel_tol=1e-12), (f, axis)
+    code, out, _ = cli("show", *args, "--rows", "3:5")
+    assert code == 0 and "(0,1,1)" in out.decode() and "(1,0,0)" in out.decode()
+
+
+@pytest.mark.parametrize("grid, d", [("4x6x5", 96), ("1x3x7", 13), ("5x1x4", 30), ("3x4x1", 8)])
+def test_identification(cli, tmp_path, grid, d):
+    exact = _generate(cli, tmp_path / "exact.npy", "--grid", grid, "-d", d)
+    code, out, err = cli("compare", exact)
+    text = " ".join(out.decode().split())
+    assert code == 0, err
+    # with d = 8 (2 frequencies per axis, no w columns) a 3x4x1 grid is also sincos2d's 3x4 'pairs'
+    # table, value for value: either may be named first, the other as the same table
+    assert f"sincos3d, grid {grid}" in text and "bit for bit" in text, text
+    library = _generate(cli, tmp_path / "library.npy", "--grid", grid, "-d", d, "--variant", "positional-encodings")
+    text = " ".join(cli("compare", library)[1].decode().split())
+    assert "matches library positional-encodings" in text and "bit for bit" in text, text
+
+
+def test_identifies_the_library_table(cli, tmp_path):
+    path = tmp_path / "video.npy"
+    np.save(path, _library((4, 6, 5), 100).numpy())
+    text = " ".join(cli("compare", path)[1].decode().split())
+    assert "matches library positional-encodings" in text and "grid 4 x 6 x 5" in text
+
+
+def test_compare_and_audit(cli, tmp_path):
+    library = _generate(cli, tmp_path / "library.npy", "--grid", "3x5x5", "-d", "64", "--variant", "positional-encodings")
+    code, out, err = cli("compare", library, "exact:float64", "--family", "sincos3d", "--grid", "3x5x5", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert 0 < result["max_abs"] < 1e-5 and result["differing"] > 0
+    code, out, err = cli("compare", "--family", "sincos3d", "--grid", "3x5x5", "-d", "64", "--json")
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert row["variant"] == "positional-encodings" and row["max_abs"] == result["max_abs"]
