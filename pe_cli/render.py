@@ -321,7 +321,7 @@ def audit(result) -> None:
     out.print()
     bands = Table(title="max |err| by position band", title_justify="left", show_edge=False, pad_edge=False)
     bands.add_column("variant", overflow="fold")
-    for start, stop, _ in rows[0][1].bands if rows else []:
+    for _, stop, _ in rows[0][1].bands if rows else []:
         bands.add_column(f"p<{stop}", justify="right", overflow="fold")
     for name, d in rows:
         bands.add_row(name, *(_e(m) for _, _, m in d.bands))

@@ -20,7 +20,7 @@ from .core.names import choice, number, whole
 from .core.params import Param
 from .families import (
     CONVENTION_NAMES, DEFAULT_FAMILY, FAMILIES, PART_NAMES, VARIANT_NAMES, families_of_variant,
-    family_params, find_variant,
+    family_params,
 )
 
 SHAPES = {
@@ -47,7 +47,10 @@ COMMON = (
     Param("family", DEFAULT_FAMILY, f"{', '.join(FAMILIES)}.", choices=tuple(FAMILIES)),
     Param("part", None, "Which table of the family: "
           + "; ".join(f"{f.name} {', '.join(f.parts)}" for f in FAMILIES.values() if len(f.parts) > 1)
-          + " [default: the family's first].", choices=PART_NAMES),
+          + " [default: the family's first; export writes "
+          + ", ".join(f"{f.name}'s {' and '.join(f.export_parts)}" for f in FAMILIES.values()
+                      if f.export_parts != (None,))
+          + "].", choices=PART_NAMES),
 )
 
 

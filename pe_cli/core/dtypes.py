@@ -1,4 +1,5 @@
-"""Output and compute dtypes: their formats, and how tables of them live in host memory.
+"""Output and compute dtypes: their formats, how tables of them live in host memory, exact
+casts of values already on a dtype's grid, and a dtype's unit in the last place.
 
 numpy has no bfloat16, so on the host a bfloat16 table is held as its uint16 bit patterns;
 everything that leaves the engine as numpy goes through `host_bits` / `host_float`.

@@ -40,7 +40,6 @@ class Variant:
     parameters: frozenset = frozenset()  # the fixed-by-default parameters it takes (base, ...)
     refuse: Callable = _never  # why it cannot build this table (a message), or None
     part: str | None = None  # the part it builds when none is asked for
-    formula: str = ""  # seeds: the notebook's formula
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""
@@ -256,3 +255,26 @@ def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
     if len(numbers) != len(axes) or min(numbers) < 1:
         raise BadInput(f"--grid {text!r} is not {shape} with each at least 1")
     return tuple(numbers)
+
+
+def axes_facts(frequencies, columns: dict) -> list[dict]:
+    """show's frequency facts for a table of several coordinates: each frequency, its
+    wavelength and its columns {"sin x": ..., "cos x": ...}, from {(axis, "sin" or "cos"):
+    [column of each frequency]} (a list may stop short where d_model cuts it)."""
+    return [
+        {
+            "index": i,
+            "columns": {f"{fn} {axis}": found[i] for (axis, fn), found in columns.items() if i < len(found)},
+            "frequency": float(w),
+            "wavelength": 2 * math.pi / float(w),
+        }
+        for i, w in enumerate(frequencies)
+    ]
+
+
+def positional_encodings_axis(torch, size: int, inv_freq):
+    """positional-encodings' get_emb for positions 0 .. size-1: an einsum outer product with
+    inv_freq, sin and cos stacked and flattened, (size, 2n) float32, as its 1-D, 2-D and 3-D
+    encodings compute each axis."""
+    sin_inp = torch.einsum("i,j->ij", torch.arange(size, dtype=inv_freq.dtype), inv_freq)
+    return torch.flatten(torch.stack((sin_inp.sin(), sin_inp.cos()), dim=-1), -2, -1)

@@ -238,19 +238,25 @@ def rope_frequencies(dim: int, base: float, rope: dict, positions_end: int) -> t
 # The layout: which two columns hold frequency i
 
 
-def _pairs(n: int, convention: str) -> tuple[list[int], list[int]]:
+def _pairs(n: int, convention: str) -> tuple[slice, slice]:
     """The first and second column of each frequency in a part of 2n columns."""
     if convention == "half":
-        return list(range(n)), list(range(n, 2 * n))
-    return list(range(0, 2 * n, 2)), list(range(1, 2 * n, 2))
+        return slice(0, n), slice(n, 2 * n)
+    return slice(0, 2 * n, 2), slice(1, 2 * n, 2)
 
 
-def _frequency_of_column(n: int, convention: str) -> list[int]:
-    """Index into a (rows, n) plane that lays it out as the part's 2n columns."""
-    index = [0] * (2 * n)
-    for i, (first, second) in enumerate(zip(*_pairs(n, convention))):
-        index[first] = index[second] = i
-    return index
+def _lay_out(plane, convention: str):
+    """A (rows, n) plane, numpy or torch, as the part's (rows, 2n) columns."""
+    import numpy as np
+
+    rows, n = plane.shape
+    if isinstance(plane, np.ndarray):
+        out = np.empty((rows, 2 * n), dtype=plane.dtype)
+    else:
+        out = plane.new_empty((rows, 2 * n))
+    for columns in _pairs(n, convention):
+        out[:, columns] = plane
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +367,7 @@ def _rope_table(spec, lowered: str | None = None):
     table = (emb.cos() if spec.part == "cos" else emb.sin()) * attention_factor
     if spec.convention != "half":  # the same frequencies in the convention's columns
         n = table.shape[-1] // 2
-        table = table[..., :n][..., _frequency_of_column(n, spec.convention)]
+        table = _lay_out(table[0, :, :n], spec.convention)[None]
     return table[0].float()
 
 
@@ -463,7 +469,7 @@ class Rope(Family):
             return round_decimals(work.sinusoids.frequencies, spec.dtype)
         sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
         plane = cos if spec.part == "cos" else sin
-        return plane[:, _frequency_of_column(plane.shape[1], spec.convention)]
+        return _lay_out(plane, spec.convention)
 
     def fast_columns(self, spec):
         if self._vector(spec) or self.frequencies(spec)[1] != 1:
@@ -479,7 +485,7 @@ class Rope(Family):
     def fast_finish(self, spec, block, start, stop):
         n = block.shape[1] // 2
         plane = block[:, n:] if spec.part == "cos" else block[:, :n]
-        return plane[:, _frequency_of_column(n, spec.convention)]
+        return _lay_out(plane, spec.convention)
 
     def settings(self, spec):
         return [
@@ -494,7 +500,8 @@ class Rope(Family):
 
     def facts(self, spec):
         frequencies, attention = self.frequencies(spec)
-        first, second = _pairs(len(frequencies), spec.convention)
+        columns = range(2 * len(frequencies))
+        first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
         return {
             "attention_factor": float(attention),
             "frequencies": [] if self._vector(spec) else [

@@ -6,7 +6,6 @@ row by row, after MAE's optional zero class-token row.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -15,7 +14,7 @@ from typing import Callable
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import power_law
-from .base import Family, parse_grid, variant
+from .base import Family, axes_facts, parse_grid, positional_encodings_axis, variant
 
 
 def _blocks(*order: tuple[str, str]) -> Callable:
@@ -120,14 +119,9 @@ def _positional_encodings(spec, device):
     org_channels = spec.d_model
     channels = -(-org_channels // 4) * 2
     inv_freq = 1.0 / (10000 ** (torch.arange(0, channels, 2).float() / channels))
-
-    def embedding(size):
-        sin_inp = torch.einsum("i,j->ij", torch.arange(size, dtype=inv_freq.dtype), inv_freq)
-        return torch.flatten(torch.stack((sin_inp.sin(), sin_inp.cos()), dim=-1), -2, -1)
-
     table = torch.zeros((rows, columns, channels * 2))
-    table[:, :, :channels] = embedding(rows)[:, None, :]
-    table[:, :, channels : 2 * channels] = embedding(columns)
+    table[:, :, :channels] = positional_encodings_axis(torch, rows, inv_freq)[:, None, :]
+    table[:, :, channels : 2 * channels] = positional_encodings_axis(torch, columns, inv_freq)
     return table[..., :org_channels].reshape(rows * columns, org_channels)
 
 
@@ -201,16 +195,7 @@ class Sincos2d(Family):
 
     def facts(self, spec):
         frequencies, _ = self.frequencies(spec)
-        columns = self._columns(spec)
-        return {"frequencies": [
-            {
-                "index": i,
-                "columns": {f"{fn} {c}": cols[i] for (c, fn), cols in columns.items() if i < len(cols)},
-                "frequency": float(w),
-                "wavelength": 2 * math.pi / float(w),
-            }
-            for i, w in enumerate(frequencies)
-        ]}
+        return {"frequencies": axes_facts(frequencies, self._columns(spec))}
 
     def explain(self, va, vb, dtype, la, lb):
         """Four column blocks (sin/cos of two coordinates) in another order: another 2-D layout."""

@@ -14,7 +14,7 @@ from fractions import Fraction
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import power_law
-from .base import Family, parse_grid, variant
+from .base import Family, axes_facts, parse_grid, positional_encodings_axis, variant
 
 AXES = ("t", "h", "w")
 
@@ -50,15 +50,10 @@ def _positional_encodings(spec, device):
     org_channels = spec.d_model
     channels = -(-org_channels // 6) * 2
     inv_freq = 1.0 / (10000 ** (torch.arange(0, channels, 2).float() / channels))
-
-    def embedding(size):
-        sin_inp = torch.einsum("i,j->ij", torch.arange(size, dtype=inv_freq.dtype), inv_freq)
-        return torch.flatten(torch.stack((sin_inp.sin(), sin_inp.cos()), dim=-1), -2, -1)
-
     table = torch.zeros((frames, height, width, channels * 3))
-    table[:, :, :, :channels] = embedding(frames)[:, None, None, :]
-    table[:, :, :, channels : 2 * channels] = embedding(height)[:, None, :]
-    table[:, :, :, 2 * channels :] = embedding(width)
+    table[:, :, :, :channels] = positional_encodings_axis(torch, frames, inv_freq)[:, None, None, :]
+    table[:, :, :, channels : 2 * channels] = positional_encodings_axis(torch, height, inv_freq)[:, None, :]
+    table[:, :, :, 2 * channels :] = positional_encodings_axis(torch, width, inv_freq)
     return table[..., :org_channels].reshape(frames * height * width, org_channels)
 
 
@@ -112,16 +107,7 @@ class Sincos3d(Family):
 
     def facts(self, spec):
         frequencies, _ = self.frequencies(spec)
-        columns = _columns(len(frequencies), spec.d_model)
-        return {"frequencies": [
-            {
-                "index": i,
-                "columns": {f"{fn} {axis}": c[i] for (axis, fn), c in columns.items() if i < len(c)},
-                "frequency": float(w),
-                "wavelength": 2 * math.pi / float(w),
-            }
-            for i, w in enumerate(frequencies)
-        ]}
+        return {"frequencies": axes_facts(frequencies, _columns(len(frequencies), spec.d_model))}
 
     def candidates(self, values, dtype, notes, bench):
         """The grid read off the table: a t block changes every H*W rows, an h block every W."""

@@ -17,7 +17,7 @@ from typing import Callable
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import power_law
-from .base import Family, close, digits, even_width, plausible_bases, variant
+from .base import Family, close, digits, even_width, plausible_bases, positional_encodings_axis, variant
 
 # ---------------------------------------------------------------------------------------------
 # Conventions: which frequencies, and where sin and cos go
@@ -166,7 +166,7 @@ def _interleave(torch, sin, cos, d: int, dtype):
     return pe
 
 
-@variant(VARIANTS, "pow", formula="p / pow(base, 2i/d)", source="seed 004; seed 000's intended formula", **_SEED)
+@variant(VARIANTS, "pow", source="seed 004; seed 000's intended formula", **_SEED)
 def _pow(spec, device):
     # seed 000 ("original" formula, with its multiply fixed to the intended divide)
     torch, dtype, base = _seed_setting(spec)
@@ -179,8 +179,7 @@ def _pow(spec, device):
     )
 
 
-@variant(VARIANTS, "exp-log", formula="p * exp(2i * -(ln(base)/d))",
-         source="seeds 000, 003; the Annotated Transformer", **_SEED)
+@variant(VARIANTS, "exp-log", source="seeds 000, 003; the Annotated Transformer", **_SEED)
 def _exp_log(spec, device):
     # seed 003 and seed 000's Harvard line: the Annotated Transformer's div_term
     torch, dtype, _ = _seed_setting(spec)
@@ -194,7 +193,7 @@ def _exp_log(spec, device):
     )
 
 
-@variant(VARIANTS, "neg-pow", formula="p * pow(base, -2i/d)", source="seed 001", **_SEED)
+@variant(VARIANTS, "neg-pow", source="seed 001", **_SEED)
 def _neg_pow(spec, device):
     # seed 001's PositionalEncoding: a^-x instead of 1/a^x
     torch, dtype, base = _seed_setting(spec)
@@ -204,7 +203,7 @@ def _neg_pow(spec, device):
     return _interleave(torch, torch.sin(pos * frequency), torch.cos(pos * frequency), d, dtype)
 
 
-@variant(VARIANTS, "exp-div", formula="p / exp(2i/d * ln(base))", source="seed 002", **_SEED)
+@variant(VARIANTS, "exp-div", source="seed 002", **_SEED)
 def _exp_div(spec, device):
     # seed 002 (torch.zero fixed to torch.zeros): divide by exp(2i/d * ln(base))
     torch, dtype, _ = _seed_setting(spec)
@@ -216,8 +215,7 @@ def _exp_div(spec, device):
     return _interleave(torch, torch.sin(pos / denominator), torch.cos(pos / denominator), d, dtype)
 
 
-@variant(VARIANTS, "stack", formula="sin and cos stacked, then flattened to interleave",
-         source="seed 004's class", **_SEED)
+@variant(VARIANTS, "stack", source="seed 004's class", **_SEED)
 def _stack(spec, device):
     # seed 004's PositionalEncoding class: integer positions, sin and cos stacked then flattened
     torch, dtype, base = _seed_setting(spec)
@@ -396,9 +394,7 @@ def _positional_encodings(spec, device):
     x, org_channels = spec.seq_len, spec.d_model
     channels = -(-org_channels // 2) * 2
     inv_freq = 1.0 / (10000 ** (torch.arange(0, channels, 2).float() / channels))
-    pos_x = torch.arange(x, dtype=inv_freq.dtype)
-    sin_inp_x = torch.einsum("i,j->ij", pos_x, inv_freq)
-    emb_x = torch.flatten(torch.stack((sin_inp_x.sin(), sin_inp_x.cos()), dim=-1), -2, -1)
+    emb_x = positional_encodings_axis(torch, x, inv_freq)
     emb = torch.zeros((x, channels))
     emb[:, :channels] = emb_x
     return emb[:, :org_channels]

@@ -3,8 +3,6 @@ and headers."""
 
 from __future__ import annotations
 
-import json
-
 from ..core.version import __version__
 
 OUTPUT_FORMATS = ("npy", "safetensors", "csv", "tsv", "raw")
@@ -34,6 +32,8 @@ def npy_header(spec) -> bytes:
 def safetensors_layout(tables: dict) -> tuple[list[str], bytes]:
     """The order the tables' data follows and the .safetensors header (with every table's
     parameters as metadata)."""
+    import json
+
     # widest dtype first, as the safetensors library orders tensors, so every tensor's data
     # starts at a multiple of its item size
     order = sorted(tables, key=lambda name: (-tables[name].format.itemsize, name))

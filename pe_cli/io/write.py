@@ -200,7 +200,7 @@ def _place(fd: int, tables: dict[str, TableSpec], fmt: str, advance) -> int:
     for name in order:
         spec = tables[name]
         row_bytes = spec.cols * spec.format.itemsize
-        fill(spec, lambda first, block, base=offset: put(_little_endian(block), base + first * row_bytes))
+        fill(spec, lambda first, block, base=offset, size=row_bytes: put(_little_endian(block), base + first * size))
         offset += spec.nbytes
     return offset
 
