@@ -99,11 +99,17 @@ def _sinusoids(spec: TableSpec) -> Sinusoids | None:
     return None if found is None else Sinusoids(*found)
 
 
-def _fast_columns(spec: TableSpec, device: str):
-    """The fast path's columns for this table, or None where it does not take it."""
+def _fast_plan(spec: TableSpec, device: str):
+    """(sinusoids, kernel columns) of a table the C fast path fills, or None where it does not:
+    it serves exact tables on the CPU in the narrow dtypes, of families that give its columns,
+    whose sines and cosines carry no factor (the kernel rounds them unscaled)."""
     if find_variant(spec) is not None or device != "cpu" or not fast.available(spec.dtype):
         return None
-    return FAMILIES[spec.family].fast_columns(spec)
+    columns = FAMILIES[spec.family].fast_columns(spec)
+    if columns is None:
+        return None
+    sinusoids = _sinusoids(spec)
+    return (sinusoids, columns) if sinusoids.scale is None else None
 
 
 def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None,
@@ -132,9 +138,10 @@ class _Slices:
     """The fast path's slices of a table, each finished by its family; a slice whose undecided
     elements are too many for the kernel to list takes the exact kernel instead."""
 
-    def __init__(self, spec: TableSpec, columns):
+    def __init__(self, spec: TableSpec, plan):
         self.spec, self.family = spec, FAMILIES[spec.family]
-        self.rotation = fast.Rotation(_sinusoids(spec), spec.offset, spec.rows, columns, spec.dtype)
+        sinusoids, columns = plan
+        self.rotation = fast.Rotation(sinusoids, spec.offset, spec.rows, columns, spec.dtype)
         self.starts = self.rotation.starts
 
     def buffer(self) -> np.ndarray:
@@ -148,13 +155,13 @@ class _Slices:
         return self.family.fast_finish(self.spec, raw, start, stop)
 
 
-def _fast_blocks(spec: TableSpec, columns, transient: bool = False) -> Iterator:
+def _fast_blocks(spec: TableSpec, plan, transient: bool = False) -> Iterator:
     """The fast path's slices in order, computed by _WORKERS threads up to _AHEAD ahead of the
     consumer; `transient`: in a ring of buffers, each valid until the next is asked for."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
-    slices = _Slices(spec, columns)
+    slices = _Slices(spec, plan)
     if len(slices.starts) == 1:
         yield slices.block(0)
         return
@@ -208,15 +215,15 @@ def blocks(spec: TableSpec, rows: int | None = None, transient: bool = False) ->
     blocks may share memory: each is valid only until the next is asked for (for consumers
     that write each block out at once).
     """
-    return _blocks(spec, prepare(spec), rows, transient)
+    device = prepare(spec)
+    return _blocks(spec, device, rows, transient, _fast_plan(spec, device) if rows is None else None)
 
 
-def _blocks(spec: TableSpec, device: str, rows: int | None, transient: bool) -> Iterator:
+def _blocks(spec: TableSpec, device: str, rows: int | None, transient: bool, plan) -> Iterator:
     if find_variant(spec) is not None:
         return iter([_formula_table(spec, device)])
-    columns = _fast_columns(spec, device)
-    if columns is not None and rows is None:
-        return _fast_blocks(spec, columns, transient)
+    if plan is not None:
+        return _fast_blocks(spec, plan, transient)
     return _kernel_blocks(spec, device, rows or rows_per_block(spec))
 
 
@@ -229,14 +236,14 @@ def fill(spec: TableSpec, emit) -> None:
     import threading
 
     device = prepare(spec)
-    columns = _fast_columns(spec, device)
-    if columns is None:
+    plan = _fast_plan(spec, device)
+    if plan is None:
         first = 0
-        for block in _blocks(spec, device, None, transient=True):
+        for block in _blocks(spec, device, None, True, None):
             emit(first, block)
             first += len(block)
         return
-    slices = _Slices(spec, columns)
+    slices = _Slices(spec, plan)
     stop, errors = threading.Event(), []
 
     def work(worker: int) -> None:

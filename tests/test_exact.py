@@ -133,7 +133,7 @@ FAST = [
 def test_fast_path_is_bit_identical_to_the_exact_kernel(convention, d, offset, length, padding, dtype):
     spec = TableSpec(d_model=d, seq_len=length, offset=offset, convention=convention,
                      padding_idx=padding, dtype=dtype)
-    fast_path = np.concatenate(list(engine._fast_blocks(spec, engine._fast_columns(spec, "cpu"))))
+    fast_path = np.concatenate(list(engine._fast_blocks(spec, engine._fast_plan(spec, "cpu"))))
     kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=2048)))
     assert np.array_equal(fast_path, kernel)
 
@@ -200,5 +200,5 @@ def test_without_the_c_extension_the_numpy_path_gives_the_same_table(monkeypatch
     spec = TableSpec(d_model=64, seq_len=5000, offset=99)
     with_c = build(spec).numpy()
     monkeypatch.setattr(fast, "_rotate", None)
-    assert engine._fast_columns(spec, "cpu") is None
+    assert engine._fast_plan(spec, "cpu") is None
     assert np.array_equal(build(spec).numpy(), with_c)

@@ -203,11 +203,11 @@ def test_sincos2d_refusals(params, message):
 
 @pytest.mark.parametrize("convention, part, dtype", [("half", "cos", "float32"), ("interleaved", "sin", "bfloat16")])
 def test_rope_fast_path_equals_the_exact_kernel(convention, part, dtype):
-    from pe_cli.engine import _fast_columns, _kernel_blocks, blocks
+    from pe_cli.engine import _fast_plan, _kernel_blocks, blocks
 
     spec = TableSpec(family="rope", d_model=32, seq_len=9000, offset=2**24 - 100, base=500000.0,
                      convention=convention, part=part, dtype=dtype, rope={"rope_type": "linear", "factor": 8.0})
-    if _fast_columns(spec, "cpu") is None:
+    if _fast_plan(spec, "cpu") is None:
         pytest.skip("the C extension is not built here")
     fast = np.concatenate(list(blocks(spec)))
     kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", 1000)))

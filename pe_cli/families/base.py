@@ -150,8 +150,9 @@ class Family:
 
     def fast_columns(self, spec):
         """Where the C kernel puts each frequency (numerics.fast.Columns), when the table's rows
-        are the consecutive positions offset, offset + 1, ... and its sines and cosines carry
-        no factor; None where the kernel does not serve this table."""
+        are the consecutive positions offset, offset + 1, ...; None where the kernel does not
+        serve this table. (The engine also leaves to the exact kernel the tables whose sines
+        and cosines carry a factor.)"""
         return None
 
     def fast_finish(self, spec, block, start: int, stop: int):

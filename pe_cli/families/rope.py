@@ -472,8 +472,8 @@ class Rope(Family):
         return _lay_out(plane, spec.convention)
 
     def fast_columns(self, spec):
-        if self._vector(spec) or self.frequencies(spec)[1] != 1:
-            return None  # the kernel has no factor to round in
+        if self._vector(spec):
+            return None
         import numpy as np
 
         from ..numerics.fast import Columns

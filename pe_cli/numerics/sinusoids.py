@@ -103,7 +103,7 @@ def round_decimals(values, dtype: str) -> np.ndarray:
 
 class Workspace:
     """What a family's exact rows are computed with: planes of its sinusoids for positions, on
-    numpy (CPU) or torch (any device), and the array operations that differ between the two.
+    numpy (CPU) or torch (any device), and zeroed tables on the same.
     Every array is float64 holding values on the output dtype's grid."""
 
     def __init__(self, xp, device: str, dtype: str, sinusoids: Sinusoids | None):
@@ -121,13 +121,3 @@ class Workspace:
         if self.numpy:
             return np.zeros((rows, cols))
         return self.xp.zeros((rows, cols), dtype=self.xp.float64, device=self.device)
-
-    def concat(self, parts):
-        """Column blocks side by side."""
-        return np.concatenate(parts, axis=1) if self.numpy else self.xp.cat(parts, 1)
-
-    def interleave(self, first, second):
-        """Columns first[:, 0], second[:, 0], first[:, 1], second[:, 1], ..."""
-        if self.numpy:
-            return np.stack([first, second], axis=2).reshape(len(first), -1)
-        return self.xp.stack([first, second], 2).reshape(first.shape[0], -1)
