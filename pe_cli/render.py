@@ -363,8 +363,9 @@ def identification(result) -> None:
     target, candidates = result.target, result.candidates
     out = console()
     if not candidates:
-        out.print(f"{target.label}: no built-in convention explains this table "
-                  "(its columns are not sin/cos pairs turning at a steady rate)", highlight=False)
+        why = "; ".join(target.notes) or "its columns are not sin/cos pairs turning at a steady rate"
+        out.print(f"{target.label}: no built-in convention explains this table ({why})",
+                  highlight=False, markup=False)
         return
     best = candidates[0]
     d = best.difference

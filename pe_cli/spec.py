@@ -220,7 +220,13 @@ def spec_from_options(options: dict, **overrides) -> TableSpec:
 def export_specs(options: dict) -> dict[str, TableSpec]:
     """The tables `export` writes: one per combination of the lists given for variant,
     convention, dtype and part, each named by what varies among them ("pe" when one)."""
-    family = FAMILIES.get(options.get("family") or DEFAULT_FAMILY)
+    # an input may name the family (--rope-config), or describe several tables (a config's
+    # layer types), which names it too
+    selections, family = {}, None
+    for candidate in FAMILIES.values():
+        if found := candidate.selections(options):
+            family, selections = candidate, found
+    family = family or FAMILIES.get(params_from_options(options).get("family") or DEFAULT_FAMILY)
     lists = {
         "variant": options.get("variant") or ["exact"],
         "convention": options.get("convention") or [None],
@@ -230,7 +236,10 @@ def export_specs(options: dict) -> dict[str, TableSpec]:
     combos = list(dict.fromkeys(product(*lists.values())))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}
-    for combo in combos:
-        name = ".".join(v for v, vary in zip(combo, varying) if vary and v) or "pe"
-        tables[name] = spec_from_options(options, **dict(zip(lists, combo)))
+    for selection, chosen in (selections or {None: {}}).items():
+        for combo in combos:
+            name = ".".join(v for v, vary in zip(combo, varying) if vary and v) or "pe"
+            name = f"{selection}.{name}" if selection else name
+            given = {k: v for k, v in zip(lists, combo) if v is not None}
+            tables[name] = spec_from_options({**options, **chosen}, **given)
     return tables

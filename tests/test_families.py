@@ -94,7 +94,7 @@ def test_rope_longrope_switches_factors_past_the_original_length():
         ({"rope": {"rope_type": "yarn"}}, "needs factor"),
         ({"rope": {"rope_type": "warp"}}, "unknown rope_type"),
         ({"rope": {"factr": 2}}, "did you mean 'factor'"),
-        ({"rope": {"partial_rotary_factor": 0.3}, "d_model": 10}, "must be even"),
+        ({"rope": {"partial_rotary_factor": 0.05}, "d_model": 10}, "must be at least 1"),
         ({"rope": {"rope_type": "linear", "factor": "x"}}, "not a float"),
         ({"convention": "vaswani"}, "unknown rope convention"),
         ({"part": "slopes"}, "unknown rope part"),

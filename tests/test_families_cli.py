@@ -81,12 +81,26 @@ def test_identifies_each_family(cli, tmp_path):
         assert expected in text and "bit for bit" in text, text
 
 
-def test_identification_names_a_frequency_dependent_scaling(cli, tmp_path):
+@pytest.mark.parametrize("rope", [
+    ("rope_type=llama3", "factor=8", "low_freq_factor=1", "high_freq_factor=4", "original_max_position_embeddings=8192"),
+    ("rope_type=yarn", "factor=16", "original_max_position_embeddings=4096"),
+])
+def test_identification_fits_the_scaling(cli, tmp_path, rope):
+    path = tmp_path / "scaled.npy"
+    options = [item for pair in rope for item in ("--rope", pair)]
+    code, _, err = cli("generate", "--family", "rope", "-d", 64, "-l", 2000, "--base", 500000, *options, "-o", path)
+    assert code == 0, err
+    text = " ".join(_identify(cli, path).split())
+    assert "bit for bit" in text and all(pair.replace("=", "=") in text.replace(".0,", ",") or pair in text
+                                         for pair in rope[:2]), text
+
+
+def test_identification_says_when_no_common_scaling_fits(cli, tmp_path):
     path = tmp_path / "llama3.npy"
     cli("generate", "--family", "rope", "-d", 64, "-l", 400, "--rope", "rope_type=llama3", "--rope", "factor=8",
         "--rope", "low_freq_factor=1", "--rope", "high_freq_factor=4", "--rope", "original_max_position_embeddings=64",
         "-o", path)
-    assert "frequency-dependent scaling" in _identify(cli, path)
+    assert "no common llama3 or YaRN setting fits" in " ".join(_identify(cli, path).split())
 
 
 def test_compare_explains_mae_versus_timm(cli, tmp_path):

@@ -13,6 +13,7 @@ import numpy as np
 from ..core.errors import BadInput
 from ..engine import build
 from ..families import FAMILIES, find_variant
+from ..families.base import digits
 from ..spec import TableSpec
 from .metrics import Difference, difference
 
@@ -108,7 +109,10 @@ def identify(label: str, values: np.ndarray, dtype: str, notes: list[str], thres
         values = values.T
         notes.append(f"{label} read as transposed {values.shape}")
         found = _candidates(values, dtype, notes, threshold)
-    found.sort(key=lambda c: (not c.difference.identical, c.difference.max_abs, c.rank))
+    # among bit-identical candidates the one with the roundest base (two frequency laws can
+    # round to the same float32 table), then the closest to exact
+    found.sort(key=lambda c: (not c.difference.identical, digits(c.spec.base) if c.difference.identical else 0,
+                              c.difference.max_abs, c.rank))
     return found
 
 

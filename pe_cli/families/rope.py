@@ -10,18 +10,20 @@ is the one place that says so.
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 from decimal import Decimal
 
 from ..core.errors import BadInput
-from ..core.names import did_you_mean
+from ..core.names import choice, did_you_mean
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
 from .base import Family, plausible_bases, variant
+from .hf_config import LayerTypes, read
 
 # ---------------------------------------------------------------------------------------------
 # RoPE parameters, named and typed as in Hugging Face's rope_parameters
 
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
 ROPE_KEYS = {
     "rope_type": str,
     "partial_rotary_factor": float,
@@ -38,7 +40,15 @@ ROPE_KEYS = {
     "high_freq_factor": float,
     "short_factor": list,
     "long_factor": list,
+    # M-RoPE's split of the frequencies over (t, h, w) positions: a text token has t = h = w,
+    # so a table of 1-D positions is the same with or without it
+    "mrope_section": list,
+    "mrope_interleaved": bool,
+    # the attention's position-dependent query scaling (Ministral 3, Mistral 4), not the table's
+    "llama_4_scaling_beta": float,
 }
+# keys that do not change a table of 1-D positions
+TABLE_NEUTRAL = ("mrope_section", "mrope_interleaved", "llama_4_scaling_beta")
 _REQUIRED = {
     "linear": ("factor",),
     "dynamic": ("factor", "max_position_embeddings"),
@@ -111,36 +121,25 @@ def rope_parameters(items) -> tuple:
     return tuple(sorted(out.items()))
 
 
-def rope_config(path: str) -> dict:
-    """The RoPE settings of a Hugging Face config.json: theta, head dim and rope parameters."""
-    import json
-    from pathlib import Path
-
-    try:
-        config = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise BadInput(f"{path}: cannot read ({e.strerror})") from None
-    except ValueError:
-        raise BadInput(f"{path}: not a JSON config") from None
-    if not isinstance(config, dict):
-        raise BadInput(f"{path}: not a JSON object")
-    parameters = dict(config.get("rope_parameters") or config.get("rope_scaling") or {})
-    theta = parameters.pop("rope_theta", None) or config.get("rope_theta") or 10000.0
-    for key in ("partial_rotary_factor", "max_position_embeddings", "original_max_position_embeddings"):
-        if key in config and key not in parameters:
-            parameters[key] = config[key]
-    head_dim = config.get("head_dim")
-    if head_dim is None:
-        if not config.get("hidden_size") or not config.get("num_attention_heads"):
-            raise BadInput(f"{path}: needs head_dim, or hidden_size and num_attention_heads")
-        head_dim = config["hidden_size"] // config["num_attention_heads"]
-    known = {k: v for k, v in parameters.items() if k in ROPE_KEYS or k == "type"}
-    return {"base": float(theta), "d_model": int(head_dim), "rope": dict(rope_parameters(known))}
-
-
 def rotary_dim(d_model: int, rope: dict) -> int:
-    """Hugging Face's dim = int(head_dim * partial_rotary_factor)."""
+    """Hugging Face's dim = int(head_dim * partial_rotary_factor): the exponents are 2i/dim,
+    i < ceil(dim / 2). Proportional RoPE keeps the exponents 2i/head_dim and sets the
+    frequencies past int(head_dim * partial_rotary_factor // 2) to zero instead."""
+    if rope.get("rope_type") == "proportional":
+        return d_model
     return int(d_model * rope.get("partial_rotary_factor", 1.0))
+
+
+def frequency_count(d_model: int, rope: dict) -> int:
+    """How many frequencies (columns of a single-column table): transformers' arange(0, dim, 2)."""
+    return (rotary_dim(d_model, rope) + 1) // 2
+
+
+def rotated_count(d_model: int, rope: dict) -> int:
+    """How many of them are not zero (all but proportional RoPE's unrotated tail)."""
+    if rope.get("rope_type") == "proportional":
+        return int(rope.get("partial_rotary_factor", 1.0) * d_model // 2)
+    return frequency_count(d_model, rope)
 
 
 def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
@@ -153,11 +152,12 @@ def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
     return chosen
 
 
-def rope_frequencies(dim: int, base: float, rope: dict, positions_end: int) -> tuple[list[Decimal], Decimal]:
+def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) -> tuple[list[Decimal], Decimal]:
     """The exact w_i and attention factor of a rope_type, for a table whose positions run up to
     positions_end - 1 (dynamic NTK and LongRoPE depend on it, as in Hugging Face's forward)."""
+    dim = rotary_dim(d_model, rope)
     with context():
-        n = (dim + 1) // 2
+        n = frequency_count(d_model, rope)
         kind = rope.get("rope_type", "default")
         theta = Decimal(base)
         one = Decimal(1)
@@ -170,6 +170,11 @@ def rope_frequencies(dim: int, base: float, rope: dict, positions_end: int) -> t
         attention = one
         if kind == "default":
             return power_law(theta), attention
+        if kind == "proportional":
+            rotated = rotated_count(d_model, rope)
+            factor = factor or one
+            return [w / factor if i < rotated else Decimal(0)
+                    for i, w in enumerate(power_law(theta))], attention
         if kind == "linear":
             return [w / factor for w in power_law(theta)], attention
         if kind == "dynamic":
@@ -242,6 +247,8 @@ def _pairs(n: int, convention: str) -> tuple[slice, slice]:
     """The first and second column of each frequency in a part of 2n columns."""
     if convention == "half":
         return slice(0, n), slice(n, 2 * n)
+    if convention == "single":
+        return slice(0, n), slice(0, n)
     return slice(0, 2 * n, 2), slice(1, 2 * n, 2)
 
 
@@ -250,6 +257,8 @@ def _lay_out(plane, convention: str):
     import numpy as np
 
     rows, n = plane.shape
+    if convention == "single":
+        return plane
     if isinstance(plane, np.ndarray):
         out = np.empty((rows, 2 * n), dtype=plane.dtype)
     else:
@@ -285,6 +294,11 @@ def _hf_rope_inv_freq(torch, spec):
         base = base * ((factor * length / limit) - (factor - 1)) ** (dim / (dim - 2))
     if kind == "yarn":
         return _hf_yarn(torch, rope, base, dim, factor)
+    if kind == "proportional":  # Gemma 4: the first int(p * head_dim // 2) angles rotate, the rest are 0
+        rotated = rotated_count(spec.d_model, rope)
+        exponents = torch.arange(0, 2 * rotated, 2, dtype=torch.int64).float() / dim
+        inv_freq = torch.cat((1.0 / (base**exponents), torch.zeros(dim // 2 - rotated)))
+        return inv_freq / (factor or 1.0), attention_factor
     if kind == "longrope":
         original = rope["original_max_position_embeddings"]
         if factor is None:
@@ -361,21 +375,22 @@ def _rope_table(spec, lowered: str | None = None):
     if lowered == "positions":
         positions = positions.to(low)
     freqs = positions[..., None].float() * inv_freq.float()
-    emb = torch.cat((freqs, freqs), dim=-1)
     if lowered == "table":  # angles and cos/sin in the low dtype (autocast without a guard)
-        emb = emb.to(low)
-    table = (emb.cos() if spec.part == "cos" else emb.sin()) * attention_factor
-    if spec.convention != "half":  # the same frequencies in the convention's columns
-        n = table.shape[-1] // 2
-        table = _lay_out(table[0, :, :n], spec.convention)[None]
-    return table[0].float()
+        freqs = freqs.to(low)
+    if spec.arithmetic == "polar":  # DeepSeek-V2, Llama 4: torch.polar(1, angle) in complex64
+        value = torch.polar(torch.ones_like(freqs), freqs) * attention_factor
+        plane = value.real if spec.part == "cos" else value.imag
+    else:  # cos and sin of each angle (the same numbers in cat((freqs, freqs)) or repeat_interleave)
+        plane = (freqs.cos() if spec.part == "cos" else freqs.sin()) * attention_factor
+    return _lay_out(plane[0], spec.convention).float()
 
 
 _HF = dict(parameters=frozenset({"base", "offset"}))
 
 
 @variant(VARIANTS, "hf-rope", source="transformers 5.23 modeling_rope_utils ROPE_INIT_FUNCTIONS and the "
-         "rotary embedding's forward (GPT-NeoX, Llama)", conventions=("half",), **_HF)
+         "rotary embedding's forward (GPT-NeoX, Llama; Cohere's interleaved; DeepSeek-V2's polar)",
+         conventions=("half", "interleaved", "single"), **_HF)
 def _hf_rope(spec, device):
     return _rope_table(spec)
 
@@ -384,7 +399,7 @@ for _stage, _what in (("inv_freq", "inv_freq"), ("positions", "the positions"),
                       ("table", "the angles and cos/sin")):
     variant(VARIANTS, f"rope-{_stage.replace('_', '-')}", kind="recipe",
             source=f"hf-rope with {_what} in --compute-dtype (default bfloat16)",
-            conventions=("half", "interleaved"), **_HF)(
+            conventions=("half", "interleaved", "single"), **_HF)(
         lambda spec, device, stage=_stage: _rope_table(spec, stage)
     )
 
@@ -398,7 +413,8 @@ class Rope(Family):
     summary = "rotary embedding tables, every Hugging Face rope_type"
     conventions = {
         "half": "frequencies i and i+dim/2 pair up (GPT-NeoX, Hugging Face rotate_half)",
-        "interleaved": "columns 2i and 2i+1 pair up (GPT-J, RoFormer, Meta's llama)",
+        "interleaved": "columns 2i and 2i+1 pair up (GPT-J, RoFormer, Meta's llama, Cohere)",
+        "single": "one column per frequency (complex tables' real and imaginary parts; gpt-oss)",
     }
     parts = {
         "cos": "cos(p*w_i) * attention factor, (positions, rotary dim)",
@@ -408,19 +424,35 @@ class Rope(Family):
     params = (
         Param("rope", (), "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
               list),
-        Param("rope_config", None, "take theta, head dim and rope parameters from a Hugging Face "
-              "config.json.", str, field=False),
+        Param("rope_config", None, "take theta, head dim, rope parameters and the model's layout "
+              "from a Hugging Face config.json, a model folder, or a model id in the local Hugging "
+              "Face cache.", str, field=False),
+        Param("layer_type", None, "the layer type whose rope parameters a config gives per layer "
+              "type (full_attention, sliding_attention, ...).", str, field=False),
+        Param("config_part", None, "the part of a composite config to read (text_config, "
+              "vision_config, thinker_config.text_config, ...); default: the language model's.",
+              str, field=False),
+        Param("arithmetic", "cos-sin", "how hf-rope computes cos and sin: of the float32 angles "
+              "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4).", str,
+              flags=("--rope-arithmetic",), choices=("cos-sin", "polar")),
     )
     variants = VARIANTS
     export_parts = ("cos", "sin")
 
     def from_options(self, options):
-        """--rope KEY=VALUE pairs over a --rope-config file's settings."""
-        values, rope = {}, {}
+        """--rope KEY=VALUE pairs over a --rope-config file's settings; the model's layout and
+        arithmetic where --convention and --rope-arithmetic are not given."""
+        values, rope = super().from_options(options), {}
+        for name in ("layer_type", "config_part"):
+            if options.get(name) and not options.get("rope_config"):
+                raise BadInput(f"--{name.replace('_', '-')} selects within a --rope-config")
         if options.get("rope_config"):
-            values = rope_config(options["rope_config"])
-            rope = values.pop("rope")
-            values["family"] = self.name
+            config = read(options["rope_config"], options.get("config_part"), options.get("layer_type"))
+            rope = config["rope"]
+            values.update(family=self.name, base=config["base"], d_model=config["d_model"])
+            for name, key in (("convention", "convention"), ("arithmetic", "arithmetic")):
+                if options.get(name) is None:
+                    values[name] = config[key]
         for item in options.get("rope") or []:
             key, sep, value = item.partition("=")
             if not sep:
@@ -431,19 +463,31 @@ class Rope(Family):
     def normalize(self, spec):
         return {"rope": rope_parameters(spec.rope)}
 
+    def selections(self, options):
+        """A config with rope parameters per layer type, read without --layer-type: one table
+        set per layer type (export writes each)."""
+        if not options.get("rope_config") or options.get("layer_type"):
+            return {}
+        try:
+            read(options["rope_config"], options.get("config_part"))
+        except LayerTypes as e:
+            return {name: {"layer_type": name} for name in e.names}
+        return {}
+
     def check(self, spec):
         rope = dict(spec.rope)
         dim = rotary_dim(spec.d_model, rope)
-        if dim < 2 or dim % 2:
-            raise BadInput(
-                f"the rotary dim int(d_model * partial_rotary_factor) = {dim} must be even "
-                "and at least 2 (cos and sin come in pairs)"
-            )
+        if dim < 1:
+            raise BadInput(f"the rotary dim int(d_model * partial_rotary_factor) = {dim} must be at least 1")
         kind = rope.get("rope_type", "default")
-        if kind == "dynamic" and dim < 4:
-            raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 4")
+        if kind == "dynamic" and dim < 3:
+            raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 3")
         if kind == "longrope":
-            longrope_factors(rope, dim // 2, spec.last_position + 1)
+            longrope_factors(rope, frequency_count(spec.d_model, rope), spec.last_position + 1)
+        choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
+        if spec.arithmetic != "cos-sin" and spec.variant == "exact":
+            raise BadInput("--rope-arithmetic is how hf-rope computes; the exact table is the same "
+                           "for every arithmetic (drop it, or add --variant hf-rope)")
 
     def _vector(self, spec) -> bool:
         return spec.part == "inv_freq"
@@ -452,15 +496,14 @@ class Rope(Family):
         return 1 if self._vector(spec) else spec.seq_len
 
     def cols(self, spec):
-        dim = rotary_dim(spec.d_model, dict(spec.rope))
-        return dim // 2 if self._vector(spec) else dim
+        n = frequency_count(spec.d_model, dict(spec.rope))
+        return n if self._vector(spec) or spec.convention == "single" else 2 * n
 
     def dims(self, spec):
         return (self.cols(spec),) if self._vector(spec) else super().dims(spec)
 
     def frequencies(self, spec):
-        dim = rotary_dim(spec.d_model, dict(spec.rope))
-        return rope_frequencies(dim, spec.base, dict(spec.rope), spec.last_position + 1)
+        return rope_frequencies(spec.d_model, spec.base, dict(spec.rope), spec.last_position + 1)
 
     def exact_rows(self, spec, start, stop, work):
         if self._vector(spec):
@@ -478,7 +521,7 @@ class Rope(Family):
 
         from ..numerics.fast import Columns
 
-        n = self.cols(spec) // 2  # the kernel fills [sin | cos]; the part is laid out after
+        n = frequency_count(spec.d_model, dict(spec.rope))  # the kernel fills [sin | cos]; laid out after
         return Columns(2 * n, np.arange(n, dtype=np.int32), np.arange(n, 2 * n, dtype=np.int32),
                        np.empty(0, dtype=np.int32))
 
@@ -517,19 +560,29 @@ class Rope(Family):
         }
 
     def candidates(self, values, dtype, notes, bench):
-        """A cos or sin part starting at position 0: its pairing, attention factor and theta
-        (and a linear factor) fitted from the angles."""
+        """A cos or sin part starting at position 0: its pairing, attention factor, theta and
+        scaling (linear, llama3 or YaRN) fitted from the angles; each in the exact table,
+        transformers' arithmetic and its polar one."""
         import numpy as np
 
         rows, cols = values.shape
-        if cols % 2 or rows < 3:
+        if rows < 3:
             return
-        n = cols // 2
+        duplicated = False
         for convention in self.conventions:
+            if convention == "single":
+                if duplicated:  # a two-column layout explained it
+                    continue
+                n = cols
+            elif cols % 2:
+                continue
+            else:
+                n = cols // 2
             first, second = _pairs(n, convention)
             plane, twin = values[:, first], values[:, second]
             if not np.array_equal(plane, twin):
                 continue
+            duplicated = duplicated or convention != "single"
             head = plane[0]
             if np.all(head == head[0]) and head[0] > 0:
                 part, attention = "cos", float(head[0])
@@ -541,34 +594,79 @@ class Rope(Family):
             rough = inverse(np.clip(plane[1] / attention, -1, 1))
             at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
             w = inverse(np.clip(plane[at, np.arange(n)] / attention, -1, 1)) / at
-            if n >= 2 and w[1] > 0 and w[0] > w[1]:
-                base = float((w[0] / w[1]) ** n)  # w_1 / w_0 = base**(-2/dim), dim = 2n
-            else:
-                base = 10000.0
-            plain = w[0] * base ** (-2 * np.arange(n) / (2 * n))
-            ratio = w / plain
-            if not np.allclose(ratio, 1, rtol=1e-3):
-                notes.append(
-                    f"rotary frequencies follow base {base:.6g} at the high end and are divided by up "
-                    f"to {1 / ratio.min():.4g} at the low end: a frequency-dependent scaling (llama3, "
-                    "YaRN or LongRoPE); give its --rope parameters to compare exactly"
-                )
-            if math.isclose(w[0], 1, rel_tol=1e-4):
-                scalings = [{}]
-            else:  # w_0 = 1/factor: linear scaling, with the roundest factors near the fit
-                factor = 1 / float(w[0])
-                scalings = [{"rope_type": "linear", "factor": f}
-                            for f in sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
-                            if math.isclose(f, factor, rel_tol=1e-3)]
-            for candidate_base in plausible_bases(base) or [base]:
-                for rope in scalings:
-                    spec = bench.spec(family=self.name, d_model=cols, seq_len=rows, base=candidate_base,
-                                      rope=rope, convention=convention, part=part, dtype="float64")
-                    if spec is None:
-                        continue
-                    reference = bench.reference(spec)
-                    yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
-                    yield from bench.libraries(spec, reference)
+            # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
+            # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
+            resolved = (w * at >= 0.1) & (w > 0)
+            for base, rope in _scalings(w, resolved, attention, part, rows, notes):
+                spec = bench.spec(family=self.name, d_model=2 * n, seq_len=rows, base=base, rope=rope,
+                                  convention=convention, part=part, dtype="float64")
+                if spec is None:
+                    continue
+                reference = bench.reference(spec)
+                yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
+                yield from bench.libraries(spec, reference)
+                if dtype == "float32":
+                    polar = bench.spec(**{**asdict(spec), "variant": "hf-rope", "arithmetic": "polar",
+                                          "dtype": "float32"})
+                    if polar is not None:
+                        yield bench.candidate("library hf-rope, polar", polar, VARIANTS["hf-rope"].source,
+                                              reference)
+
+
+# common values of the scaled rope_types' parameters, for the fit to choose among
+_ORIGINAL_LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536)
+_FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)
+
+
+def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) -> list:
+    """(base, rope parameters) that explain fitted frequencies w (the `resolved` ones to 1e-3)
+    and the attention factor: plain, linear, or the llama3 and YaRN settings among common values
+    whose exact frequencies fit. Empty, with a note, when none does."""
+    import numpy as np
+
+    n = len(w)
+    if n >= 2 and w[1] > 0 and w[0] > w[1]:
+        base = float((w[0] / w[1]) ** n)  # w_1 / w_0 = base**(-2/dim), dim = 2n
+    else:
+        base = 10000.0
+    plain = w[0] * base ** (-2 * np.arange(n) / (2 * n))
+    ratio = w[resolved] / plain[resolved]
+    tolerance = 1e-3 if part == "cos" else 2e-2  # a sin table's peak only bounds its factor
+    if len(ratio) == 0 or np.allclose(ratio, 1, rtol=1e-3):
+        if math.isclose(w[0], 1, rel_tol=1e-4):
+            return [(b, {}) for b in plausible_bases(base) or [base]]
+        factor = 1 / float(w[0])  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
+        factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
+        return [(b, {"rope_type": "linear", "factor": f}) for b in plausible_bases(base) or [base]
+                for f in factors if math.isclose(f, factor, rel_tol=1e-3)]
+    trials = []
+    # the lowest frequencies are divided by the whole factor when the table resolves them
+    fitted = {float(f"{1 / ratio.min():.{k}g}") for k in (1, 2)}
+    for original in _ORIGINAL_LENGTHS:
+        for factor in sorted(set(_FACTORS) | fitted):
+            trials.append({"rope_type": "llama3", "factor": factor, "low_freq_factor": 1.0,
+                           "high_freq_factor": 4.0, "original_max_position_embeddings": original})
+            for extra in ({}, {"truncate": False}, {"mscale": 1.0, "mscale_all_dim": 1.0}):
+                trials.append({"rope_type": "yarn", "factor": factor, "beta_fast": 32.0, "beta_slow": 1.0,
+                               "original_max_position_embeddings": original, **extra})
+    found = []
+    for b in plausible_bases(base) or [base]:
+        for rope in trials:
+            exact, factor = rope_frequencies(2 * n, b, rope, rows)
+            if not math.isclose(float(factor), attention, rel_tol=tolerance):
+                continue
+            mine = np.array([float(x) for x in exact])
+            error = float(np.max(np.abs(mine[resolved] / w[resolved] - 1)))
+            if error < 1e-3:
+                found.append((error, b, rope))
+    if not found:
+        notes.append(
+            f"rotary frequencies follow base {base:.6g} at the high end and are divided by up to "
+            f"{1 / ratio.min():.4g} at the low end: a frequency-dependent scaling that no common "
+            "llama3 or YaRN setting fits; give its --rope parameters to compare exactly"
+        )
+    found.sort(key=lambda item: item[0])
+    return [(b, rope) for _, b, rope in found[:4]]
 
 
 FAMILY = Rope()

@@ -46,6 +46,15 @@ def _sin_cos_zero(out, sin, cos, d: int) -> None:
     out[:, 2 * n :] = 0
 
 
+def _cos_sin_zero(out, sin, cos, d: int) -> None:
+    # MusicGen and diffusion timestep embeddings (flip_sin_to_cos): [cos | sin], then a zero
+    # column when d is odd.
+    n = sin.shape[1]
+    out[:, :n] = cos
+    out[:, n : 2 * n] = sin
+    out[:, 2 * n :] = 0
+
+
 def _paper_exponents(d: int) -> list[Fraction]:
     # w_i = base^(-2i/d) for i < ceil(d/2)
     return [Fraction(2 * i, d) for i in range((d + 1) // 2)]
@@ -55,6 +64,12 @@ def _timescale_exponents(d: int) -> list[Fraction]:
     # w_i = exp(-i * ln(base) / max(n - 1, 1)) = base^(-i / max(n - 1, 1)), n = d // 2
     n = d // 2
     return [Fraction(i, max(n - 1, 1)) for i in range(n)]
+
+
+def _half_exponents(d: int) -> list[Fraction]:
+    # w_i = base^(-i / n), n = d // 2: diffusers' get_timestep_embedding with no frequency shift
+    n = d // 2
+    return [Fraction(i, n) for i in range(n)]
 
 
 @dataclass(frozen=True)
@@ -132,6 +147,23 @@ CONVENTIONS: dict[str, Convention] = {
             min_d_model=4,
             even_only=True,
             refusal="needs an even --d-model >= 4: whisper asserts even channels and returns NaN for 2",
+        ),
+        Convention(
+            "musicgen",
+            "[cos | sin (| 0)] with tensor2tensor's frequencies (MusicGen, MusicGen-Melody)",
+            _timescale_exponents,
+            _cos_sin_zero,
+            min_d_model=4,
+            refusal="needs --d-model >= 4: MusicGen divides by d//2 - 1",
+        ),
+        Convention(
+            "timestep",
+            "[cos | sin (| 0)], w_i = base^(-i/(d//2)) (diffusion timestep embeddings with "
+            "flip_sin_to_cos and no frequency shift: VibeVoice)",
+            _half_exponents,
+            _cos_sin_zero,
+            min_d_model=2,
+            refusal="needs --d-model >= 2",
         ),
     )
 }
@@ -327,6 +359,43 @@ def _fairseq(spec, device):
     return emb
 
 
+@variant(VARIANTS, "hf-musicgen",
+         source="transformers 5.23 MusicgenSinusoidalPositionalEmbedding.get_embedding (and MusicGen-Melody's)",
+         conventions=("musicgen",), parameters=frozenset({"offset"}))
+def _hf_musicgen(spec, device):
+    # fairseq's float32 arithmetic with the cos half first; the positions' rows are the same
+    # whether the module builds them from 0 and selects, or from the offset
+    import torch
+
+    d = spec.d_model
+    half_dim = d // 2
+    scale = math.log(10000) / (half_dim - 1)
+    emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -scale)
+    positions = torch.arange(spec.offset, spec.offset + spec.seq_len, dtype=torch.int64).float()
+    emb = positions.unsqueeze(1) * emb.unsqueeze(0)
+    emb = torch.cat([torch.cos(emb), torch.sin(emb)], dim=1)
+    if d % 2 == 1:
+        emb = torch.cat([emb, torch.zeros(spec.seq_len, 1)], dim=1)
+    return emb
+
+
+@variant(VARIANTS, "hf-timestep",
+         source="transformers 5.23 VibeVoiceDiffusionHeadSinusoidalEmbedding (base: diffusion_max_period)",
+         conventions=("timestep",), parameters=frozenset({"base", "offset"}))
+def _hf_timestep(spec, device):
+    # float32 exp(-ln(max_period) * arange(n) / n), float32 timesteps times it, [cos | sin]
+    import torch
+
+    n = spec.d_model // 2
+    freq = torch.exp(-math.log(spec.base) * torch.arange(n, dtype=torch.float32) / n)
+    timesteps = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
+    angles = timesteps[:, None] * freq[None]
+    table = torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1)
+    if spec.d_model % 2:
+        table = torch.cat([table, torch.zeros(spec.seq_len, 1)], dim=1)
+    return table
+
+
 @variant(VARIANTS, "whisper", source="openai-whisper model.py sinusoids (transformers 5.23 modeling_whisper)",
          conventions=("whisper",), parameters=frozenset({"base"}))
 def _whisper(spec, device):
@@ -415,8 +484,14 @@ _LAYOUTS = {
         [(i, d // 2 + i) for i in range(d // 2)],
         lambda i: i / max(d // 2 - 1, 1),
     ),
+    "cos-timescale": lambda d: (
+        [(d // 2 + i, i) for i in range(d // 2)],
+        lambda i: i / max(d // 2 - 1, 1),
+    ),
+    "cos-half": lambda d: ([(d // 2 + i, i) for i in range(d // 2)], lambda i: i / (d // 2)),
 }
-_LAYOUT_CONVENTIONS = {"interleaved": "vaswani", "concat": "concat", "timescale": "tensor2tensor"}
+_LAYOUT_CONVENTIONS = {"interleaved": "vaswani", "concat": "concat", "timescale": "tensor2tensor",
+                       "cos-timescale": "musicgen", "cos-half": "timestep"}
 
 
 @dataclass

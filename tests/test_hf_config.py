@@ -1,0 +1,181 @@
+"""Reading Hugging Face configs as transformers does: aliases, defaults, composite configs,
+legacy keys, per-layer-type parameters, and where a config comes from. Each table is checked
+against transformers' own rotary module built from the same config.json."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import load_file
+
+from pe_cli import build
+from pe_cli.core.errors import BadInput
+from pe_cli.families.hf_config import read
+from pe_cli.spec import spec_from_options
+
+transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+
+
+def write(path, config):
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def module_for(path, part=None):
+    """transformers' rotary module for a config.json, built as its model builds it."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path.parent) if path.name == "config.json" else str(path))
+    node = getattr(config, part) if part else config
+    module_name = type(node).__module__.replace("configuration_", "modeling_")
+    import importlib
+
+    modeling = importlib.import_module(module_name)
+    cls = next(v for k, v in vars(modeling).items() if k.endswith("RotaryEmbedding") and "Vision" not in k)
+    return cls(node)
+
+
+def hf_table(module, positions, layer_type=None):
+    with torch.no_grad():
+        cos, sin = module(torch.zeros(1), torch.tensor(positions)[None],
+                          **({"layer_type": layer_type} if layer_type else {}))
+    return cos.reshape(-1, len(positions), cos.shape[-1])[0], sin.reshape(-1, len(positions), sin.shape[-1])[0]
+
+
+def pe_table(path, rows, **options):
+    spec = spec_from_options({"rope_config": str(path), "family": "rope", "variant": "hf-rope",
+                              "seq_len": rows, **options})
+    return (torch.as_tensor(build(spec.replace(part="cos")).values),
+            torch.as_tensor(build(spec.replace(part="sin")).values))
+
+
+def assert_same(path, part=None, layer_type=None, rows=64):
+    theirs = hf_table(module_for(path, part), list(range(rows)), layer_type)
+    ours = pe_table(path, rows, **({"layer_type": layer_type} if layer_type else {}))
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape and torch.equal(a, b.float())
+
+
+@pytest.mark.parametrize("config, head_dim", [
+    ({"model_type": "jetmoe", "hidden_size": 2048, "num_attention_heads": 32, "kv_channels": 64}, 64),
+    ({"model_type": "zamba2", "hidden_size": 2560, "num_attention_heads": 32, "attention_head_dim": 80}, 80),
+    ({"model_type": "glm4_moe_lite", "hidden_size": 2048, "num_attention_heads": 20, "qk_rope_head_dim": 32}, 32),
+    ({"model_type": "dbrx", "d_model": 1024, "n_heads": 8}, 128),
+])
+def test_head_dim_under_an_alias(tmp_path, config, head_dim):
+    path = tmp_path / "config.json"
+    write(path, config)
+    assert read(str(path))["d_model"] == head_dim
+    assert_same(path)
+
+
+def test_defaults_of_the_model_type_fill_what_config_json_leaves_out(tmp_path):
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "moonshine"})  # hidden 288, 8 decoder heads, partial 0.9
+    settings = read(str(path))
+    assert settings["d_model"] == 36 and settings["rope"]["partial_rotary_factor"] == 0.9
+    assert_same(path)
+
+
+def test_legacy_rope_scaling_and_theta(tmp_path):
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 500000.0,
+                 "max_position_embeddings": 8192,
+                 "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}})
+    settings = read(str(path))
+    assert settings["base"] == 500000.0 and settings["rope"]["rope_type"] == "yarn"
+    assert_same(path)
+
+
+def test_a_class_with_its_own_legacy_rules_is_refused_not_guessed(tmp_path):
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "gemma3_text", "rope_theta": 1e6, "rope_local_base_freq": 1e4})
+    with pytest.raises(BadInput, match="by rules of its own"):
+        read(str(path))
+
+
+def test_composite_config_reads_the_language_model(tmp_path):
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "qwen2_vl", "text_config": {
+        "model_type": "qwen2_vl_text", "hidden_size": 1536, "num_attention_heads": 12,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]}},
+        "vision_config": {"model_type": "qwen2_vl_vision"}})
+    assert read(str(path))["d_model"] == 128
+    with pytest.raises(BadInput, match="axial"):
+        spec_from_options({"rope_config": str(path), "config_part": "vision_config", "family": "rope"})
+    with pytest.raises(BadInput, match="no part 'audio_config'"):
+        read(str(path), part="audio_config")
+
+
+def test_per_layer_type_parameters(tmp_path, cli):
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "gemma3_text", "head_dim": 64, "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 2,
+                 "layer_types": ["sliding_attention", "full_attention"],
+                 "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                                     "full_attention": {"rope_type": "linear", "factor": 8.0,
+                                                        "rope_theta": 1000000.0}}})
+    for layer_type in ("sliding_attention", "full_attention"):
+        assert_same(path, layer_type=layer_type)
+    code, _, err = cli("generate", "--rope-config", path, "-l", 8, "-o", "-")
+    assert code != 0 and "--layer-type" in err and "full_attention" in err and "Traceback" not in err
+    code, _, err = cli("generate", "--rope-config", path, "--layer-type", "global", "-l", 8, "-o", "-")
+    assert code != 0 and "sliding_attention" in err
+    out = tmp_path / "all.safetensors"
+    code, _, err = cli("export", out, "--rope-config", path, "--variant", "hf-rope", "-l", 8)
+    assert code == 0, err
+    tensors = load_file(str(out))
+    assert sorted(tensors) == ["full_attention.cos", "full_attention.sin",
+                               "sliding_attention.cos", "sliding_attention.sin"]
+    full = hf_table(module_for(path), list(range(8)), "full_attention")
+    assert np.array_equal(tensors["full_attention.cos"], full[0].numpy())
+
+
+def test_a_layer_type_without_rope(tmp_path):
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "gemma3_text", "head_dim": 64, "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 2,
+                 "layer_types": ["sliding_attention", "full_attention"],
+                 "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+                                     "full_attention": None}})
+    with pytest.raises(BadInput, match="no rotary embedding"):
+        read(str(path), layer_type="full_attention")
+
+
+def test_folder_and_cache(tmp_path, monkeypatch, cli):
+    config = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "rope_theta": 5e5}
+    folder = tmp_path / "model"
+    folder.mkdir()
+    write(folder / "config.json", config)
+    assert read(str(folder))["base"] == 5e5
+    # the Hugging Face cache layout: models--org--name/refs/main -> snapshots/<revision>/
+    hub = tmp_path / "hub"
+    snapshot = hub / "models--org--tiny" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (hub / "models--org--tiny" / "refs").mkdir()
+    (hub / "models--org--tiny" / "refs" / "main").write_text("abc123")
+    write(snapshot / "config.json", config)
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    assert read(str(snapshot))["d_model"] == 64
+    assert read("org/tiny")["d_model"] == 64
+    code, out, err = cli("generate", "--rope-config", "org/tiny", "-l", 4, "-o", "-", "--format", "npy",
+                         env={"HF_HUB_CACHE": str(hub)})
+    assert code == 0, err and np.load(io.BytesIO(out)).shape == (4, 64)
+    code, _, err = cli("generate", "--rope-config", "org/absent", "-l", 4, "-o", "-")
+    assert code != 0 and "never downloads" in err
+
+
+def test_odd_rotary_dim_and_proportional(tmp_path):
+    # GLM-4-MoE's default: head_dim 128 * partial 0.5... transformers' arange(0, dim, 2) for odd dims
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "glm4_moe", "head_dim": 42, "hidden_size": 512, "num_attention_heads": 8,
+                 "rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}})
+    assert pe_table(path, 4)[0].shape == (4, 22)
+    assert_same(path)
+    path = tmp_path / "gemma4.json"
+    write(path, {"model_type": "gemma4_text", "head_dim": 64, "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 1,
+                 "layer_types": ["full_attention"],
+                 "rope_parameters": {"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                                        "rope_theta": 1e6}}})
+    cos, sin = pe_table(path, 8, layer_type="full_attention")
+    assert cos.shape == (8, 64) and torch.all(cos[:, 8:32] == 1) and torch.all(sin[:, 8:32] == 0)

@@ -1,0 +1,119 @@
+"""Every rotary module in the installed transformers, from its model's own default config.json,
+against pe-cli's hf-rope from the same file: bit for bit, or refused with the reason. The
+modules are discovered by walking transformers' packages (tests/transformers_models.py)."""
+
+import json
+
+import pytest
+
+pytest.importorskip("transformers", reason="transformers is not installed")
+
+from . import transformers_models as tm  # noqa: E402
+
+MODULES = tm.rotary_modules()
+# what transformers itself cannot do: no module to compare with
+TRANSFORMERS_SIDE = ("its forward takes", "not built from any part", "the module fails on its default config")
+
+
+def test_discovery_finds_the_models():
+    names = {r.name for r in MODULES}
+    assert len(MODULES) > 200
+    assert {"LlamaRotaryEmbedding", "CohereRotaryEmbedding", "Gemma3RotaryEmbedding",
+            "DeepseekV2RotaryEmbedding"} <= names
+
+
+def test_data_is_transformers_own():
+    """transformers.json is what the installed transformers' config classes and modules say."""
+    data = json.loads(tm.DATA.read_text())
+    fresh = {name: facts for name, cls in sorted(tm.config_classes().items())
+             if (facts := tm.config_facts(cls)) is not None}
+    for model_type, facts in tm.table_facts().items():
+        fresh[model_type]["table"] = facts
+    assert data.keys() == fresh.keys()
+    for name in data:
+        assert data[name] == json.loads(json.dumps(fresh[name])), name
+
+
+@pytest.mark.parametrize("rotary", MODULES, ids=lambda r: f"{r.model}.{r.name}")
+def test_rotary_module(rotary, tmp_path):
+    result = tm.conformance(rotary, folder=tmp_path)
+    if result.outcome == "not run":
+        assert result.detail.startswith(TRANSFORMERS_SIDE), result.detail
+    elif result.outcome == "refused":
+        assert result.detail and "\n" not in result.detail
+    else:
+        assert result.outcome == "identical", result.detail
+
+
+SINUSOIDS = tm.sinusoidal_modules()
+
+
+def test_sinusoid_discovery_finds_the_modules():
+    assert len(SINUSOIDS) >= 23
+    assert {"MusicgenSinusoidalPositionalEmbedding", "M2M100SinusoidalPositionalEmbedding",
+            "VibeVoiceDiffusionHeadSinusoidalEmbedding"} <= {s.name for s in SINUSOIDS}
+
+
+@pytest.mark.parametrize("sinusoid", SINUSOIDS, ids=lambda s: f"{s.model}.{s.name}")
+def test_sinusoidal_module_is_named_and_rebuilt(sinusoid, cli, tmp_path):
+    """`compare FILE` names the module's table bit for bit, and `generate` with the named
+    parameters writes the same bytes."""
+    import io
+
+    import numpy as np
+
+    made = tm.sinusoidal_table(sinusoid, rows=96, width=64, padding_idx=1)
+    assert not isinstance(made, str), made
+    table = made[0].numpy()
+    path = tmp_path / "table.npy"
+    np.save(path, table)
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    best = json.loads(out)["candidates"][0]
+    assert best["differing"] == 0, best["name"]
+    spec = best["spec"]
+    args = ["generate", "--family", spec["family"], "-d", spec["d_model"], "-l", spec["seq_len"],
+            "--convention", spec["convention"], "--variant", spec["variant"], "--base", spec["base"],
+            "--offset", spec["offset"], "-o", "-", "--format", "npy"]
+    if spec.get("padding_idx") is not None:
+        args += ["--padding-idx", spec["padding_idx"]]
+    code, out, err = cli(*args)
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).tobytes() == table.tobytes()
+
+
+def _identification_samples():
+    """One rotary module for each way transformers makes a table from a config of one layer
+    type (layout, arithmetic, rope_type, partial rotary), found from the data and the default
+    configs rather than listed."""
+    data = json.loads(tm.DATA.read_text())
+    seen = {}
+    for rotary in MODULES:
+        if not rotary.takes_positions or isinstance(built := tm.usable(rotary), str):
+            continue
+        module, config, node, path = built
+        rope = getattr(node, "rope_parameters", None) or {}
+        if tm.layer_types(module, node) or "axial" in str(rope):
+            continue
+        table = data.get(node.model_type, {}).get("table", {})
+        key = (json.dumps(table, sort_keys=True), rope.get("rope_type"), rope.get("partial_rotary_factor", 1.0) < 1)
+        seen.setdefault(key, rotary)
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("rotary", _identification_samples(), ids=lambda r: f"{r.model}.{r.name}")
+def test_rotary_table_is_identified(rotary, cli, tmp_path):
+    """`compare FILE` names a module's cos and sin tables bit for bit: pairing, arithmetic,
+    theta and the scaling parameters, fitted from the table."""
+    import numpy as np
+    import torch
+
+    module, config, node, path = tm.usable(rotary)
+    cos, sin = tm._module_table(module, torch.arange(0, 512), None)
+    for part, table in (("cos", cos), ("sin", sin)):
+        file = tmp_path / f"{part}.npy"
+        np.save(file, table.float().numpy())
+        code, out, err = cli("compare", file, "--json")
+        assert code == 0, err
+        best = json.loads(out)["candidates"][0]
+        assert best["differing"] == 0, (part, best["name"], best["max_ulps"])
