@@ -261,7 +261,8 @@ def facts(report: dict) -> None:
                          else ", ".join(map(str, columns))]
             else:
                 where = [str(f["sin_column"]), "-" if f["cos_column"] is None else str(f["cos_column"])]
-            table.add_row(str(f["index"]), *where, f"{f['frequency']:.9g}", f"{f['wavelength']:.6g}")
+            wavelength = "none (not rotated)" if f["wavelength"] is None else f"{f['wavelength']:.6g}"
+            table.add_row(str(f["index"]), *where, f"{f['frequency']:.9g}", wavelength)
         out.print()
         out.print(table)
 

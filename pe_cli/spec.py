@@ -102,7 +102,7 @@ class _Spec:
             self._set("convention", self.convention or variant.conventions[0])
             self._set("shape", self.shape or variant.shape)
             self._set("part", self.part or variant.part)
-        self._set("convention", self.convention or next(iter(family.conventions)))
+        self._set("convention", self.convention or family.default_convention(self))
         self._set("shape", self.shape or "2d")
         self._set("part", self.part or next(iter(family.parts)))
         choice(f"{family.name} convention", self.convention, family.conventions)

@@ -98,7 +98,8 @@ def test_rope_longrope_switches_factors_past_the_original_length():
         ({"rope": {"rope_type": "linear", "factor": "x"}}, "not a float"),
         ({"convention": "vaswani"}, "unknown rope convention"),
         ({"part": "slopes"}, "unknown rope part"),
-        ({"grid": "4x4"}, "belongs to --family sincos2d"),
+        ({"cls_token": True}, "belongs to --family sincos2d"),
+        ({"grid": "4x4"}, "--grid is for multi-axis tables"),
     ],
 )
 def test_rope_refusals(params, message):

@@ -83,8 +83,8 @@ def test_refusals(params, message):
 
 
 def test_grid_belongs_to_the_grid_families():
-    with pytest.raises(BadInput, match="--grid belongs to --family sincos2d or sincos3d, not rope"):
-        TableSpec(family="rope", grid="2x2")
+    with pytest.raises(BadInput, match="--grid belongs to --family rope or sincos2d or sincos3d, not alibi"):
+        TableSpec(family="alibi", grid="2x2")
 
 
 # ------------------------------------------------------------------- through the command line

@@ -4,6 +4,8 @@ modules are discovered by walking transformers' packages (tests/transformers_mod
 
 import json
 
+import numpy as np
+
 import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed")
@@ -25,18 +27,15 @@ def test_discovery_finds_the_models():
 def test_data_is_transformers_own():
     """transformers.json is what the installed transformers' config classes and modules say."""
     data = json.loads(tm.DATA.read_text())
-    fresh = {name: facts for name, cls in sorted(tm.config_classes().items())
-             if (facts := tm.config_facts(cls)) is not None}
-    for model_type, facts in tm.table_facts().items():
-        fresh[model_type]["table"] = facts
+    fresh = tm.model_data()
     assert data.keys() == fresh.keys()
     for name in data:
         assert data[name] == json.loads(json.dumps(fresh[name])), name
 
 
 @pytest.mark.parametrize("rotary", MODULES, ids=lambda r: f"{r.model}.{r.name}")
-def test_rotary_module(rotary, tmp_path):
-    result = tm.conformance(rotary, folder=tmp_path)
+def test_rotary_module(rotary):
+    result = next(r for r in tm.results() if r.rotary is rotary)  # every module's, run once
     if result.outcome == "not run":
         assert result.detail.startswith(TRANSFORMERS_SIDE), result.detail
     elif result.outcome == "refused":
@@ -117,3 +116,65 @@ def test_rotary_table_is_identified(rotary, cli, tmp_path):
         assert code == 0, err
         best = json.loads(out)["candidates"][0]
         assert best["differing"] == 0, (part, best["name"], best["max_ulps"])
+
+
+def _layout_samples():
+    """One rotary module per way its table is laid out or computed (transformers.json's
+    "table" entries), to run through the command line."""
+    data = json.loads(tm.DATA.read_text())
+    seen = {}
+    for rotary in MODULES:
+        if not rotary.takes_positions or isinstance(built := tm.build(rotary), str):
+            continue
+        table = data.get(built[2].model_type, {}).get("table")
+        if table:
+            seen.setdefault(json.dumps(table, sort_keys=True), rotary)
+    return list(seen.values())
+
+
+@pytest.mark.parametrize("rotary", _layout_samples(), ids=lambda r: f"{r.model}.{r.name}")
+def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path):
+    """`pe-cli export --rope-config config.json --variant hf-rope` (with --grid for a
+    multi-axis module) writes the module's cos and sin: the command line's defaults must not
+    hide the config's layout, arithmetic or merge size."""
+    import torch
+    from safetensors.numpy import load_file
+
+    from pe_cli.families.rope import AXES, axes_positions
+    from pe_cli.spec import spec_from_options
+
+    data = json.loads(tm.DATA.read_text())
+    built = tm.build(rotary)
+    table = data[built[2].model_type]["table"]
+    style = AXES.get(table.get("axes", ""))
+    if style is None or not style.vision:
+        built = tm.usable(rotary)
+    module, config, node, part = built
+    path = tmp_path / "config.json"
+    path.write_text(config.to_json_string())
+    args = ["--rope-config", path, "--variant", "hf-rope"] + (["--config-part", part] if part else [])
+    kinds = tm.layer_types(module, node)
+    args += ["--layer-type", kinds[0]] if kinds else []
+    options = {"rope_config": str(path), "config_part": part or None, "layer_type": kinds[0] if kinds else None,
+               "variant": "hf-rope", "seq_len": 64}
+    if style is not None:
+        merge = (getattr(node, "spatial_merge_size", 1) or 1) if style.merged else 1
+        grid = tm._grid(style)(merge)
+        args += ["--grid", grid]
+        positions = tm.module_input(style, axes_positions(spec_from_options({**options, "grid": grid})),
+                                    table.get("positions", "rc"))
+    else:
+        args += ["-l", 64]
+        positions = torch.arange(64)
+    out = tmp_path / "out.safetensors"
+    code, _, err = cli("export", out, *args)
+    assert code == 0, err
+    tensors = load_file(str(out))
+    cos, sin = tm._module_table(module, positions, kinds[0] if kinds else None)
+    assert np.array_equal(tensors["cos"], cos.numpy()) and np.array_equal(tensors["sin"], sin.numpy())
+
+
+def test_readme_model_table_is_the_tests_results():
+    """The README's table of models is what these tests find (rewrite it with
+    `python -m tests.transformers_models --readme`)."""
+    assert tm.readme_section() in tm.README.read_text()

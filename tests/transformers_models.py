@@ -136,27 +136,55 @@ def _modeling_modules(model: str):
                 continue
 
 
-@cache
-def rotary_modules() -> tuple[Rotary, ...]:
-    """Every nn.Module class named *Rotary* in transformers' models."""
+def _built_from(module, name: str):
+    """The config class of the first model in `module` that builds class `name`: the type of
+    the config its __init__ takes (a class's own annotation can name a composite config)."""
+    import re
+
+    try:
+        lines = inspect.getsource(module).splitlines()
+    except OSError:
+        return None
+    for number, line in enumerate(lines):
+        if f"{name}(" in line and not line.lstrip().startswith(("class ", "def ")):
+            for previous in reversed(lines[:number]):
+                found = re.match(r"\s*def __init__\(self, config: (\w+)", previous)
+                if found:
+                    cls = getattr(module, found.group(1), None)
+                    return cls if inspect.isclass(cls) else None
+                if previous.startswith("class "):
+                    break
+    return None
+
+
+def _module_classes(word: str):
+    """(model folder, modeling module, class name, class) of every nn.Module class defined in
+    transformers' modeling files whose name holds `word`."""
     import torch
     import transformers.models
 
     _quiet()
-    found = []
     for info in pkgutil.iter_modules(transformers.models.__path__):
         for module in _modeling_modules(info.name):
             for name, cls in vars(module).items():
-                if not (inspect.isclass(cls) and cls.__module__ == module.__name__ and "Rotary" in name
+                if (inspect.isclass(cls) and cls.__module__ == module.__name__ and word in name
                         and issubclass(cls, torch.nn.Module)):
-                    continue
-                try:
-                    config_class = typing.get_type_hints(cls.__init__).get("config")
-                except Exception:
-                    config_class = None
-                forward = tuple(inspect.signature(cls.forward).parameters)[1:]
-                found.append(Rotary(info.name, name, cls, config_class if inspect.isclass(config_class)
-                                    else None, forward))
+                    yield info.name, module, name, cls
+
+
+@cache
+def rotary_modules() -> tuple[Rotary, ...]:
+    """Every nn.Module class named *Rotary* in transformers' models."""
+    found = []
+    for model, module, name, cls in _module_classes("Rotary"):
+        config_class = _built_from(module, name)
+        if config_class is None:
+            try:
+                config_class = typing.get_type_hints(cls.__init__).get("config")
+            except Exception:
+                config_class = None
+        forward = tuple(inspect.signature(cls.forward).parameters)[1:]
+        found.append(Rotary(model, name, cls, config_class if inspect.isclass(config_class) else None, forward))
     return tuple(sorted(found, key=lambda r: (r.model, r.name)))
 
 
@@ -196,8 +224,15 @@ def build(rotary: Rotary):
             return 0
         return 1 if path.endswith(("text_config", "language_config")) else 2
 
+    candidates = sorted(parts(config, ""), key=order)
+    if rotary.config_class is not None and not any(isinstance(n, rotary.config_class) for n, _ in candidates):
+        try:  # a part the default composite config leaves out: its own config alone
+            alone = rotary.config_class()
+            config, candidates = alone, [(alone, "")] + candidates
+        except Exception:
+            pass
     tried = []
-    for node, path in sorted(parts(config, ""), key=order):
+    for node, path in candidates:
         try:
             module = rotary.cls(node)
         except Exception as e:
@@ -296,17 +331,161 @@ def table_facts() -> dict:
     return {k: v for k, v in found.items() if v}
 
 
-def main():
+# ---------------------------------------------------------------------------------------------
+# Multi-axis modules: which of pe-cli's AXES layouts each follows, found by running it on a
+# grid's positions
+
+
+# ways a module's config may give its head dim, besides head_dim or hidden_size // heads
+HEAD_DIM_RULES = (["embed_dim", "num_heads"],
+                  ["memory_attention_hidden_size", "memory_attention_downsample_rate",
+                   "memory_attention_num_attention_heads"])
+
+
+def _head_dims(node):
+    """(rule or None, head dim) the config could mean."""
+    found = []
+    standard = getattr(node, "head_dim", None) or (
+        getattr(node, "hidden_size", 0) // max(getattr(node, "num_attention_heads", 0) or 1, 1))
+    if standard:
+        found.append((None, standard))
+    for rule in HEAD_DIM_RULES:
+        values = [getattr(node, k, None) for k in rule]
+        if all(isinstance(v, int) and v > 0 for v in values):
+            d = values[0]
+            for v in values[1:]:
+                d //= v
+            found.append((rule, d))
+    return found
+
+
+def module_input(style, positions, order: str):
+    """The position ids a module of this layout takes for (tokens, axes) positions: M-RoPE
+    (axes, 1, tokens); vision (tokens, axes) as (row, column), or (x, y) = (column, row), with
+    a batch dimension (1, tokens, axes) for the order "batch-" names."""
+    import torch
+
+    p = torch.from_numpy(positions)
+    if not style.vision:
+        return p.T[:, None, :]
+    p = p.flip(-1) if order.endswith("xy") else p
+    return p[None] if order.startswith("batch-") else p
+
+
+def _grid(style):
+    """A small grid for a layout, given the merge size: non-square, so rows and columns differ."""
+    if not style.vision:
+        return lambda m: "2x3x4"
+    return lambda m: "x".join(["2"] * (len(style.axes) - 2) + [str(2 * m), str(3 * m)])
+
+
+def axes_spec(style, node, head_dim, grid, sections=None):
+    """pe-cli's spec of a module's table on a grid (None when pe-cli refuses it)."""
+    from pe_cli.core.errors import PeError
+    from pe_cli.spec import TableSpec
+
+    rope = dict(getattr(node, "rope_parameters", None) or {})
+    theta = rope.pop("rope_theta", 10000.0)
+    rope = {k: v for k, v in rope.items() if v is not None}
+    if sections and "mrope_section" not in rope:
+        rope["mrope_section"] = sections
+    merge = getattr(node, "spatial_merge_size", 1) if style.merged else 1
+    try:
+        return TableSpec(family="rope", d_model=head_dim, base=theta, rope=rope, axes=style.name,
+                         convention=style.convention, grid=grid(merge or 1), merge=merge or 1,
+                         variant="hf-rope", offset=0 if style.vision else 7)
+    except PeError:
+        return None
+
+
+def axes_match(rotary, module, node):
+    """(layout, head dim rule, position order) under which pe-cli's hf-rope of a grid equals
+    the module's output on that grid's positions, or None."""
+    import torch
+
+    from pe_cli import build as pe_build
+    from pe_cli.families.rope import AXES, axes_positions
+
+    sections = getattr(module, "mrope_section", None)
+    # (row, column) first: only a module that fits no layout so takes (x, y)
+    for order in ("rc", "xy", "batch-rc", "batch-xy"):
+        for style in AXES.values():
+            if order == "xy" and not style.vision:
+                continue
+            grid = _grid(style)
+            for rule, head_dim in _head_dims(node):
+                spec = axes_spec(style, node, head_dim, grid, sections if isinstance(sections, list) else None)
+                if spec is None:
+                    continue
+                positions = axes_positions(spec)
+                try:
+                    with torch.no_grad():
+                        out = module(torch.zeros(1), module_input(style, positions, order))
+                except Exception:
+                    continue
+                if out[0].shape[-1] != spec.cols:
+                    continue
+                cos = out[0].reshape(-1, out[0].shape[-1])[: len(positions)].float()
+                mine = torch.as_tensor(pe_build(spec.replace(part="cos")).values)
+                if mine.shape == cos.shape and torch.equal(mine, cos):
+                    return style.name, rule, order
+    return None
+
+
+def axes_facts() -> dict:
+    """{model type: {"axes": layout, ...}} for every multi-axis rotary module."""
+    found: dict = {}
+    for rotary in rotary_modules():
+        if not rotary.takes_positions or isinstance(built := build(rotary), str):
+            continue
+        module, config, node, path = built
+        rope = dict(getattr(node, "rope_parameters", None) or {})
+        sections = getattr(module, "mrope_section", None)  # before usable() gives it one that fits
+        if not (rope.get("rope_type") == "axial" or hasattr(module, "mrope_section")):
+            continue
+        if not isinstance(built := usable(rotary), str):
+            module, config, node, path = built
+        match = axes_match(rotary, module, node)
+        if match is None:
+            continue
+        style, rule, order = match
+        facts = {"axes": style, **({"head_dim": rule} if rule else {}),
+                 **({"positions": order} if order != "rc" else {})}
+        if isinstance(sections, list) and "mrope_section" not in rope:
+            facts["sections"] = sections  # the module's own when the config gives none
+        if found.get(node.model_type, facts) != facts:
+            raise ValueError(f"{node.model_type}: two multi-axis modules differ")
+        found[node.model_type] = facts
+    return found
+
+
+def model_data() -> dict:
+    """transformers.json's content, from the installed transformers."""
     data = {name: facts for name, cls in sorted(config_classes().items())
             if (facts := config_facts(cls)) is not None}
     for model_type, facts in table_facts().items():
         data[model_type]["table"] = facts
+    for model_type, facts in axes_facts().items():
+        rule = facts.pop("head_dim", None)
+        if rule:
+            data[model_type]["head_dim"] = rule
+        data[model_type].setdefault("table", {}).update(facts)
+    return data
+
+
+def main():
+    import sys
+
+    if sys.argv[1:] == ["--readme"]:
+        text = README.read_text()
+        start, end = text.index(MARKERS[0]), text.index(MARKERS[1]) + len(MARKERS[1])
+        README.write_text(text[:start] + readme_section() + text[end:])
+        print(f"{README}: model table written")
+        return
+    data = model_data()
     DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"{DATA}: {len(data)} model types")
 
-
-if __name__ == "__main__":
-    main()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -323,9 +502,18 @@ class Result:
 
 
 def _module_table(module, positions, layer_type):
+    """cos and sin of a module's output, (tokens, width): for 1-D positions (a tensor of
+    tokens) or a multi-axis module's own position ids."""
     import torch
 
-    out = run(module, positions, layer_type)
+    if positions.dim() == 1:
+        out = run(module, positions, layer_type)
+    else:
+        with torch.no_grad():
+            out = module(torch.zeros(1), positions)
+        # M-RoPE ids are (axes, 1, tokens); vision ids (tokens, axes) or (1, tokens, axes)
+        tokens = positions.shape[-1] if positions.shape[1] == 1 else positions.shape[-2]
+        return tuple(o.reshape(-1, tokens, o.shape[-1])[0].float() for o in out[:2])
     if torch.is_tensor(out):
         if not out.is_complex():
             raise TypeError(f"returns one real tensor of shape {tuple(out.shape)}")
@@ -342,57 +530,83 @@ def _module_table(module, positions, layer_type):
 
 def conformance(rotary: Rotary, starts=(0, 100_000), rows=256, folder=None) -> Result:
     """Run the module at rows positions from each start, and pe-cli's hf-rope from the model's
-    default config.json, for every layer type; compare bit for bit."""
+    default config.json, for every layer type; for a multi-axis module also on a grid's
+    positions (an image or video's t, h, w; an encoder's patches); compare bit for bit."""
     import tempfile
 
     import torch
 
-    from pe_cli import build as pe_build
     from pe_cli.core.errors import PeError
+    from pe_cli.families.rope import AXES, axes_positions
     from pe_cli.spec import export_specs
 
     if not rotary.takes_positions:
         return Result(rotary, "not run", f"its forward takes ({', '.join(rotary.forward)}), not (x, position_ids)")
-    built = usable(rotary)
+    built = build(rotary)
     if isinstance(built, str):
         return Result(rotary, "not run", built)
+    table = json.loads(DATA.read_text()).get(built[2].model_type, {}).get("table", {})
+    style = AXES.get(table.get("axes", ""))
+    if style is None or not style.vision:  # 1-D positions run (M-RoPE: text tokens)
+        built = usable(rotary)
+        if isinstance(built, str):
+            return Result(rotary, "not run", built)
     module, config, node, part = built
     folder = Path(folder or tempfile.mkdtemp())
     path = folder / f"{rotary.name}.json"
     path.write_text(config.to_json_string())
     options = {"rope_config": str(path), "family": "rope", "variant": ["hf-rope"], "seq_len": rows,
                "config_part": part or None}
+    kinds = ()
     try:
-        names = sorted({name.rsplit(".", 1)[0] for name in export_specs(options)} - {"cos", "sin"})
+        if style is None or not style.vision:
+            kinds = tuple(sorted({name.rsplit(".", 1)[0] for name in export_specs(options)} - {"cos", "sin"}))
+            if set(kinds) != set(layer_types(module, node)):
+                return Result(rotary, "differs", f"layer types {', '.join(kinds) or 'none'}; the module's: "
+                              f"{', '.join(layer_types(module, node)) or 'none'}", kinds, part)
+            for layer_type in kinds or (None,):
+                for start in starts:
+                    found = _compare(module, {**options, "offset": start, "layer_type": layer_type},
+                                     lambda specs: (torch.arange(start, start + rows), layer_type))
+                    if found:
+                        return Result(rotary, found[0], found[1], kinds, part)
+        if style is not None:
+            merge = (getattr(node, "spatial_merge_size", 1) or 1) if style.merged else 1
+            grid = _grid(style)(merge)
+            for start in (0,) if style.vision else (7, 100_000):
+                found = _compare(module, {**options, "grid": grid, "offset": start}, lambda specs: (
+                    module_input(style, axes_positions(specs["cos"]), table.get("positions", "rc")), None))
+                if found:
+                    return Result(rotary, found[0], found[1], kinds, part)
     except PeError as e:
-        return Result(rotary, "refused", str(e), part=part)
-    kinds = tuple(names)
-    if set(kinds) != set(layer_types(module, node)):
-        return Result(rotary, "differs", f"layer types {', '.join(kinds) or 'none'}; the module's: "
-                      f"{', '.join(layer_types(module, node)) or 'none'}", kinds, part)
-    for layer_type in kinds or (None,):
-        for start in starts:
-            try:
-                cos, sin = _module_table(module, torch.arange(start, start + rows), layer_type)
-            except Exception as e:
-                return Result(rotary, "not run", f"the module fails: {type(e).__name__}: {e}"[:200],
-                              kinds, part)
-            chosen = {**options, "offset": start, "layer_type": layer_type}
-            try:
-                specs = export_specs(chosen)
-                ours = {name.rsplit(".", 1)[-1]: pe_build(spec).values for name, spec in specs.items()}
-            except PeError as e:
-                return Result(rotary, "refused", str(e), kinds, part)
-            for name, theirs in (("cos", cos), ("sin", sin)):
-                mine = torch.as_tensor(ours[name])
-                if mine.shape != theirs.shape:
-                    return Result(rotary, "differs", f"{name} shape {tuple(mine.shape)}, the module's "
-                                  f"{tuple(theirs.shape)} ({layer_type or 'one layer type'})", kinds, part)
-                if not torch.equal(mine, theirs.float()):
-                    error = float((mine.double() - theirs.double()).abs().max())
-                    return Result(rotary, "differs", f"{name} max |err| {error:.3g} from position {start} "
-                                  f"({layer_type or 'one layer type'})", kinds, part)
+        return Result(rotary, "refused", str(e), kinds, part)
     return Result(rotary, "identical", "", kinds, part)
+
+
+def _compare(module, options, positions_of):
+    """None when pe-cli's cos and sin for these options equal the module's on the positions
+    positions_of(specs) gives; else (outcome, detail)."""
+    import torch
+
+    from pe_cli import build as pe_build
+    from pe_cli.spec import export_specs
+
+    specs = {name.rsplit(".", 1)[-1]: spec for name, spec in export_specs(options).items()}
+    positions, layer_type = positions_of(specs)
+    try:
+        cos, sin = _module_table(module, positions, layer_type)
+    except Exception as e:
+        return "not run", f"the module fails: {type(e).__name__}: {e}"[:200]
+    where = f"{options.get('layer_type') or 'one layer type'}, from {options['offset']}" + (
+        f", grid {options['grid']}" if options.get("grid") else "")
+    for name, theirs in (("cos", cos), ("sin", sin)):
+        mine = torch.as_tensor(pe_build(specs[name]).values)
+        if mine.shape != theirs.shape:
+            return "differs", f"{name} shape {tuple(mine.shape)}, the module's {tuple(theirs.shape)} ({where})"
+        if not torch.equal(mine, theirs.float()):
+            error = float((mine.double() - theirs.double()).abs().max())
+            return "differs", f"{name} max |err| {error:.3g} ({where})"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -409,17 +623,8 @@ class Sinusoid:
 
 @cache
 def sinusoidal_modules() -> tuple[Sinusoid, ...]:
-    import torch
-    import transformers.models
-
-    _quiet()
-    found = []
-    for info in pkgutil.iter_modules(transformers.models.__path__):
-        for module in _modeling_modules(info.name):
-            for name, cls in vars(module).items():
-                if (inspect.isclass(cls) and cls.__module__ == module.__name__ and "Sinusoid" in name
-                        and issubclass(cls, torch.nn.Module)):
-                    found.append(Sinusoid(info.name, name, cls))
+    """Every nn.Module class named *Sinusoid* in transformers' models."""
+    found = [Sinusoid(model, name, cls) for model, _, name, cls in _module_classes("Sinusoid")]
     return tuple(sorted(found, key=lambda s: (s.model, s.name)))
 
 
@@ -449,3 +654,122 @@ def sinusoidal_table(sinusoid: Sinusoid, rows: int, width: int, padding_idx: int
                 config = type("Config", (), {"frequency_embedding_size": width, "diffusion_max_period": 10000})
                 return cls(config)(torch.arange(rows)).float(), "forward(timesteps)"
     return f"its constructor takes ({', '.join(parameters)})"
+
+
+# ---------------------------------------------------------------------------------------------
+# The README's table of models, from the conformance results
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+MARKERS = ("<!-- models: made by tests/transformers_models.py from the conformance tests -->",
+           "<!-- models: end -->")
+
+
+@cache
+def results() -> tuple[Result, ...]:
+    """Every rotary module's conformance, once per test session."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        return tuple(conformance(rotary, folder=folder) for rotary in rotary_modules())
+
+
+def _examples(models: list[str]) -> str:
+    models = sorted(set(models))
+    shown = ", ".join(models[:6])
+    return shown + (f" and {len(models) - 6} more" if len(models) > 6 else "")
+
+
+def model_table() -> str:
+    """Markdown: each way transformers makes a positional table, the models that do, and
+    what pe-cli does with their config.json; then the sinusoidal modules."""
+    from pe_cli.families.rope import AXES
+
+    data = json.loads(DATA.read_text())
+    rows: dict = {}
+    for result in results():
+        rotary = result.rotary
+        built = build(rotary)
+        node_type = built[2].model_type if not isinstance(built, str) else ""
+        table = data.get(node_type, {}).get("table", {})
+        rope = getattr(built[2], "rope_parameters", None) or {} if not isinstance(built, str) else {}
+        kinds = sorted({(v or {}).get("rope_type", "default") for v in rope.values()} if result.layer_types
+                       else {rope.get("rope_type", "default")})
+        if result.outcome == "identical":
+            style = AXES.get(table.get("axes", ""))
+            if style is not None and style.vision:
+                how = f"vision RoPE, {style.summary}"
+                grid = "x".join(a.upper() + ("S" if a != "t" else "") for a in style.axes).replace("TX", "Tx")
+                does = f"bit for bit: `--config-part vision_config --grid {grid} --variant hf-rope`"
+            else:
+                layout = {"interleaved": "interleaved pairs (2i, 2i+1)", "single": "one column per frequency"}.get(
+                    table.get("columns"), "half pairs (i, i + n)")
+                if table.get("arithmetic") == "polar":
+                    layout += ", complex torch.polar"
+                how = f"1-D RoPE, {layout}"
+                if result.layer_types:
+                    how += ", rope_parameters per layer type"
+                does = "bit for bit: `--rope-config config.json --variant hf-rope`" + (
+                    " `--layer-type NAME` (export writes each)" if result.layer_types else "")
+                if style is not None:
+                    how = f"M-RoPE: {style.summary}"
+                    does += "; image and video tokens with `--grid TxHxW`"
+        elif result.outcome == "not run":
+            if "forward takes" in result.detail:
+                how = f"not compared: its forward takes ({', '.join(rotary.forward)}), no position ids"
+            else:
+                how = "not compared: transformers cannot build the module from its own default config"
+            does = "-"
+        else:
+            how = f"{result.outcome}: {result.detail}"
+            does = result.outcome
+        row = rows.setdefault((how, does), {"models": [], "types": set()})
+        row["models"].append(rotary.model)
+        if result.outcome == "identical":
+            row["types"].update(kinds)
+    lines = ["| How transformers makes the table | Models | rope_type | pe-cli |", "|---|---|---|---|"]
+    for (how, does), row in sorted(rows.items(), key=lambda item: (item[0][1] == "-", -len(item[1]["models"]),
+                                                                   item[0][0])):
+        count = len(set(row["models"]))
+        lines.append(f"| {how.replace('|', '/')} | {count}: {_examples(row['models'])} | "
+                     f"{', '.join(sorted(row['types'])) or '-'} | {does} |")
+    lines += ["", "| Sinusoidal module | Models | Named by `compare FILE` | Rebuilt by |", "|---|---|---|---|"]
+    named: dict = {}
+    for sinusoid, best in sinusoid_results():
+        key = (best["name"], best["spec"]["convention"], best["spec"]["variant"], best["differing"] == 0)
+        named.setdefault(key, []).append(sinusoid.model)
+    for (name, convention, variant, identical), models in sorted(named.items(), key=lambda i: -len(i[1])):
+        verdict = "bit for bit" if identical else "not bit for bit"
+        lines.append(f"| {name} | {len(set(models))}: {_examples(models)} | {verdict} | "
+                     f"`generate --convention {convention} --variant {variant}` |")
+    return "\n".join(lines)
+
+
+@cache
+def sinusoid_results() -> tuple:
+    """(module, compare's best candidate as JSON) for each sinusoidal module's 96 x 64 table."""
+    import tempfile
+
+    import numpy as np
+
+    from pe_cli.analysis.compare import run as compare
+
+    found = []
+    with tempfile.TemporaryDirectory() as folder:
+        for sinusoid in sinusoidal_modules():
+            made = sinusoidal_table(sinusoid, rows=96, width=64, padding_idx=1)
+            if isinstance(made, str):
+                found.append((sinusoid, {"name": made, "spec": {"convention": "-", "variant": "-"},
+                                         "differing": 1}))
+                continue
+            path = Path(folder) / f"{sinusoid.name}.npy"
+            np.save(path, made[0].numpy())
+            found.append((sinusoid, compare(str(path), None, {}).result.to_json()["candidates"][0]))
+    return tuple(found)
+
+
+def readme_section() -> str:
+    return f"{MARKERS[0]}\n{model_table()}\n{MARKERS[1]}"
+
+
+if __name__ == "__main__":
+    main()

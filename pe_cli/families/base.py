@@ -115,6 +115,10 @@ class Family:
         return {p.name: options[p.name] for p in self.params
                 if p.field and options.get(p.name) is not None}
 
+    def default_convention(self, spec) -> str:
+        """The convention when none is given: the first."""
+        return next(iter(self.conventions))
+
     def selections(self, options: dict) -> dict[str, dict]:
         """Tables an input describes several of (a config's layer types): their names and the
         options that pick each, for `export` to write all; empty when the input names one."""

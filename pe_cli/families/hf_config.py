@@ -256,7 +256,8 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
     elif layer_type is not None:
         raise BadInput(f"--layer-type {layer_type}: this config's rope_parameters are one set, "
                        "not one per layer type")
-    head_dim = settings.get("head_dim")
+    rule = settings.facts.get("head_dim")  # a model that divides other keys (vision encoders)
+    head_dim = settings.get("head_dim") or (_divide(settings, rule) if rule else None)
     if not head_dim:
         hidden, heads = settings.get("hidden_size"), settings.get("num_attention_heads")
         if not hidden or not heads:
@@ -272,8 +273,22 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
     if rope.get("rope_type") == "longrope" and "factor" not in rope:
         rope.setdefault("max_position_embeddings", settings.get("max_position_embeddings"))
     table = settings.facts.get("table", {})
+    if table.get("sections") and "mrope_section" not in rope:  # the module's default
+        rope["mrope_section"] = table["sections"]
     return {"base": float(theta), "d_model": int(head_dim), "rope": rope, "model_type": model_type,
-            "convention": table.get("columns", "half"), "arithmetic": table.get("arithmetic", "cos-sin")}
+            "convention": table.get("columns", "half"), "arithmetic": table.get("arithmetic", "cos-sin"),
+            "axes": table.get("axes"), "merge": int(settings.get("spatial_merge_size") or 1)}
+
+
+def _divide(settings: Settings, keys: list[str]):
+    """keys[0] // keys[1] // ...; None when the config lacks one."""
+    values = [settings.get(k) for k in keys]
+    if any(not isinstance(v, int) or v <= 0 for v in values):
+        return None
+    result = values[0]
+    for value in values[1:]:
+        result //= value
+    return result
 
 
 class LayerTypes(BadInput):

@@ -10,8 +10,9 @@ is the one place that says so.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from decimal import Decimal
+from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.names import choice, did_you_mean
@@ -23,7 +24,7 @@ from .hf_config import LayerTypes, read
 # ---------------------------------------------------------------------------------------------
 # RoPE parameters, named and typed as in Hugging Face's rope_parameters
 
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional", "axial")
 ROPE_KEYS = {
     "rope_type": str,
     "partial_rotary_factor": float,
@@ -168,7 +169,7 @@ def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) 
 
         factor = Decimal(rope["factor"]) if "factor" in rope else None
         attention = one
-        if kind == "default":
+        if kind in ("default", "axial"):  # axial: the default law, over each position axis
             return power_law(theta), attention
         if kind == "proportional":
             rotated = rotated_count(d_model, rope)
@@ -269,6 +270,150 @@ def _lay_out(plane, convention: str):
 
 
 # ---------------------------------------------------------------------------------------------
+# Several position axes: M-RoPE's (t, h, w) of image and video tokens, and the (row, column)
+# of a vision encoder's patches. Each column of such a table takes one axis and one
+# frequency; a model's recomposition of its frequencies is one entry of AXES, which says
+# which, from the head dim and mrope_section.
+
+
+@dataclass(frozen=True)
+class Axes:
+    name: str
+    summary: str
+    axes: tuple[str, ...]  # the position axes, in the order of a grid's dimensions
+    dim: Callable  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
+    columns: Callable  # (frequencies, sections) -> ((axis, frequency) of each column)
+    convention: str = "half"  # how the columns pair up when rotated
+    merged: bool = False  # patches come in spatial-merge blocks (the model's token order)
+    whole: bool = True  # mrope_section splits all the frequencies (else it bounds where h, w reach)
+
+    @property
+    def vision(self) -> bool:
+        return "row" in self.axes
+
+
+def _sections(n: int, sections, whole: bool) -> list[int]:
+    if not sections:
+        raise BadInput("M-RoPE needs mrope_section (--rope mrope_section=16,24,24; a --rope-config "
+                       "gives the model's own)")
+    sections = [int(s) for s in sections]
+    if whole and sum(sections) != n:
+        raise BadInput(f"mrope_section {sections} must add up to the {n} frequencies")
+    return sections
+
+
+def _contiguous(n, sections):  # frequency j takes the axis of the section holding it
+    return [a for a, size in enumerate(sections) for _ in range(size)]
+
+
+def _qwen3(n, sections):  # Qwen3-VL: h and w interleave with t, each up to 3 * its section
+    return [1 if j % 3 == 1 and j < 3 * sections[1] else 2 if j % 3 == 2 and j < 3 * sections[2] else 0
+            for j in range(n)]
+
+
+def _ernie(n, sections):  # ERNIE 4.5 VL: h, w alternate over the first s0 + s1, then t
+    hw = sections[0] + sections[1]
+    return [(1 if j % 2 == 0 else 2) if j < hw else 0 for j in range(n)]
+
+
+def _doubled(axis_of):  # cat((a, a)) of one column per frequency
+    return lambda n, sections: [(axis, j) for axis, j in zip(axis_of(n, sections), range(n))] * 2
+
+
+def _repeated(axis_of):  # repeat_interleave(2) of one column per frequency
+    return lambda n, sections: [(axis, j) for axis, j in zip(axis_of(n, sections), range(n)) for _ in (0, 1)]
+
+
+def _hunyuan(n, sections):  # HunYuan-VL: cat((f, f)) cut into chunks of 2 * s_i, chunk i on axis i % len
+    axis = [i % len(sections) for i, size in enumerate(sections) for _ in range(2 * size)]
+    return [(axis[c], c % n) for c in range(2 * n)]
+
+
+def _each_axis(*order):  # every frequency on each axis in turn, then doubled: cat((f0, f1, f0, f1))
+    return lambda n, sections: [(axis, j) for axis in order for j in range(n)] * 2
+
+
+def _each_axis_repeated(*order):  # cat((f0, f1)).repeat_interleave(2)
+    return lambda n, sections: [(axis, j) for axis in order for j in range(n) for _ in (0, 1)]
+
+
+_MROPE = dict(axes=("t", "h", "w"), dim=lambda d, rope: rotary_dim(d, rope))
+_AXIAL = dict(axes=("row", "column"), dim=lambda d, rope: d // 2)
+AXES = {a.name: a for a in (
+    Axes("mrope", "Qwen2-VL's M-RoPE: contiguous t | h | w sections of the frequencies, doubled",
+         columns=_doubled(_contiguous), **_MROPE),
+    Axes("mrope-glm", "GLM-4V's M-RoPE: contiguous sections, each frequency in two adjacent columns",
+         columns=_repeated(_contiguous), convention="interleaved", **_MROPE),
+    Axes("mrope-interleaved", "Qwen3-VL's interleaved M-RoPE: t h w t h w ..., doubled",
+         columns=_doubled(_qwen3), whole=False, **_MROPE),
+    Axes("mrope-ernie", "ERNIE 4.5 VL: h and w alternating, then t, each in two adjacent columns",
+         columns=_repeated(_ernie), convention="interleaved", **_MROPE),
+    Axes("mrope-hunyuan", "HunYuan-VL: the doubled frequencies cut into one chunk per section",
+         columns=_hunyuan, **_MROPE),
+    Axes("axial", "Qwen-VL vision encoders: rows then columns, doubled, patches in merge blocks",
+         columns=_each_axis(0, 1), merged=True, **_AXIAL),
+    Axes("axial-column-first", "Step 3 vision: columns then rows, doubled",
+         columns=_each_axis(1, 0), **_AXIAL),
+    Axes("axial-sam", "SAM 2, SAM 3, EdgeTAM: columns then rows, each frequency in two adjacent columns",
+         columns=_each_axis_repeated(1, 0), convention="interleaved", **_AXIAL),
+    Axes("axial-kimi", "Kimi-K2.5 vision: column and row alternating per frequency, doubled",
+         columns=lambda n, sections: [(axis, j) for j in range(n) for axis in (1, 0)] * 2, **_AXIAL),
+    Axes("axial-pixtral", "Pixtral: even frequencies on rows, odd on columns, doubled",
+         axes=("row", "column"), dim=lambda d, rope: d,
+         columns=lambda n, sections: ([(0, j) for j in range(0, n, 2)] + [(1, j) for j in range(1, n, 2)]) * 2),
+    Axes("axial-gemma", "Gemma 4 vision: columns doubled, then rows doubled (two rotated halves)",
+         columns=lambda n, sections: [(1, j) for j in range(n)] * 2 + [(0, j) for j in range(n)] * 2, **_AXIAL),
+    Axes("axial-video", "MiniMax-M3-VL vision: frames, rows, columns on a third of the head each, doubled",
+         axes=("t", "row", "column"), dim=lambda d, rope: 2 * ((d // 3) // 2),
+         columns=_each_axis(0, 1, 2), merged=True),
+)}
+
+
+def axes_plan(spec):
+    """(the power law's dim, the (axis, frequency) of each column) of a multi-axis table."""
+    style = AXES[spec.axes]
+    rope = dict(spec.rope)
+    dim = style.dim(spec.d_model, rope)
+    n = (dim + 1) // 2
+    sections = _sections(n, rope.get("mrope_section"), style.whole) if not style.vision else ()
+    return dim, style.columns(n, sections)
+
+
+def grid_shape(spec) -> tuple[int, ...]:
+    """The --grid of a multi-axis table, checked against its layout and merge size."""
+    from .base import parse_grid
+
+    style = AXES[spec.axes]
+    shape, m = parse_grid(spec.grid, tuple(a.upper() for a in style.axes)), spec.merge
+    if style.vision and m > 1 and (shape[-2] % m or shape[-1] % m):
+        raise BadInput(f"--grid {spec.grid}: the encoder merges {m}x{m} patches; rows and columns "
+                       f"must be multiples of {m}")
+    return shape
+
+
+def axes_positions(spec, start: int = 0, stop: int | None = None):
+    """The (rows, axes) positions of the table's tokens: a grid's tokens in the model's order
+    (t, h, w row-major, offset by --offset; patches row-major, in spatial-merge blocks for the
+    encoders that merge), or text tokens, every axis at the same position."""
+    import numpy as np
+
+    style = AXES[spec.axes]
+    stop = spec.rows if stop is None else stop
+    if spec.grid is None:
+        index = np.arange(start, stop, dtype=np.int64) + spec.offset
+        return np.repeat(index[:, None], len(style.axes), axis=1)
+    shape, m = grid_shape(spec), spec.merge
+    grids = np.meshgrid(*[np.arange(size) for size in shape], indexing="ij")
+    if style.vision and m > 1:  # per frame, (block row, block column, i, j) order
+        rows, cols = shape[-2:]
+        frames = shape[:-2]
+        order = tuple(range(len(frames))) + tuple(len(frames) + k for k in (0, 2, 1, 3))
+        grids = [g.reshape(*frames, rows // m, m, cols // m, m).transpose(order) for g in grids]
+    positions = np.stack([g.reshape(-1) for g in grids], axis=1) + spec.offset
+    return positions[start:stop]
+
+
+# ---------------------------------------------------------------------------------------------
 # Rotary tables as Hugging Face transformers 5.23 computes them: modeling_rope_utils'
 # ROPE_INIT_FUNCTIONS for inv_freq and the attention factor (GPT-NeoX's default, which honours
 # partial_rotary_factor), then the rotary embedding's forward: float32 angles p*w,
@@ -277,10 +422,10 @@ def _lay_out(plane, convention: str):
 VARIANTS: dict = {}
 
 
-def _hf_rope_inv_freq(torch, spec):
+def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
     rope = dict(spec.rope)
     kind = rope.get("rope_type", "default")
-    base, dim = spec.base, rotary_dim(spec.d_model, rope)
+    base, dim = spec.base, dim or rotary_dim(spec.d_model, rope)
     factor = rope.get("factor")
     attention_factor = 1.0
     exponents = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
@@ -366,12 +511,16 @@ def _rope_table(spec, lowered: str | None = None):
     import torch
 
     low = getattr(torch, spec.compute_dtype or "bfloat16")
-    inv_freq, attention_factor = _hf_rope_inv_freq(torch, spec)
+    dim, columns = axes_plan(spec) if spec.axes else (None, None)
+    inv_freq, attention_factor = _hf_rope_inv_freq(torch, spec, dim)
     if lowered == "inv_freq":  # the buffer cast by model.to(dtype), widened again in forward
         inv_freq = inv_freq.to(low)
     if spec.part == "inv_freq":
         return inv_freq.float()[None, :]
-    positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[None, :]
+    if spec.axes:  # (tokens, axes): every axis's angles, then each column's axis and frequency
+        positions = torch.from_numpy(axes_positions(spec))
+    else:
+        positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[None, :]
     if lowered == "positions":
         positions = positions.to(low)
     freqs = positions[..., None].float() * inv_freq.float()
@@ -382,6 +531,9 @@ def _rope_table(spec, lowered: str | None = None):
         plane = value.real if spec.part == "cos" else value.imag
     else:  # cos and sin of each angle (the same numbers in cat((freqs, freqs)) or repeat_interleave)
         plane = (freqs.cos() if spec.part == "cos" else freqs.sin()) * attention_factor
+    if columns is not None:
+        axis, frequency = (torch.tensor(list(c)) for c in zip(*columns))
+        return plane[:, axis, frequency].float()
     return _lay_out(plane[0], spec.convention).float()
 
 
@@ -432,9 +584,17 @@ class Rope(Family):
         Param("config_part", None, "the part of a composite config to read (text_config, "
               "vision_config, thinker_config.text_config, ...); default: the language model's.",
               str, field=False),
-        Param("arithmetic", "cos-sin", "how hf-rope computes cos and sin: of the float32 angles "
-              "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4).", str,
-              flags=("--rope-arithmetic",), choices=("cos-sin", "polar")),
+        Param("axes", None, "several position axes, each column taking one: a model's M-RoPE or "
+              "vision RoPE layout (" + ", ".join(AXES) + "); set by --rope-config.", str,
+              flags=("--rope-axes",), choices=tuple(AXES)),
+        Param("grid", None, "the tokens of a multi-axis table: TxHxW frames, rows and columns of "
+              "an image or video (M-RoPE), or ROWSxCOLUMNS patches (vision RoPE).", str),
+        Param("merge", None, "a vision encoder's spatial merge size: its patches come in MxM blocks "
+              "[default: the --rope-config's, else 1].", int, minimum=1),
+        Param("arithmetic", None, "how hf-rope computes cos and sin: of the float32 angles "
+              "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
+              "--rope-config model's, else cos-sin].", str, flags=("--rope-arithmetic",),
+              choices=("cos-sin", "polar")),
     )
     variants = VARIANTS
     export_parts = ("cos", "sin")
@@ -450,9 +610,15 @@ class Rope(Family):
             config = read(options["rope_config"], options.get("config_part"), options.get("layer_type"))
             rope = config["rope"]
             values.update(family=self.name, base=config["base"], d_model=config["d_model"])
-            for name, key in (("convention", "convention"), ("arithmetic", "arithmetic")):
+            style = AXES.get(config["axes"] or "")
+            if style and options.get("axes") is None and (style.vision or options.get("grid")):
+                values["axes"] = style.name  # a text model's 1-D positions need no axes
+                if style.merged and options.get("merge") is None:
+                    values["merge"] = config["merge"]
+                config["convention"] = style.convention
+            for name in ("convention", "arithmetic"):
                 if options.get(name) is None:
-                    values[name] = config[key]
+                    values[name] = config[name]
         for item in options.get("rope") or []:
             key, sep, value = item.partition("=")
             if not sep:
@@ -461,7 +627,12 @@ class Rope(Family):
         return values | ({"rope": rope} if rope else {})
 
     def normalize(self, spec):
-        return {"rope": rope_parameters(spec.rope)}
+        return {"rope": rope_parameters(spec.rope), "merge": spec.merge or 1,
+                "arithmetic": spec.arithmetic or "cos-sin"}
+
+    def default_convention(self, spec):
+        style = AXES.get(spec.axes or "")
+        return style.convention if style else super().default_convention(spec)
 
     def selections(self, options):
         """A config with rope parameters per layer type, read without --layer-type: one table
@@ -485,17 +656,50 @@ class Rope(Family):
         if kind == "longrope":
             longrope_factors(rope, frequency_count(spec.d_model, rope), spec.last_position + 1)
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
-        if spec.arithmetic != "cos-sin" and spec.variant == "exact":
-            raise BadInput("--rope-arithmetic is how hf-rope computes; the exact table is the same "
-                           "for every arithmetic (drop it, or add --variant hf-rope)")
+        self._check_axes(spec, kind)
+
+    @staticmethod
+    def _check_axes(spec, kind: str) -> None:
+        style = AXES.get(spec.axes or "")
+        if style is None:
+            if kind == "axial":
+                raise BadInput("rope_type axial is a vision encoder's 2-D RoPE: it needs the model's "
+                               "layout (--rope-axes, set by --rope-config for the models pe-cli knows) "
+                               "and a --grid of patches")
+            for name, value, default in (("grid", spec.grid, None), ("merge", spec.merge, 1)):
+                if value != default:
+                    raise BadInput(f"--{name} is for multi-axis tables (M-RoPE or vision RoPE): give "
+                                   "--rope-axes, or a --rope-config of such a model")
+            return
+        if style.vision and spec.grid is None:
+            raise BadInput(f"--rope-axes {style.name} ({'x'.join(style.axes)}) needs a --grid of patches")
+        if spec.merge != 1 and not style.merged:
+            raise BadInput(f"--merge: --rope-axes {style.name} does not merge patches")
+        if spec.convention != style.convention:
+            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}, "
+                           f"not {spec.convention}")
+        if kind not in ("default", "axial") and style.vision:
+            raise BadInput(f"a vision encoder's RoPE takes no rope_type {kind}")
+        if spec.arithmetic != "cos-sin":
+            raise BadInput("--rope-arithmetic polar is for 1-D tables")
+        if spec.grid is not None:
+            grid_shape(spec)
+        axes_plan(spec)
 
     def _vector(self, spec) -> bool:
         return spec.part == "inv_freq"
 
     def rows(self, spec):
-        return 1 if self._vector(spec) else spec.seq_len
+        if self._vector(spec):
+            return 1
+        if spec.axes and spec.grid is not None:
+            return math.prod(grid_shape(spec))
+        return spec.seq_len
 
     def cols(self, spec):
+        if spec.axes:
+            dim, columns = axes_plan(spec)
+            return (dim + 1) // 2 if self._vector(spec) else len(columns)
         n = frequency_count(spec.d_model, dict(spec.rope))
         return n if self._vector(spec) or spec.convention == "single" else 2 * n
 
@@ -503,19 +707,38 @@ class Rope(Family):
         return (self.cols(spec),) if self._vector(spec) else super().dims(spec)
 
     def frequencies(self, spec):
-        return rope_frequencies(spec.d_model, spec.base, dict(spec.rope), spec.last_position + 1)
+        rope = dict(spec.rope)
+        if spec.axes:  # the style's power law over its own dim, M-RoPE's partial factor included
+            rope.pop("partial_rotary_factor", None)
+            return rope_frequencies(axes_plan(spec)[0], spec.base, rope, self._end(spec))
+        return rope_frequencies(spec.d_model, spec.base, rope, self._end(spec))
+
+    def _end(self, spec) -> int:
+        """One past the largest position (dynamic NTK and LongRoPE depend on it)."""
+        if spec.axes and spec.grid is not None:
+            return int(axes_positions(spec).max()) + 1
+        return spec.last_position + 1
 
     def exact_rows(self, spec, start, stop, work):
         if self._vector(spec):
             from ..numerics.sinusoids import round_decimals
 
             return round_decimals(work.sinusoids.frequencies, spec.dtype)
+        if spec.axes:
+            import numpy as np
+
+            dim, columns = axes_plan(spec)
+            positions = axes_positions(spec, start, stop)
+            planes = np.stack([work.planes(positions[:, a].tolist())[spec.part == "cos"]
+                               for a in range(positions.shape[1])], axis=1)  # (rows, axes, n)
+            axis, frequency = (np.array(c) for c in zip(*columns))
+            return planes[:, axis, frequency]
         sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
         plane = cos if spec.part == "cos" else sin
         return _lay_out(plane, spec.convention)
 
     def fast_columns(self, spec):
-        if self._vector(spec):
+        if self._vector(spec) or spec.axes:
             return None
         import numpy as np
 
@@ -531,11 +754,20 @@ class Rope(Family):
         return _lay_out(plane, spec.convention)
 
     def settings(self, spec):
+        if spec.axes and spec.grid is not None:
+            style = AXES[spec.axes]
+            merged = f", {spec.merge}x{spec.merge} merge blocks" if spec.merge > 1 else ""
+            offset = f", + {spec.offset}" if spec.offset else ""
+            positions = f"grid {spec.grid} ({' x '.join(style.axes)}{merged}{offset})"
+        else:
+            positions = f"{spec.offset} .. {spec.last_position}"
         return [
             *super().settings(spec),
             ("base", f"{spec.base:g}"),
-            ("positions", f"{spec.offset} .. {spec.last_position}"),
+            ("positions", positions),
             ("rope", ", ".join(f"{k}={v}" for k, v in spec.rope) or "rope_type=default"),
+            *([("axes", f"{spec.axes}: {AXES[spec.axes].summary}")] if spec.axes else []),
+            *([("arithmetic", spec.arithmetic)] if spec.variant != "exact" and spec.arithmetic != "cos-sin" else []),
         ]
 
     def row_label(self, spec):
@@ -543,20 +775,31 @@ class Rope(Family):
 
     def facts(self, spec):
         frequencies, attention = self.frequencies(spec)
-        columns = range(2 * len(frequencies))
-        first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
+        if spec.axes:  # each frequency's columns, by position axis
+            style = AXES[spec.axes]
+            where: dict = {}
+            for c, (axis, i) in enumerate(axes_plan(spec)[1]):
+                where.setdefault(i, {}).setdefault(style.axes[axis], []).append(c)
+            placed = {i: {axis: ", ".join(map(str, cs)) for axis, cs in found.items()} for i, found in where.items()}
+        else:
+            columns = range(2 * len(frequencies))
+            first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
+            placed = {i: sorted({first[i], second[i]}) for i in range(len(frequencies))}
+        positions = axes_positions(spec) if spec.axes and spec.grid is not None else None
         return {
             "attention_factor": float(attention),
             "frequencies": [] if self._vector(spec) else [
                 {
                     "index": i,
-                    "columns": [first[i], second[i]],
+                    "columns": placed.get(i, []),
                     "frequency": float(w),
-                    "wavelength": 2 * math.pi / float(w),
+                    # a zero frequency (proportional RoPE's unrotated tail) never turns
+                    "wavelength": 2 * math.pi / float(w) if w else None,
                 }
                 for i, w in enumerate(frequencies)
             ],
-            "positions": [spec.offset, spec.last_position],
+            "positions": [spec.offset, spec.last_position] if positions is None
+            else [int(positions.min()), int(positions.max())],
         }
 
     def candidates(self, values, dtype, notes, bench):
@@ -597,8 +840,8 @@ class Rope(Family):
             # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
             # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
             resolved = (w * at >= 0.1) & (w > 0)
-            for base, rope in _scalings(w, resolved, attention, part, rows, notes):
-                spec = bench.spec(family=self.name, d_model=2 * n, seq_len=rows, base=base, rope=rope,
+            for dim, base, rope in _scalings(w, resolved, attention, part, rows, notes):
+                spec = bench.spec(family=self.name, d_model=dim, seq_len=rows, base=base, rope=rope,
                                   convention=convention, part=part, dtype="float64")
                 if spec is None:
                     continue
@@ -619,26 +862,37 @@ _FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)
 
 
 def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) -> list:
-    """(base, rope parameters) that explain fitted frequencies w (the `resolved` ones to 1e-3)
-    and the attention factor: plain, linear, or the llama3 and YaRN settings among common values
-    whose exact frequencies fit. Empty, with a note, when none does."""
+    """(rotary dim, base, rope parameters) that explain fitted frequencies w (the `resolved`
+    ones to 1e-3) and the attention factor: plain, linear, or the llama3 and YaRN settings
+    among common values whose exact frequencies fit. The dim is 2n, or 2n - 1 (an odd rotary
+    dim: transformers' arange(0, dim, 2) still gives n frequencies), whichever power law the
+    frequencies follow. Empty, with a note, when none does."""
     import numpy as np
 
     n = len(w)
-    if n >= 2 and w[1] > 0 and w[0] > w[1]:
-        base = float((w[0] / w[1]) ** n)  # w_1 / w_0 = base**(-2/dim), dim = 2n
-    else:
-        base = 10000.0
-    plain = w[0] * base ** (-2 * np.arange(n) / (2 * n))
-    ratio = w[resolved] / plain[resolved]
+    fits = []
+    for dim in (2 * n, 2 * n - 1) if n > 1 else (2 * n,):
+        if n >= 2 and w[1] > 0 and w[0] > w[1]:
+            base = float((w[0] / w[1]) ** (dim / 2))  # w_1 / w_0 = base**(-2/dim)
+        else:
+            base = 10000.0
+        plain = w[0] * base ** (-2 * np.arange(n) / dim)
+        fits.append((dim, base, w[resolved] / plain[resolved]))
+    # both dims give the same power law (base^(1/dim) is what the table shows): the plain and
+    # linear candidates are tried with each, the roundest base wins; scaled ones with 2n
+    dim, base, ratio = fits[0]
     tolerance = 1e-3 if part == "cos" else 2e-2  # a sin table's peak only bounds its factor
     if len(ratio) == 0 or np.allclose(ratio, 1, rtol=1e-3):
-        if math.isclose(w[0], 1, rel_tol=1e-4):
-            return [(b, {}) for b in plausible_bases(base) or [base]]
-        factor = 1 / float(w[0])  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
-        factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
-        return [(b, {"rope_type": "linear", "factor": f}) for b in plausible_bases(base) or [base]
-                for f in factors if math.isclose(f, factor, rel_tol=1e-3)]
+        found = []
+        for dim, base, _ in fits:
+            if math.isclose(w[0], 1, rel_tol=1e-4):
+                found += [(dim, b, {}) for b in plausible_bases(base) or [base]]
+                continue
+            factor = 1 / float(w[0])  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
+            factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
+            found += [(dim, b, {"rope_type": "linear", "factor": f}) for b in plausible_bases(base) or [base]
+                      for f in factors if math.isclose(f, factor, rel_tol=1e-3)]
+        return found
     trials = []
     # the lowest frequencies are divided by the whole factor when the table resolves them
     fitted = {float(f"{1 / ratio.min():.{k}g}") for k in (1, 2)}
@@ -652,7 +906,7 @@ def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) 
     found = []
     for b in plausible_bases(base) or [base]:
         for rope in trials:
-            exact, factor = rope_frequencies(2 * n, b, rope, rows)
+            exact, factor = rope_frequencies(dim, b, rope, rows)
             if not math.isclose(float(factor), attention, rel_tol=tolerance):
                 continue
             mine = np.array([float(x) for x in exact])
@@ -666,7 +920,7 @@ def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) 
             "llama3 or YaRN setting fits; give its --rope parameters to compare exactly"
         )
     found.sort(key=lambda item: item[0])
-    return [(b, rope) for _, b, rope in found[:4]]
+    return [(dim, b, rope) for _, b, rope in found[:4]]
 
 
 FAMILY = Rope()
