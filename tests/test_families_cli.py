@@ -81,18 +81,25 @@ def test_identifies_each_family(cli, tmp_path):
         assert expected in text and "bit for bit" in text, text
 
 
-@pytest.mark.parametrize("rope", [
-    ("rope_type=llama3", "factor=8", "low_freq_factor=1", "high_freq_factor=4", "original_max_position_embeddings=8192"),
-    ("rope_type=yarn", "factor=16", "original_max_position_embeddings=4096"),
+@pytest.mark.parametrize("rope, rows", [
+    (("rope_type=llama3", "factor=8", "low_freq_factor=1", "high_freq_factor=4",
+      "original_max_position_embeddings=8192"), 2000),
+    (("rope_type=yarn", "factor=16", "original_max_position_embeddings=4096"), 2000),
+    # dynamic NTK past max_position_embeddings: a plain table whose base grew with the length
+    (("rope_type=dynamic", "factor=4", "max_position_embeddings=2048"), 3000),
 ])
-def test_identification_fits_the_scaling(cli, tmp_path, rope):
+def test_identification_fits_the_scaling(cli, tmp_path, rope, rows):
     path = tmp_path / "scaled.npy"
     options = [item for pair in rope for item in ("--rope", pair)]
-    code, _, err = cli("generate", "--family", "rope", "-d", 64, "-l", 2000, "--base", 500000, *options, "-o", path)
+    code, _, err = cli("generate", "--family", "rope", "-d", 64, "-l", rows, "--base", 500000, *options,
+                       "--variant", "hf-rope", "-o", path)
     assert code == 0, err
-    text = " ".join(_identify(cli, path).split())
-    assert "bit for bit" in text and all(pair.replace("=", "=") in text.replace(".0,", ",") or pair in text
-                                         for pair in rope[:2]), text
+    code, out, err = cli("compare", path, "--json")
+    best = json.loads(out)["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["base"] == 500000
+    found = {k: v for k, v in best["spec"]["rope"]}  # and defaults written out (YaRN's betas)
+    assert {k: (v if k == "rope_type" else float(v)) for k, v in (pair.split("=") for pair in rope)}.items() \
+        <= found.items()
 
 
 def test_identification_says_when_no_common_scaling_fits(cli, tmp_path):

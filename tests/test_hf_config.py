@@ -89,10 +89,11 @@ def test_legacy_rope_scaling_and_theta(tmp_path):
     assert_same(path)
 
 
-def test_a_class_with_its_own_legacy_rules_is_refused_not_guessed(tmp_path):
+def test_a_legacy_key_whose_placement_is_unknown_is_refused_not_guessed(tmp_path):
     path = tmp_path / "config.json"
-    write(path, {"model_type": "gemma3_text", "rope_theta": 1e6, "rope_local_base_freq": 1e4})
-    with pytest.raises(BadInput, match="by rules of its own"):
+    write(path, {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "partial_rotary_factor": 0.5,
+                 "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 24, "long_factor": [2.0] * 24}})
+    with pytest.raises(BadInput, match="rules pe-cli does not know"):
         read(str(path))
 
 
@@ -179,3 +180,60 @@ def test_odd_rotary_dim_and_proportional(tmp_path):
                                                         "rope_theta": 1e6}}})
     cos, sin = pe_table(path, 8, layer_type="full_attention")
     assert cos.shape == (8, 64) and torch.all(cos[:, 8:32] == 1) and torch.all(sin[:, 8:32] == 0)
+
+
+def _legacy_cases():
+    from pe_cli.families.hf_config import models
+
+    return sorted(t for t, facts in models().items() if isinstance(facts.get("legacy"), dict))
+
+
+@pytest.mark.parametrize("model_type", _legacy_cases())
+def test_legacy_keys_land_where_the_config_class_puts_them(model_type, tmp_path):
+    """A config class that converts legacy keys by its own code: every key it places, given at
+    once in an old-style config.json, gives pe-cli the rope parameters transformers gives."""
+    from transformers import CONFIG_MAPPING
+
+    from pe_cli.families.hf_config import models
+
+    rules = models()[model_type]["legacy"]
+    legacy = {k: v for k, v in {"rope_theta": 123456.0, "rope_local_base_freq": 23456.0,
+                                "rotary_emb_base": 34567.0, "rotary_pct": 0.5,
+                                "partial_rotary_factor": 0.75}.items() if rules.get(k)}
+    if "rope_scaling" in rules:
+        from .transformers_models import _scaling_probe
+
+        legacy["rope_scaling"] = {k: [4.0] * len(v) if k == "long_factor" else 2.0 if k == "factor" else v
+                                  for k, v in _scaling_probe(CONFIG_MAPPING[model_type]).items()}
+        legacy = {k: v for k, v in legacy.items() if k == "rope_scaling" or rules.get(f"{k}+rope_scaling")}
+    theirs = CONFIG_MAPPING[model_type](**json.loads(json.dumps(legacy))).rope_parameters
+    path = tmp_path / "config.json"
+    write(path, {"model_type": model_type, **legacy})
+    nested = all(isinstance(v, dict) or v is None for v in theirs.values())
+    for layer_type, expected in (theirs.items() if nested else [(None, theirs)]):
+        if expected is None:
+            continue
+        if "rope_theta" not in expected:  # transformers' rotary module cannot run on this
+            with pytest.raises(BadInput, match="without rope_theta"):
+                read(str(path), layer_type=layer_type)
+            continue
+        try:
+            ours = read(str(path), layer_type=layer_type)
+        except BadInput as e:
+            pytest.fail(f"{layer_type}: {e}")
+        assert ours["base"] == expected["rope_theta"], layer_type
+        for key in ("rope_type", "factor", "partial_rotary_factor", "long_factor"):
+            if key in expected or key in ours["rope"]:
+                assert ours["rope"].get(key) == expected.get(key), (layer_type, key)
+
+
+def test_a_flat_vision_language_config_from_the_hub(tmp_path):
+    """Qwen2-VL's config.json as the Hub keeps it: text settings at the top, rope_scaling of
+    type mrope with its sections, rope_theta beside it."""
+    path = tmp_path / "config.json"
+    write(path, {"model_type": "qwen2_vl", "hidden_size": 1536, "num_attention_heads": 12, "rope_theta": 1e6,
+                 "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+                 "vision_config": {"model_type": "qwen2_vl_vision"}})
+    settings = read(str(path))
+    assert settings["base"] == 1e6 and settings["d_model"] == 128 and settings["rope"]["rope_type"] == "default"
+    assert settings["axes"] == "mrope" and settings["rope"]["mrope_section"] == [16, 24, 24]

@@ -67,6 +67,83 @@ def _standard_rope(cls):
     return rope if rope and _plain(rope) else None
 
 
+# a distinct value for each legacy key a config class may convert into rope_parameters
+LEGACY_PROBES = {"rope_theta": 12345.0, "rope_local_base_freq": 23456.0, "rotary_emb_base": 34567.0,
+                 "rotary_pct": 0.375, "partial_rotary_factor": 0.625}
+
+
+def _where(rope: dict, test) -> list:
+    """[layer type ("" when flat), key] of the rope parameters whose value passes test."""
+    nested = rope and all(isinstance(v, dict) or v is None for v in rope.values())
+    found = []
+    for layer_type, parameters in (rope.items() if nested else [("", rope)]):
+        for key, value in (parameters or {}).items():
+            if test(key, value):
+                found.append([layer_type, key])
+    return found
+
+
+def legacy_rules(cls) -> dict:
+    """How a config class that converts legacy keys by its own code places each one, found by
+    building it with that key alone: {key: [[layer type, rope parameter], ...]} ([] when the
+    class ignores the key), "rope_scaling": the layer types it updates, "types": the legacy
+    rope_type names it renames. A key whose probe fails is left out (pe-cli refuses it)."""
+    rules: dict = {}
+    scaling = _scaling_probe(cls)
+    for key, value in LEGACY_PROBES.items():
+        for name, extra in ((key, {}), (f"{key}+rope_scaling", {"rope_scaling": dict(scaling or {})})):
+            if name != key and scaling is None:
+                continue
+            try:  # alone, and beside rope_scaling (which some classes let it reach further)
+                rope = cls(**{key: value}, **extra).rope_parameters or {}
+            except Exception:
+                continue
+            rules[name] = _where(rope, lambda k, v, value=value: v == value)
+    if scaling is not None:
+        marker = "factor" if "factor" in scaling else "long_factor"
+        rope = cls(rope_scaling=dict(scaling)).rope_parameters or {}
+        rules["rope_scaling"] = sorted({lt for lt, k in _where(rope, lambda k, v: k == marker and v == scaling[k])})
+        try:
+            rope = cls(rope_scaling={"type" if k == "rope_type" else k: v for k, v in scaling.items()}).rope_parameters
+            if _get(rope or {}, "rope_type") != scaling["rope_type"]:
+                rules["type_ignored"] = True  # rope_scaling's old "type" key does not set rope_type
+        except Exception:
+            pass
+    for name in ("mrope",):  # Qwen-VL's configs call M-RoPE's default frequencies "mrope"
+        try:
+            rope = cls(rope_scaling={"type": name, "mrope_section": [1, 1, 1]}).rope_parameters or {}
+        except Exception:
+            continue
+        renamed = {v for _, k in _where(rope, lambda k, v: k == "rope_type") for v in [_get(rope, k)]}
+        if renamed - {name}:
+            rules.setdefault("types", {})[name] = sorted(renamed - {name})[0]
+    return rules
+
+
+def _scaling_probe(cls):
+    """A rope_scaling the class accepts: linear, else LongRoPE with factors of its width."""
+    try:
+        cls(rope_scaling={"rope_type": "linear", "factor": 3.0})
+        return {"rope_type": "linear", "factor": 3.0}
+    except Exception:
+        pass
+    try:
+        default = cls()
+        rope = default.rope_parameters or {}
+        head_dim = getattr(default, "head_dim", None) or default.hidden_size // default.num_attention_heads
+        n = int(head_dim * rope.get("partial_rotary_factor", 1.0)) // 2
+        probe = {"rope_type": "longrope", "short_factor": [1.0] * n, "long_factor": [2.0] * n}
+        cls(rope_scaling=dict(probe))
+        return probe
+    except Exception:
+        return None
+
+
+def _get(rope: dict, key: str):
+    return rope.get(key) if key in rope else next(
+        (v.get(key) for v in rope.values() if isinstance(v, dict) and key in v), None)
+
+
 def config_facts(cls) -> dict | None:
     """The data pe-cli keeps about one config class (None when it has nothing rotary about it)."""
     from transformers.modeling_rope_utils import RotaryEmbeddingConfigMixin
@@ -94,8 +171,8 @@ def config_facts(cls) -> dict | None:
         if cls.default_rope_type != "default":
             facts["rope_type"] = cls.default_rope_type
         own = cls.convert_rope_params_to_dict is not RotaryEmbeddingConfigMixin.convert_rope_params_to_dict
-        if own:
-            facts["legacy"] = "own"  # the class converts legacy keys its own way
+        if own:  # the class converts legacy keys its own way: where each one lands
+            facts["legacy"] = legacy_rules(cls)
         rope = _standard_rope(cls)
         if rope is not None:
             facts["rope_parameters"] = rope

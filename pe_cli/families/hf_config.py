@@ -120,6 +120,11 @@ def _part(config: dict, part: str | None) -> tuple[dict, str, str]:
             model_type = sub.get("model_type") or models().get(model_type, {}).get("parts", {}).get(key, "")
             node, path = sub, f"{path}.{key}" if path else key
         return node, model_type, path
+    parts = models().get(model_type, {}).get("parts", {})
+    text = next((k for k in TEXT_PARTS if k in parts), None)
+    if text and text not in node and _has_rope(node, {}):
+        # a flat composite config (as the Hub keeps older ones): its text settings at the top
+        return node, parts[text], ""
     while not _has_rope(node, models().get(model_type, {})):
         key = next((k for k in TEXT_PARTS if isinstance(node.get(k), dict)), None)
         if key is None:
@@ -164,19 +169,57 @@ class Settings:
 # rope_parameters, as transformers standardizes them
 
 
+def _legacy(settings: Settings, rules: dict) -> dict:
+    """rope_parameters from legacy keys, for a config class that converts them by its own
+    code: the class's default parameters, rope_scaling and then each legacy key placed where
+    the class puts it (found by building the class with each key, alone and beside
+    rope_scaling)."""
+    node, facts = settings.node, settings.facts
+    rope = json.loads(json.dumps(facts.get("rope_parameters") or {}))
+    nested = bool(rope) and all(isinstance(v, dict) or v is None for v in rope.values())
+    scaling = node.get("rope_scaling")
+
+    def unknown(key):
+        return BadInput(f"model type {settings.model_type} converts {key} into rope_parameters by "
+                        "rules pe-cli does not know; save the config with transformers 5 "
+                        "(AutoConfig.from_pretrained(...).save_pretrained(...)) to write them")
+
+    if scaling:
+        if "rope_scaling" not in rules or not isinstance(scaling, dict):
+            raise unknown("rope_scaling")
+        scaling = dict(scaling)
+        kind = scaling.pop("type", None)
+        if kind is not None and "rope_type" not in scaling and not rules.get("type_ignored"):
+            scaling["rope_type"] = kind
+        if rules["rope_scaling"] == [""] and nested:  # the class puts rope_scaling in their place
+            rope, nested = {}, False
+        for layer_type in rules["rope_scaling"]:
+            target = rope.setdefault(layer_type, {}) if layer_type else rope
+            target.update(scaling)
+            target["rope_type"] = rules.get("types", {}).get(target.get("rope_type"), target.get("rope_type"))
+    for key in LEGACY_KEYS:
+        if node.get(key) is None or key == "rope_scaling":
+            continue
+        placed = rules.get(f"{key}+rope_scaling" if scaling else key)
+        if placed is None:
+            raise unknown(key)
+        for layer_type, name in placed:
+            (rope.setdefault(layer_type, {}) if layer_type else rope)[name] = node[key]
+    return rope
+
+
 def _standard(settings: Settings) -> dict:
     """rope_parameters, flat or nested by layer type, with rope_theta, rope_type and the
     pretraining length filled in."""
     node, facts = settings.node, settings.facts
     rope = node.get(settings.key("rope_parameters"))
     legacy = [k for k in LEGACY_KEYS if node.get(k) is not None]
-    if facts.get("legacy") == "own" and legacy and not rope:
-        raise BadInput(
-            f"model type {settings.model_type} converts {', '.join(legacy)} into rope_parameters by "
-            "rules of its own, which pe-cli does not follow; save the config with transformers 5 "
-            "(AutoConfig.from_pretrained(...).save_pretrained(...)) to write its rope_parameters"
-        )
-    if node.get("rope_scaling"):
+    theta = node.get("rope_theta", facts.get("theta", 10000.0))
+    partial = node.get("partial_rotary_factor")
+    if facts.get("legacy") is not None and legacy and not rope:
+        rope = _legacy(settings, facts["legacy"])  # the keys are placed: nothing else is filled in
+        theta, partial = None, None
+    elif node.get("rope_scaling"):
         rope = node["rope_scaling"]
     if not rope:
         if legacy or "rope_parameters" not in facts:
@@ -186,8 +229,6 @@ def _standard(settings: Settings) -> dict:
     if not isinstance(rope, dict):
         raise BadInput("rope_parameters is not a JSON object")
     rope = json.loads(json.dumps(rope))
-    theta = node.get("rope_theta", facts.get("theta", 10000.0))
-    partial = node.get("partial_rotary_factor")
     labels = facts.get("labels") or settings.get("layer_types")
     if isinstance(labels, list) and labels:  # transformers nests only under the layer types it has
         rope = {k: v for k, v in rope.items() if k in labels} or rope
@@ -197,6 +238,10 @@ def _standard(settings: Settings) -> dict:
             continue
         parameters.setdefault("rope_type", parameters.pop("type", "default"))
         if "rope_theta" not in parameters:
+            if theta is None:
+                raise BadInput(f"model type {settings.model_type} reads these legacy keys into rope "
+                               f"parameters{f' for {layer_type}' if layer_type else ''} without rope_theta "
+                               "(its rotary module would fail)")
             if isinstance(theta, dict):
                 raise BadInput(f"rope_parameters{f'[{layer_type!r}]' if layer_type else ''} has no rope_theta, "
                                f"and model type {settings.model_type} has one per layer type")

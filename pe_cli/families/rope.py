@@ -41,15 +41,14 @@ ROPE_KEYS = {
     "high_freq_factor": float,
     "short_factor": list,
     "long_factor": list,
-    # M-RoPE's split of the frequencies over (t, h, w) positions: a text token has t = h = w,
-    # so a table of 1-D positions is the same with or without it
+    # M-RoPE's split of the frequencies over (t, h, w) positions (--grid): a text token has
+    # t = h = w, so a table of 1-D positions is the same with or without it
     "mrope_section": list,
+    # a config flag transformers 5.23's modules do not read (the model type says the layout)
     "mrope_interleaved": bool,
     # the attention's position-dependent query scaling (Ministral 3, Mistral 4), not the table's
     "llama_4_scaling_beta": float,
 }
-# keys that do not change a table of 1-D positions
-TABLE_NEUTRAL = ("mrope_section", "mrope_interleaved", "llama_4_scaling_beta")
 _REQUIRED = {
     "linear": ("factor",),
     "dynamic": ("factor", "max_position_embeddings"),
@@ -856,6 +855,27 @@ class Rope(Family):
                                               reference)
 
 
+_BASES = (10000.0, 100000.0, 500000.0, 1000000.0, 5000000.0, 10000000.0)
+
+
+def _dynamic(dim: int, base: float, rows: int) -> list:
+    """Dynamic NTK settings among common values whose grown base (for a table of `rows`
+    positions, longer than max_position_embeddings) is the fitted one."""
+    if dim < 3:
+        return []
+    found = []
+    for original in _ORIGINAL_LENGTHS:
+        if original >= rows:
+            continue
+        for factor in _FACTORS:
+            grown = (factor * rows / original - (factor - 1)) ** (dim / (dim - 2))
+            for b in _BASES:
+                if math.isclose(b * grown, base, rel_tol=1e-4):
+                    found.append((dim, b, {"rope_type": "dynamic", "factor": factor,
+                                           "max_position_embeddings": original}))
+    return found
+
+
 # common values of the scaled rope_types' parameters, for the fit to choose among
 _ORIGINAL_LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536)
 _FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)
@@ -887,6 +907,7 @@ def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) 
         for dim, base, _ in fits:
             if math.isclose(w[0], 1, rel_tol=1e-4):
                 found += [(dim, b, {}) for b in plausible_bases(base) or [base]]
+                found += _dynamic(dim, base, rows)
                 continue
             factor = 1 / float(w[0])  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
             factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
