@@ -102,14 +102,16 @@ def _sinusoids(spec: TableSpec) -> Sinusoids | None:
 def _fast_plan(spec: TableSpec, device: str):
     """(sinusoids, kernel columns) of a table the C fast path fills, or None where it does not:
     it serves exact tables on the CPU in the narrow dtypes, of families that give its columns,
-    whose sines and cosines carry no factor (the kernel rounds them unscaled)."""
+    whose sines and cosines carry no factor or one below fast.MAX_SCALE (RoPE's attention
+    factor, multiplied into the kernel's anchors)."""
     if find_variant(spec) is not None or device != "cpu" or not fast.available(spec.dtype):
         return None
     columns = FAMILIES[spec.family].fast_columns(spec)
     if columns is None:
         return None
     sinusoids = _sinusoids(spec)
-    return (sinusoids, columns) if sinusoids.scale is None else None
+    fits = sinusoids.scale is None or 0 < sinusoids.scale < fast.MAX_SCALE
+    return (sinusoids, columns) if fits else None
 
 
 def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None,

@@ -202,3 +202,30 @@ def test_without_the_c_extension_the_numpy_path_gives_the_same_table(monkeypatch
     monkeypatch.setattr(fast, "_rotate", None)
     assert engine._fast_plan(spec, "cpu") is None
     assert np.array_equal(build(spec).numpy(), with_c)
+
+
+SCALED = [  # RoPE tables whose values carry an attention factor (YaRN's, LongRoPE's)
+    ({"rope_type": "yarn", "factor": 32, "original_max_position_embeddings": 4096}, 128, 2**31 - 7000, 9000),
+    ({"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "attention_factor": 1.9}, 64, 0, 70000),
+    ({"rope_type": "longrope", "short_factor": ",".join(["1.5"] * 16), "long_factor": ",".join(["3"] * 16),
+      "original_max_position_embeddings": 64, "factor": 8}, 32, 100, 9000),
+]
+
+
+@pytest.mark.skipif(fast._rotate is None, reason="the C fast path was not built")
+@pytest.mark.parametrize("rope,d,offset,length", SCALED)
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_scaled_rope_takes_the_fast_path_bit_for_bit(rope, d, offset, length, dtype, part):
+    spec = TableSpec(family="rope", rope=rope, d_model=d, seq_len=length, offset=offset, dtype=dtype, part=part)
+    plan = engine._fast_plan(spec, "cpu")
+    assert plan is not None and plan[0].scale is not None
+    fast_path = np.concatenate(list(engine._fast_blocks(spec, plan)))
+    kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=2048)))
+    assert np.array_equal(fast_path, kernel)
+
+
+def test_a_factor_of_two_or_more_takes_the_exact_kernel():
+    spec = TableSpec(family="rope", d_model=16, seq_len=10,
+                     rope={"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4, "attention_factor": 2})
+    assert engine._fast_plan(spec, "cpu") is None

@@ -560,6 +560,14 @@ def main():
         print(f"{README}: model table written")
         return
     data = model_data()
+    if sys.argv[1:] == ["--check"]:  # in a fresh interpreter: probing builds config classes,
+        # and a test run's earlier tests may have changed their shared defaults
+        stored = json.loads(DATA.read_text())
+        fresh = json.loads(json.dumps(data))
+        differ = sorted(k for k in stored.keys() | fresh.keys() if stored.get(k) != fresh.get(k))
+        for name in differ:
+            print(f"{name}: stored {json.dumps(stored.get(name))[:300]}\n{name}: now {json.dumps(fresh.get(name))[:300]}")
+        sys.exit(1 if differ else 0)
     DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"{DATA}: {len(data)} model types")
 

@@ -938,7 +938,8 @@ def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) 
         notes.append(
             f"rotary frequencies follow base {base:.6g} at the high end and are divided by up to "
             f"{1 / ratio.min():.4g} at the low end: a frequency-dependent scaling that no common "
-            "llama3 or YaRN setting fits; give its --rope parameters to compare exactly"
+            "llama3 or YaRN setting fits (LongRoPE's per-frequency factors cannot be read back "
+            "exactly from a table); give its --rope parameters to compare exactly"
         )
     found.sort(key=lambda item: item[0])
     return [(dim, b, rope) for _, b, rope in found[:4]]

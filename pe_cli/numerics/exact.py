@@ -244,6 +244,14 @@ def product_dd(xp, integers, factor: tuple[float, float]):
     return _fast_two_sum(p, e + integers * lo)
 
 
+def scale_dd(planes: np.ndarray, factor: tuple[float, float]) -> np.ndarray:
+    """(4, ...) double-double planes (sin hi, cos hi, sin lo, cos lo) times a double-double
+    factor, each product within a few units of 2**-104 relative."""
+    sin_hi, sin_lo = _dd_mul(planes[0], planes[2], factor[0], factor[1])
+    cos_hi, cos_lo = _dd_mul(planes[1], planes[3], factor[0], factor[1])
+    return np.ascontiguousarray(np.stack([sin_hi, cos_hi, sin_lo, cos_lo]))
+
+
 def dd(value: Decimal) -> tuple[float, float]:
     """A Decimal as a double-double (hi, lo)."""
     return _dd(value)

@@ -1,6 +1,7 @@
-"""The fast path of the exact engine: rows of sines and cosines of consecutive positions, filled
-by the C kernel (`_rotate.c`, built at install where a compiler is present) by angle addition
-from exactly computed rows, in slices of about 1 MiB.
+"""The fast path of the exact engine: rows of sines and cosines of consecutive positions, times
+a factor below 2 when the table has one, filled by the C kernel (`_rotate.c`, built at install
+where a compiler is present) by angle addition from exactly computed rows, in slices of about
+1 MiB.
 
 A table is cut into groups of GROUP rows, each anchored at an exactly computed row and reached
 from it in coarse steps of FINE rows, then fine steps of one row, both from exactly computed
@@ -29,6 +30,10 @@ COARSE = 64
 GROUP = FINE * COARSE
 ANCHORS = 16  # group anchors computed at once (numpy's cost is per call, not per row)
 SLICE_BYTES = 1 << 20
+# The kernel's error bounds (_rotate.c) assume terms of magnitude at most 1, with room for a
+# factor of 2: a table whose values are scaled by a factor below 2 (RoPE's attention factor:
+# YaRN's 0.1 ln(s) + 1, LongRoPE's) is rotated from scaled anchors with the same bounds.
+MAX_SCALE = 2
 KINDS = {"float32": 0, "float16": 1, "bfloat16": 2}
 
 # Where the kernel puts each frequency: its sin column and cos column (-1: none) in a row of
@@ -58,7 +63,7 @@ class Rotation:
         self.sinusoids, self.first, self.rows, self.columns, self.dtype = (
             sinusoids, first, rows, columns, dtype,
         )
-        assert sinusoids.scale is None, "the kernel computes sin and cos without a factor"
+        assert sinusoids.scale is None or sinusoids.scale < MAX_SCALE, "the kernel's bounds hold below 2"
         for col in (columns.sin, columns.cos[columns.cos >= 0]):
             assert len(col) < 2 or np.all(np.diff(col) == col[1] - col[0]), "layout not affine"
         self.n = len(sinusoids.turns)
@@ -83,7 +88,10 @@ class Rotation:
         if anchors is None:
             first = batch * ANCHORS * GROUP
             rows = range(first, min(first + ANCHORS * GROUP, self.rows), GROUP)
-            anchors = self.anchors[batch] = self.sinusoids.sin_cos_dd([self.first + r for r in rows])
+            anchors = self.sinusoids.sin_cos_dd([self.first + r for r in rows])
+            if self.sinusoids.scale is not None:  # RoPE's attention factor, on the anchors
+                anchors = exact.scale_dd(anchors, self.sinusoids.scale_dd)
+            self.anchors[batch] = anchors
             for old in list(self.anchors):  # list(): another thread may add one meanwhile
                 if old < batch - 1:
                     self.anchors.pop(old, None)
