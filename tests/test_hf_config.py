@@ -237,3 +237,22 @@ def test_a_flat_vision_language_config_from_the_hub(tmp_path):
     settings = read(str(path))
     assert settings["base"] == 1e6 and settings["d_model"] == 128 and settings["rope"]["rope_type"] == "default"
     assert settings["axes"] == "mrope" and settings["rope"]["mrope_section"] == [16, 24, 24]
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"head_dim": "x", "rope_theta": 1e4}, "not a positive whole number"),
+    ({"head_dim": 8.5, "rope_theta": 1e4}, "not a positive whole number"),
+    ({"rope_parameters": {"rope_theta": "abc"}, "head_dim": 8}, "not a number above 1"),
+    ({"head_dim": 8, "rope_theta": True}, "not a number above 1"),
+    ({"rope_parameters": "x", "head_dim": 8}, "not a JSON object"),
+    ({"model_type": "gemma3_text", "head_dim": 8, "layer_types": ["a"], "per_layer_config": {"0": 5},
+      "rope_parameters": {"a": {"rope_theta": 10}}}, "per_layer_config entry 0"),
+    ([1, 2], "not a JSON object"),
+])
+def test_a_bad_config_is_one_line_not_a_traceback(cli, tmp_path, config, message):
+    path = tmp_path / "config.json"
+    write(path, config)
+    code, out, err = cli("generate", "--rope-config", path, "--layer-type", "a", "-l", 4, "-o", "-",
+                         "--format", "csv") if "per_layer_config" in str(config) else cli(
+        "generate", "--rope-config", path, "-l", 4, "-o", "-", "--format", "csv")
+    assert code != 0 and message in err and "Traceback" not in err and out == b""

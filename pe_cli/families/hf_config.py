@@ -16,6 +16,7 @@ int(head_dim * partial_rotary_factor).
 from __future__ import annotations
 
 import json
+import math
 import os
 from functools import cache
 from pathlib import Path
@@ -272,7 +273,9 @@ def _layer_overrides(settings: Settings, layer_type: str) -> dict:
         if kind != layer_type:
             continue
         overrides = next((v for k, v in per_layer.items() if str(k).isdigit() and int(k) == index), {})
-        overrides = {k: v for k, v in (overrides or {}).items() if k in relevant}
+        if not isinstance(overrides, dict):
+            raise BadInput(f"per_layer_config entry {index} is not a JSON object")
+        overrides = {k: v for k, v in overrides.items() if k in relevant}
         if found is not None and overrides != found:
             raise BadInput(f"per_layer_config gives the {layer_type} layers different settings")
         found = overrides
@@ -310,9 +313,16 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
                 f"the config{f' part {path}' if path else ''} gives no {settings.names('head_dim')}, "
                 f"nor {settings.names('hidden_size')} and {settings.names('num_attention_heads')}"
             )
+        if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in (hidden, heads)):
+            raise BadInput(f"{settings.names('hidden_size')} = {hidden!r} and {settings.names('num_attention_heads')} "
+                           f"= {heads!r} are not positive whole numbers")
         head_dim = hidden // heads
     rope = dict(rope)
     theta = rope.pop("rope_theta")
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not math.isfinite(theta) or theta <= 1:
+        raise BadInput(f"rope_theta = {theta!r} is not a number above 1")
+    if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
+        raise BadInput(f"the head dim {head_dim!r} is not a positive whole number")
     if rope.get("rope_type") == "dynamic":
         rope.setdefault("max_position_embeddings", settings.get("max_position_embeddings"))
     if rope.get("rope_type") == "longrope" and "factor" not in rope:
