@@ -26,7 +26,8 @@ def test_discovery_finds_the_models():
 
 def test_data_is_transformers_own():
     """transformers.json is what the installed transformers' config classes and modules say,
-    recomputed in a fresh interpreter (`python -m tests.transformers_models --check`)."""
+    recomputed in a fresh interpreter with its own hash seed (`python -m
+    tests.transformers_models --check`)."""
     import subprocess
     import sys
 
