@@ -344,18 +344,26 @@ def _padding_row_in_table(spec) -> str | None:
 def _fairseq(spec, device):
     # fairseq SinusoidalPositionalEmbedding.get_embedding (and its copies in Hugging Face
     # Speech2Text, M2M100 and FSMT): float32 throughout, padding row zeroed.
+    emb = _fairseq_table(0, spec.seq_len, spec.d_model, cos_first=False)
+    if spec.padding_idx is not None:
+        emb[spec.padding_idx, :] = 0
+    return emb
+
+
+def _fairseq_table(start: int, length: int, d: int, cos_first: bool):
+    """fairseq's float32 get_embedding for positions start..start+length-1: [sin | cos | 0],
+    or [cos | sin | 0] as MusicGen has it. A row is the same whether the table is built from 0
+    and indexed or built from `start`: each element is its own product and sin or cos."""
     import torch
 
-    d, length = spec.d_model, spec.seq_len
     half_dim = d // 2
     scale = math.log(10000) / (half_dim - 1)
     emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -scale)
-    emb = torch.arange(length, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
-    emb = torch.cat([torch.sin(emb), torch.cos(emb)], dim=1).view(length, -1)
+    emb = torch.arange(start, start + length, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
+    halves = [torch.cos(emb), torch.sin(emb)] if cos_first else [torch.sin(emb), torch.cos(emb)]
+    emb = torch.cat(halves, dim=1).view(length, -1)
     if d % 2 == 1:
         emb = torch.cat([emb, torch.zeros(length, 1)], dim=1)
-    if spec.padding_idx is not None:
-        emb[spec.padding_idx, :] = 0
     return emb
 
 
@@ -363,20 +371,8 @@ def _fairseq(spec, device):
          source="transformers 5.23 MusicgenSinusoidalPositionalEmbedding.get_embedding (and MusicGen-Melody's)",
          conventions=("musicgen",), parameters=frozenset({"offset"}))
 def _hf_musicgen(spec, device):
-    # fairseq's float32 arithmetic with the cos half first; the positions' rows are the same
-    # whether the module builds them from 0 and selects, or from the offset
-    import torch
-
-    d = spec.d_model
-    half_dim = d // 2
-    scale = math.log(10000) / (half_dim - 1)
-    emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -scale)
-    positions = torch.arange(spec.offset, spec.offset + spec.seq_len, dtype=torch.int64).float()
-    emb = positions.unsqueeze(1) * emb.unsqueeze(0)
-    emb = torch.cat([torch.cos(emb), torch.sin(emb)], dim=1)
-    if d % 2 == 1:
-        emb = torch.cat([emb, torch.zeros(spec.seq_len, 1)], dim=1)
-    return emb
+    # fairseq's float32 arithmetic with the cos half first, from the offset
+    return _fairseq_table(spec.offset, spec.seq_len, spec.d_model, cos_first=True)
 
 
 @variant(VARIANTS, "hf-timestep",
