@@ -229,6 +229,20 @@ def _blocks(spec: TableSpec, device: str, rows: int | None, transient: bool, pla
     return _kernel_blocks(spec, device, rows or rows_per_block(spec))
 
 
+def rows(spec: TableSpec, runs: list[tuple[int, int]]) -> np.ndarray:
+    """Rows start..stop-1 of each (start, stop) run of an exact table, one after another, as
+    a host numpy block, without the rows between them: from the exact kernel, the bits the
+    fast path writes (for looking at a few rows of a long table; a seed or library variant
+    computes its whole table: build it)."""
+    if find_variant(spec) is not None:
+        raise ValueError("engine.rows serves exact tables; build a variant's table whole")
+    work = Workspace(np, "cpu", spec.dtype, _sinusoids(spec))
+    family, step = FAMILIES[spec.family], rows_per_block(spec)
+    parts = [cast_exact(family.exact_rows(spec, first, min(stop, first + step), work), spec.dtype)
+             for start, stop in runs for first in range(start, stop, step)]
+    return np.concatenate(parts) if parts else np.zeros((0, spec.cols))
+
+
 def fill(spec: TableSpec, emit) -> None:
     """Hand every row block of the table to emit(first_row, block), for consumers that place
     blocks by position: on the fast path from _WORKERS threads at once, in no particular

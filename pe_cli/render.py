@@ -144,15 +144,18 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
 # show
 
 
-def window(values, dtype: str, rows: slice, cols: slice | None, label, title: str) -> None:
-    """A slice of the table with position and dimension labels. Numbers are never cut short:
-    without --cols as many columns as fit are shown; asked-for columns are printed in full."""
+def window(table, rows: slice, cols: slice | None, label, title: str) -> None:
+    """A slice of the table (analysis.tables.Source: only these rows are read) with position
+    and dimension labels. Numbers are never cut short: without --cols as many columns as fit
+    are shown; asked-for columns are printed in full."""
     from rich.table import Table
 
     out = console()
-    positions = range(values.shape[0])[rows]
-    dims = range(values.shape[1])[cols or slice(None)]
-    cells = {i: [_number(values[i, j], dtype) for j in dims] for i in positions}
+    positions = range(table.rows)[rows]
+    dims = range(table.cols)[cols or slice(None)]
+    shown = sorted(set(positions))
+    values = dict(zip(shown, table.at(shown)))
+    cells = {i: [_number(values[i][j], table.dtype) for j in dims] for i in positions}
     longest = max((len(c) for row in cells.values() for c in row), default=4)
     cell = max(longest, 4) + 3
     names = {i: label(i) for i in positions}
@@ -181,21 +184,22 @@ def _colour(t: float) -> str:
     return f"rgb({r},{g},{b})"
 
 
-def heatmap(values, first_position: int, title: str) -> None:
-    """The whole table, sampled down to the terminal, colour for value (text without colour)."""
+def heatmap(table, low: float, high: float, first_position: int, title: str) -> None:
+    """The whole table (analysis.tables.Source: only the rows drawn are read), sampled down
+    to the terminal, colour for value from `low` to `high` (text without colour)."""
     import numpy as np
     from rich.text import Text
 
     out = console()
     colour = out.color_system is not None
-    rows, d = values.shape
+    rows, d = table.rows, table.cols
     width = max(8, min(d, out.width - 2))
     lines = max(4, min((out.height or 24) - 6, 48))
     height = min(rows, lines * (2 if colour else 1))
     row_index = np.linspace(0, rows - 1, height).round().astype(int)
     col_index = np.linspace(0, d - 1, width).round().astype(int)
-    sample = values[np.ix_(row_index, col_index)]
-    low, high = float(values.min()), float(values.max())
+    drawn, where = np.unique(row_index, return_inverse=True)
+    sample = table.at(drawn)[where][:, col_index]
     scaled = (sample - low) / (high - low) if high > low else np.full(sample.shape, 0.5)
     out.print(f"{title}: positions {first_position}..{first_position + rows - 1} down, "
               f"dimensions 0..{d - 1} across ({height} x {width} samples)", highlight=False)
@@ -372,11 +376,11 @@ def identification(result) -> None:
     d = best.difference
     spec = best.spec
     where = FAMILIES[spec.family].identity(spec)
-    if d.identical:
+    if best.identical:
         how = f"bit for bit ({target.dtype})"
     else:
         how = f"within {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)})"
-    ties = [c.name for c in candidates[1:] if c.difference.identical == d.identical
+    ties = [c.name for c in candidates[1:] if c.identical == best.identical
             and c.difference.max_abs == d.max_abs and c.name != best.name]
     also = f" (the same table as {', '.join(ties)})" if ties else ""
     for note in target.notes:
@@ -389,7 +393,8 @@ def identification(result) -> None:
         table.add_column(name, justify="left" if name.startswith("conv") else "right", overflow="fold")
     for c in candidates:
         table.add_row(c.name, f"{c.spec.base:g}", str(c.spec.offset),
-                      "yes" if c.difference.identical else "no", _e(c.difference.max_abs),
+                      "yes" if c.identical else "on the sample" if c.difference.identical else "no",
+                      _e(c.difference.max_abs),
                       f"{c.difference.max_ulps:.4g}")
     out.print(table)
 

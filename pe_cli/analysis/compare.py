@@ -18,46 +18,13 @@ from ..engine import build
 from ..families import (
     CONVENTION_NAMES, DEFAULT_FAMILY, FAMILIES, PART_NAMES, VARIANT_NAMES, families_of_variant,
 )
-from ..io.read import looks_like_file, read
+from ..io.read import looks_like_file
 from ..spec import TableSpec, params_from_options
 from .identify import Candidate, exact_reference, identify
-from .metrics import Difference, difference
+from .metrics import Difference, Tally, difference, gather
+from .tables import Source, from_file, from_spec
 
 DEFAULT_THRESHOLD = 1e-4  # "first position with |err| above" when no --atol is given
-
-
-@dataclass
-class Side:
-    """One table of a comparison, as 2-D float64 values with where they came from."""
-
-    label: str
-    values: np.ndarray  # (positions, dimensions)
-    dtype: str
-    spec: TableSpec | None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def first_position(self) -> int:
-        return self.spec.offset if self.spec is not None else 0
-
-
-def two_d(values: np.ndarray, label: str, spec: TableSpec | None = None) -> tuple[np.ndarray, list[str]]:
-    """The 2-D (rows, columns) reading of an array, and notes saying how it was read."""
-    if values.size == 0:
-        raise BadInput(f"{label} is empty (shape {values.shape})")
-    if values.ndim == 2:
-        return values, []
-    if values.ndim == 1:
-        return values[None, :], []
-    for family in [FAMILIES[spec.family]] if spec is not None else FAMILIES.values():
-        reading = family.reading(values, label)
-        if reading is not None:
-            return reading
-    if values.ndim == 3 and 1 in values.shape[:2]:
-        axis = 0 if values.shape[0] == 1 else 1
-        layout = "batch-first (1, L, D)" if axis == 0 else "seq-first (L, 1, D)"
-        return values.squeeze(axis), [f"{label} is {layout}; compared as (L, D)"]
-    raise BadInput(f"{label} has shape {values.shape}, which has no obvious 2-D (L, D) reading")
 
 
 def parse_spec(text: str, defaults: dict) -> TableSpec:
@@ -88,15 +55,11 @@ def parse_spec(text: str, defaults: dict) -> TableSpec:
     return TableSpec(**params)
 
 
-def side(source: str, defaults: dict) -> Side:
+def side(text: str, defaults: dict) -> Source:
     """A file ('x.npy', 'x.safetensors:NAME', '-') or a built table ('exp-log:float16')."""
-    if looks_like_file(source):
-        loaded = read(source)
-        values, notes = two_d(loaded.values, loaded.label, loaded.spec)
-        return Side(loaded.label, values, loaded.dtype, loaded.spec, notes)
-    spec = parse_spec(source, defaults)
-    values = build(spec.replace(shape="2d")).float64().reshape(spec.rows, spec.cols)
-    return Side(source, values, spec.dtype, spec)
+    if looks_like_file(text):
+        return from_file(text)
+    return from_spec(parse_spec(text, defaults), text)
 
 
 def _narrower(a: str, b: str) -> str:
@@ -138,8 +101,8 @@ def audit(defaults: dict, threshold: float, atol=None, rtol=None) -> Audit:
 
 @dataclass
 class Comparison:
-    a: Side
-    b: Side
+    a: Source
+    b: Source
     difference: Difference
     findings: list[str]
 
@@ -147,31 +110,30 @@ class Comparison:
         return {"a": self.a.label, "b": self.b.label, "findings": self.findings, **asdict(self.difference)}
 
 
-def compare(a: Side, b: Side, threshold: float, atol=None, rtol=None) -> Comparison:
+DIAGNOSIS_ELEMENTS = 1 << 19  # the rows of each table a family's diagnosis looks at
+
+
+def compare(a: Source, b: Source, threshold: float, atol=None, rtol=None) -> Comparison:
+    """A against B in one streamed pass over both (B is the reference), then a diagnosis."""
     notes = a.notes + b.notes
-    va, vb = a.values, b.values
-    if va.shape != vb.shape and va.shape == vb.shape[::-1]:
-        notes.append(f"{a.label} is {b.label} transposed ({va.shape} vs {vb.shape}); compared as {vb.shape}")
-        va = va.T
-    if va.shape[1] != vb.shape[1]:
-        raise BadInput(
-            f"cannot compare {a.label} {va.shape} with {b.label} {vb.shape}: widths differ"
-        )
-    if abs(len(va) - len(vb)) == 1:  # a class-token row (MAE) on one side only?
-        longer, label = (va, a.label) if len(va) > len(vb) else (vb, b.label)
-        if not longer[0].any():
-            notes.append(f"{label} has an all-zero first row (a class token); compared without it")
-            va, vb = (va[1:], vb) if longer is va else (va, vb[1:])
-    if len(va) != len(vb):
-        rows = min(len(va), len(vb))
-        notes.append(
-            f"{a.label} has {len(va)} positions and {b.label} {len(vb)}; compared the first {rows}"
-        )
-        va, vb = va[:rows], vb[:rows]
+    if a.shape != b.shape and a.shape == b.shape[::-1]:
+        notes.append(f"{a.label} is {b.label} transposed ({a.shape} vs {b.shape}); compared as {b.shape}")
+        a = a.transposed()
+    if a.cols != b.cols:
+        raise BadInput(f"cannot compare {a.label} {a.shape} with {b.label} {b.shape}: widths differ")
+    if abs(a.rows - b.rows) == 1:  # a class-token row (MAE) on one side only?
+        longer = a if a.rows > b.rows else b
+        if not longer.block(0, 1).any():
+            notes.append(f"{longer.label} has an all-zero first row (a class token); compared without it")
+            a, b = (a.shifted(1, a.rows - 1), b) if longer is a else (a, b.shifted(1, b.rows - 1))
+    rows = min(a.rows, b.rows)
+    if a.rows != b.rows:
+        notes.append(f"{a.label} has {a.rows} positions and {b.label} {b.rows}; compared the first {rows}")
     dtype = _narrower(a.dtype, b.dtype)
-    result = difference(va, vb, dtype, b.first_position, threshold, atol, rtol)
+    tally = Tally(rows, a.cols, dtype, b.first_position, threshold, atol, rtol)
+    result = gather(tally, ((first, va, vb) for (first, va), (_, vb) in zip(a.blocks(0, rows), b.blocks(0, rows))))
     if result.max_ulps > 1:
-        notes += diagnose(va, vb, dtype, a.label, b.label)
+        notes += diagnose(a, b, rows, dtype, tally)
         specs = [side.spec for side in (a, b) if side.spec is not None]
         if len(specs) == 2 and specs[0].family == specs[1].family and specs[0].convention != specs[1].convention:
             described = FAMILIES[specs[0].family].conventions
@@ -179,23 +141,26 @@ def compare(a: Side, b: Side, threshold: float, atol=None, rtol=None) -> Compari
     return Comparison(a, b, result, notes)
 
 
-def diagnose(va: np.ndarray, vb: np.ndarray, dtype: str, la: str, lb: str) -> list[str]:
-    """Say what kind of difference two same-shape tables have: each family says what it
-    recognizes (another layout, a padding row, shifted rows, another base); then where the
-    tables stop agreeing."""
+def diagnose(a: Source, b: Source, rows: int, dtype: str, tally: Tally) -> list[str]:
+    """Say what kind of difference two same-width tables have: each family says what it
+    recognizes in their first rows (another layout, a padding row, shifted rows, another
+    base); then, from the whole pass, where the tables stop agreeing."""
+    head = min(rows, max(64, DIAGNOSIS_ELEMENTS // a.cols))
+    va, vb = a.block(0, head), b.block(0, head)
     findings = []
     for family in FAMILIES.values():
-        said = family.explain(va, vb, dtype, la, lb)
+        said = family.explain(va, vb, dtype, a.label, b.label)
         if said is not None:
             findings += said[0]
             if said[1]:
+                if head < rows:
+                    findings.append(f"(seen in the first {head} of {rows} rows, where the finding "
+                                    "above was made; the figures are over every row)")
                 return findings
-    error = np.abs(va - vb) > ulp(vb, dtype)
-    flat = np.flatnonzero(error)
-    p, j = divmod(int(flat[0]), va.shape[1])
+    p, j = divmod(tally.first_over_ulp, a.cols)
     findings.append(
         f"they agree up to position {p}, dimension {j} and differ from there on "
-        f"({len(flat)} of {error.size} elements by more than 1 ulp of {dtype})"
+        f"({tally.over_ulp} of {tally.size} elements by more than 1 ulp of {dtype})"
     )
     return findings
 
@@ -206,12 +171,13 @@ def diagnose(va: np.ndarray, vb: np.ndarray, dtype: str, la: str, lb: str) -> li
 
 @dataclass
 class Identification:
-    target: Side
+    target: Source
     candidates: list[Candidate]
 
     def to_json(self):
         return {"source": self.target.label, "notes": self.target.notes, "candidates": [
-            {"name": c.name, "spec": asdict(c.spec), **asdict(c.difference)} for c in self.candidates
+            {"name": c.name, "spec": asdict(c.spec), **asdict(c.difference), "confirmed": c.confirmed}
+            for c in self.candidates
         ]}
 
 
@@ -232,7 +198,7 @@ def run(a: str | None, b: str | None, options: dict, atol: float | None = None,
     part). Built tables take their sizes from `options`, or from a file on the other side
     (the first file's shape, else 1024 x 512)."""
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
-    rows, cols = next(iter(files.values())).values.shape if files else (1024, 512)
+    rows, cols = next(iter(files.values())).shape if files else (1024, 512)
     defaults = {"d_model": cols, "seq_len": rows, **params_from_options(options)}
     threshold = atol if atol is not None else DEFAULT_THRESHOLD
     tolerance = atol is not None or rtol is not None
@@ -241,7 +207,7 @@ def run(a: str | None, b: str | None, options: dict, atol: float | None = None,
         return Report(result, any(d.within is False for _, d in result.rows))
     if b is None and a in files:
         target = files[a]
-        candidates = identify(target.label, target.values, target.dtype, target.notes, threshold)
+        candidates = identify(target, threshold)
         best = candidates[0].difference if candidates else None
         failed = tolerance and (best is None or not (best.max_abs <= (atol or 0) + (rtol or 0)))
         return Report(Identification(target, candidates), failed)

@@ -2,22 +2,39 @@
 through the Bench below) and each proposal is scored against the exact table it names.
 Bit-identical candidates come first, then by largest error; among equals an exact convention,
 then a library, then a seed recipe.
+
+A table of up to WHOLE_ELEMENTS elements is looked at whole. A longer one is narrowed on a
+sample: families fit from its first FIT_ROWS rows, and candidates are scored on a few rows
+spread over it (the first, the last, and those at powers of two); then the best are confirmed
+over the whole table in one streamed pass. A candidate is bit-identical only after that pass.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.errors import BadInput
-from ..engine import build
+from ..engine import blocks, build, memory_needed, rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.base import digits
+from ..core.dtypes import host_float
+from ..core.limits import available_memory
 from ..spec import TableSpec
-from .metrics import Difference, difference
+from .metrics import Difference, Tally, difference
+from .tables import Source, _rechunk
 
 _RANK = {None: 0, "library": 1, "recipe": 1, "seed": 2}
+
+WHOLE_ELEMENTS = 1 << 21  # tables up to this size are looked at whole
+FIT_ROWS = 2048  # rows of a longer table the families fit from
+SAMPLE_HEAD, SAMPLE_TAIL = 128, 16  # first and last rows of the sample
+CONFIRMED = 4  # candidates confirmed over the whole table
+WORST_ROWS = 8  # rows where a confirmed candidate differs most, added to its measured rows
+_VARIANT_BUDGET = 1 << 30  # bytes a variant's whole table may take to be confirmed
 
 
 @dataclass
@@ -26,26 +43,45 @@ class Candidate:
     spec: TableSpec
     difference: Difference
     source: str = ""  # for library variants: the function and version matched
+    confirmed: bool = True  # bit-identity checked on every row (False: on the sample only)
 
     @property
     def rank(self) -> int:
         variant = find_variant(self.spec)
         return _RANK[variant.kind if variant is not None else None]
 
+    @property
+    def identical(self) -> bool:
+        return self.confirmed and self.difference.identical
+
 
 def exact_reference(spec: TableSpec) -> np.ndarray:
     """The exact float64 table for a spec's family, convention, part, sizes, base and offset,
     seen as 2-D (rows, cols)."""
-    exact = spec.replace(variant="exact", dtype="float64", compute_dtype=None, shape="2d", device="cpu")
-    return build(exact).float64().reshape(spec.rows, spec.cols)
+    return build(_exact(spec, "float64")).float64().reshape(spec.rows, spec.cols)
+
+
+def _exact(spec: TableSpec, dtype: str) -> TableSpec:
+    return spec.replace(variant="exact", dtype=dtype, compute_dtype=None, shape="2d", device="cpu")
 
 
 class Bench:
     """What a family's `candidates` works with: specs, exact references, built values, and
-    candidates scored against the table being identified."""
+    candidates scored against the table being identified: at `rows` (every row of a table
+    looked at whole, else the sample), where `values` holds the table's rows 0..len-1 that
+    the families fit from and `length` is its number of rows."""
 
-    def __init__(self, values: np.ndarray, dtype: str, threshold: float):
-        self.values, self.dtype, self.threshold = values, dtype, threshold
+    def __init__(self, target: Source, values: np.ndarray, threshold: float):
+        self.target, self.values, self.dtype, self.threshold = target, values, target.dtype, threshold
+        self.length = target.rows
+        self.sampled = len(values) < self.length
+        if self.sampled:
+            powers = [p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)]
+            rows = {*range(SAMPLE_HEAD), *range(self.length - SAMPLE_TAIL, self.length), *powers}
+            self.rows = np.array(sorted(r for r in rows if 0 <= r < self.length))
+            self.seen = target.at(self.rows)
+        else:
+            self.rows, self.seen = np.arange(self.length), values
 
     @staticmethod
     def spec(**params) -> TableSpec | None:
@@ -55,37 +91,72 @@ class Bench:
         except BadInput:
             return None
 
-    @staticmethod
-    def reference(spec: TableSpec) -> np.ndarray:
+    def reference(self, spec: TableSpec) -> np.ndarray:
+        """The exact table of `spec` at the rows candidates are scored on (a spec of another
+        length than the table, such as a short one to choose a base by: every row)."""
+        if self.sampled and spec.rows == self.length:
+            return self._exact_at(_exact(spec, "float64"), self.rows)
         return exact_reference(spec)
+
+    @staticmethod
+    def _exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
+        breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+        runs = [(int(run[0]), int(run[-1]) + 1) for run in np.split(rows, breaks)]
+        return host_float(exact_rows(spec, runs), spec.dtype).astype(np.float64).reshape(len(rows), spec.cols)
 
     @staticmethod
     def values_of(spec: TableSpec) -> np.ndarray:
         """A built table's values as 2-D float64."""
         return build(spec).float64().reshape(spec.rows, spec.cols)
 
+    def _variant_at(self, spec: TableSpec):
+        """A variant's table at the scored rows, and those rows (as a mask of self.rows): a long
+        table's from its first rows where the family says they are the table's own (the rest
+        waits for the confirming pass), else built whole where memory allows; None if neither."""
+        if not self.sampled:
+            return self.values_of(spec), np.ones(len(self.rows), bool)
+        try:
+            shorter = FAMILIES[spec.family].prefix(spec, len(self.values))
+        except BadInput:
+            shorter = None
+        if shorter is not None:
+            keep = self.rows < shorter.rows
+            return self.values_of(shorter)[self.rows[keep]], keep
+        if memory_needed(spec, whole=True) > min(_VARIANT_BUDGET, available_memory() // 2):
+            return None
+        return self.values_of(spec)[self.rows], np.ones(len(self.rows), bool)
+
     def candidate(self, name: str, spec: TableSpec, source: str = "", reference=None) -> Candidate | None:
         """The exact table of `spec` scored against the table (and whether it is bit-equal to
         its correctly rounded values); a variant only where it reproduces the table bit for
         bit, else None."""
-        reference = exact_reference(spec) if reference is None else reference
-        if reference.shape != self.values.shape:
+        if spec.rows != self.length or spec.cols != self.target.cols:
             return None
+        reference = self.reference(spec) if reference is None else reference
         if find_variant(spec) is not None:
-            if not np.array_equal(self.values_of(spec), self.values):
+            found = self._variant_at(spec)
+            if found is None or not np.array_equal(found[0], self.seen[found[1]]):
                 return None
             return self.identical(name, spec, reference, source)
-        rounded = self.values_of(spec.replace(dtype=self.dtype, shape="2d"))
-        result = difference(self.values, reference, self.dtype, spec.offset, self.threshold)
-        result.differing = int(np.count_nonzero(self.values != rounded))  # bit-equal to exact?
-        return Candidate(name, spec, result, source)
+        if self.sampled:
+            rounded = self._exact_at(_exact(spec, self.dtype), self.rows)
+        else:
+            rounded = self.values_of(_exact(spec, self.dtype))
+        result = self._difference(reference, spec)
+        result.differing = int(np.count_nonzero(self.seen != rounded))  # bit-equal to exact?
+        return Candidate(name, spec, result, source, confirmed=not self.sampled)
 
     def identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
-        """A candidate known to reproduce the table bit for bit (by the caller's own test),
-        with its error against the exact table."""
-        result = difference(self.values, reference, self.dtype, spec.offset, self.threshold)
+        """A candidate that reproduces the table bit for bit at the scored rows (by the
+        caller's own test), with its error against the exact table."""
+        result = self._difference(reference, spec)
         result.differing = 0
-        return Candidate(name, spec, result, source)
+        return Candidate(name, spec, result, source, confirmed=not self.sampled)
+
+    def _difference(self, reference, spec: TableSpec) -> Difference:
+        if not self.sampled:
+            return difference(self.values, reference, self.dtype, spec.offset, self.threshold)
+        return _measured(self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold)
 
     def libraries(self, spec: TableSpec, reference):
         """Each library variant of the spec's family that writes this table bit for bit."""
@@ -101,27 +172,109 @@ class Bench:
             yield self.candidate(f"library {name}", library, found.source, reference)
 
 
-def identify(label: str, values: np.ndarray, dtype: str, notes: list[str], threshold: float) -> list[Candidate]:
+def _measured(values, reference, rows, length: int, dtype: str, offset: int, threshold: float) -> Difference:
+    """A Difference over some rows of a table (position bands and positions where they are)."""
+    tally = Tally(length, values.shape[1], dtype, offset, threshold)
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    for run in np.split(np.arange(len(rows)), breaks):
+        tally.add(int(rows[run[0]]), values[run], reference[run])
+    return tally.result()
+
+
+def identify(target: Source, threshold: float) -> list[Candidate]:
     """Rank what every family says the table could be; an (L, D) table wider than long that
-    no family explains is tried transposed."""
-    found = _candidates(values, dtype, notes, threshold)
-    if not found and values.shape[0] < values.shape[1]:
-        values = values.T
-        notes.append(f"{label} read as transposed {values.shape}")
-        found = _candidates(values, dtype, notes, threshold)
-    # among bit-identical candidates the one with the roundest base (two frequency laws can
-    # round to the same float32 table), then the closest to exact
-    found.sort(key=lambda c: (not c.difference.identical, digits(c.spec.base) if c.difference.identical else 0,
-                              c.difference.max_abs, c.rank))
+    no family explains is tried transposed. A long table's best candidates are confirmed over
+    every row."""
+    threading.Thread(target=_load_torch, daemon=True).start()
+    found, bench = _candidates(target, threshold)
+    if not found and target.rows < target.cols:
+        target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
+        found, bench = _candidates(target.transposed(), threshold)
+    found.sort(key=_order)
+    if bench.sampled and found:
+        found = _confirm(bench, found)
+        found.sort(key=_order)
     return found
 
 
-def _candidates(values, dtype, notes, threshold) -> list[Candidate]:
-    bench = Bench(values, dtype, threshold)
+def _load_torch() -> None:
+    """Import torch, which the libraries' arithmetic needs, while the table is fitted (the
+    engine imports it again where it is used, and reports a failure there)."""
+    try:
+        importlib.import_module("torch")
+    except Exception:  # noqa: BLE001 - reported by the engine's own import
+        pass
+
+
+def _order(c: Candidate):
+    # among bit-identical candidates the one with the roundest base (two frequency laws can
+    # round to the same float32 table), then the closest to exact
+    return (not c.identical, not c.difference.identical, digits(c.spec.base) if c.difference.identical else 0,
+            c.difference.max_abs, c.rank)
+
+
+def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Bench]:
+    whole = target.rows * target.cols <= WHOLE_ELEMENTS or target.rows <= FIT_ROWS
+    values = target.whole() if whole else target.block(0, FIT_ROWS)
+    bench = Bench(target, values, threshold)
     found = []
     for family in FAMILIES.values():
         try:
-            found += [c for c in family.candidates(values, dtype, notes, bench) if c is not None]
+            found += [c for c in family.candidates(values, target.dtype, target.notes, bench) if c is not None]
         except BadInput:  # a reading the family cannot have
             continue
+    return found, bench
+
+
+def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
+    """The best candidates (those bit-identical on the sample, up to CONFIRMED) checked against
+    every row of the table in one pass: bit-identity over the whole table, and the error
+    figures over the sample and the rows where each differs most."""
+    target, chosen = bench.target, [c for c in found[:CONFIRMED] if c.difference.identical] or found[:1]
+    streams = []
+    for c in chosen:
+        stream = _stream(c.spec, target)
+        if stream is None:
+            target.notes.append(f"{c.name} was not checked beyond the sample: its table needs more memory "
+                                "than is available")
+            continue
+        # each row's largest |difference| (NaN where one side is), and how many elements differ
+        streams.append([c, stream, np.zeros(target.rows), 0])
+    if not streams:
+        return found
+    for first, block in target.blocks():
+        for entry in streams:
+            _, built = next(entry[1])
+            differ = block != built
+            if differ.any():
+                entry[2][first:first + len(block)] = np.where(differ, np.abs(block - built), 0).max(axis=1)
+                entry[3] += int(np.count_nonzero(differ))
+    for c, _, worst, differing in streams:
+        c.confirmed = True
+        if differing:
+            rows = np.union1d(bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:])
+            reference = Bench._exact_at(_exact(c.spec, "float64"), rows)
+            c.difference = _measured(target.at(rows), reference, rows, target.rows, target.dtype, c.spec.offset,
+                                     bench.threshold)
+        c.difference.differing = differing
+    # a variant is a candidate only where it writes the table bit for bit
+    found = [c for c in found if not (c.confirmed and c.difference.differing and find_variant(c.spec))]
+    measured = len(bench.rows)
+    target.notes.append(
+        f"{target.label} has {target.rows} rows: candidates were scored on {measured} of them (the first "
+        f"{SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two); the best "
+        f"{len(streams)} checked for bit-identity on every row; errors are over the rows scored and those "
+        "where a candidate differs most"
+    )
     return found
+
+
+def _stream(spec: TableSpec, target: Source):
+    """A candidate's table in the target's dtype, in the target's blocks; None where it cannot
+    be built within memory."""
+    built = spec if find_variant(spec) is not None else _exact(spec, target.dtype)
+    if find_variant(spec) is not None and memory_needed(built, whole=True) > available_memory() // 2:
+        return None
+    widen = (lambda block: host_float(np.asarray(block), built.dtype).astype(np.float64)  # noqa: E731
+             .reshape(-1, built.cols))
+    return _rechunk((widen(b) for b in blocks(built, transient=True)), target.block_rows, target.rows)

@@ -4,12 +4,14 @@ it streams past), how one table differs from another, and the facts `show` repor
 from __future__ import annotations
 
 import hashlib
+import math
+import threading
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dtypes import host_bits, host_float, ulp
+from ..core.dtypes import FORMATS, host_bits, host_float, ulp
 from ..core.errors import BadInput
 from ..engine import blocks, prepare
 from ..families import FAMILIES
@@ -100,66 +102,194 @@ class Difference:
         return self.differing == 0
 
 
+_local = threading.local()
+
+
+def _work(shape) -> tuple[np.ndarray, ...]:
+    """This thread's work arrays for a block of `shape`: three float64 and one bool."""
+    found = getattr(_local, "arrays", None)
+    if found is None or found[0].shape != shape:
+        found = _local.arrays = (np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape, bool))
+    return found
+
+
+def _ulp(values: np.ndarray, dtype: str, out: np.ndarray) -> np.ndarray:
+    """ulp(values, dtype) written into `out` (core.dtypes.ulp without allocating)."""
+    if values.flags.c_contiguous and FORMATS[dtype].min_exponent > -1022:
+        bits = out.view(np.int64)
+        np.bitwise_and(values.view(np.int64), 0x7FF0000000000000, out=bits)  # 2**floor(log2|x|)
+        np.multiply(out, 2.0 ** (1 - FORMATS[dtype].precision), out=out)
+        return np.maximum(out, 2.0 ** FORMATS[dtype].min_exponent, out=out)
+    out[...] = ulp(values, dtype)
+    return out
+
+
+class Tally:
+    """Every figure of a Difference, gathered over row blocks in order (one pass, whatever
+    the tables' size); also what a diagnosis needs: which elements differ by more than one
+    ulp of the reference, and the first of them."""
+
+    def __init__(self, rows: int, cols: int, dtype: str, first_position: int = 0, threshold: float = 1e-4,
+                 atol=None, rtol=None):
+        self.rows, self.cols, self.dtype = rows, cols, dtype
+        self.first_position, self.threshold, self.atol, self.rtol = first_position, threshold, atol, rtol
+        self.bands = position_bands(rows)
+        self.band_max = [0.0] * len(self.bands)
+        self.max_abs, self.max_ulps, self.worst_flat = 0.0, 0.0, 0
+        self.sum_abs = self.sum_squares = 0.0
+        self.differing = self.size = self.over_ulp = 0
+        self.first_over_ulp: int | None = None  # flat index
+        self.first_over: int | None = None  # row
+        self.within = True
+
+    def add(self, first: int, candidate: np.ndarray, reference: np.ndarray) -> None:
+        """The next rows (from row `first`) of both tables, float64 (rows, cols)."""
+        self.merge(first, self.measure(candidate, reference))
+
+    def measure(self, candidate: np.ndarray, reference: np.ndarray) -> dict | None:
+        """One block's figures (no state is touched: blocks may be measured in threads; each
+        thread reuses its own work arrays)."""
+        if candidate.size == 0:
+            return None
+        error, reference_ulp, spacing, over = _work(candidate.shape)
+        np.abs(np.subtract(candidate, reference, out=error), out=error)
+        _ulp(reference, self.dtype, reference_ulp)
+        # counted at the larger magnitude of the two, so that an exact zero on one side does
+        # not turn an error into 2**149 ulps
+        np.maximum(reference_ulp, _ulp(candidate, self.dtype, spacing), out=spacing)
+        line = error.ravel()
+        flat = int(np.argmax(line))
+        rows_max = error.max(axis=1)
+        above = np.flatnonzero(rows_max > self.threshold)
+        count = int(np.count_nonzero(np.greater(error, reference_ulp, out=over)))
+        within = True
+        if self.atol is not None or self.rtol is not None:
+            within = bool(np.all(error <= (self.atol or 0.0) + (self.rtol or 0.0) * np.abs(reference)))
+        # not bit-equal: a nonzero error, but for equal infinities (whose difference is NaN)
+        differing = int(np.count_nonzero(line if not np.isnan(line[flat]) else candidate != reference))
+        return {
+            "top": float(line[flat]), "flat": flat, "ulps": float(np.divide(error, spacing, out=spacing).max()),
+            "sum": float(line.sum()), "squares": float(np.dot(line, line)), "differing": differing,
+            "size": error.size, "over": count, "first_over_ulp": int(np.argmax(over)) if count else None,
+            "rows_max": rows_max, "above": int(above[0]) if len(above) else None, "within": within,
+        }
+
+    def merge(self, first: int, found: dict | None) -> None:
+        """Take a block's figures, blocks in order of their rows."""
+        if found is None:
+            return
+        top = found["top"]
+        if top > self.max_abs or (np.isnan(top) and not np.isnan(self.max_abs)):
+            self.max_abs, self.worst_flat = top, first * self.cols + found["flat"]
+        self.max_ulps = float(np.max([self.max_ulps, found["ulps"]]))
+        self.sum_abs += found["sum"]
+        self.sum_squares += found["squares"]
+        self.differing += found["differing"]
+        self.size += found["size"]
+        if found["over"] and self.first_over_ulp is None:
+            self.first_over_ulp = first * self.cols + found["first_over_ulp"]
+        self.over_ulp += found["over"]
+        rows_max = found["rows_max"]
+        for k, (a, b) in enumerate(self.bands):
+            lo, hi = max(a, first), min(b, first + len(rows_max))
+            if lo < hi:
+                self.band_max[k] = float(np.max([self.band_max[k], rows_max[lo - first:hi - first].max()]))
+        if self.first_over is None and found["above"] is not None:
+            self.first_over = first + found["above"]
+        self.within = self.within and found["within"]
+
+    def result(self) -> Difference:
+        p0, size = self.first_position, self.size
+        return Difference(
+            dtype=self.dtype,
+            first_position=p0,
+            max_abs=self.max_abs,
+            mean_abs=self.sum_abs / size if size else 0.0,
+            rms=float(np.sqrt(self.sum_squares / size)) if size else 0.0,
+            max_ulps=self.max_ulps,
+            worst=(p0 + self.worst_flat // self.cols, self.worst_flat % self.cols),
+            differing=self.differing,
+            size=size,
+            bands=[(p0 + a, p0 + b, m) for (a, b), m in zip(self.bands, self.band_max)],
+            first_over=None if self.first_over is None else p0 + self.first_over,
+            threshold=self.threshold,
+            within=None if self.atol is None and self.rtol is None else self.within,
+        )
+
+
+def gather(tally: Tally, pairs) -> Difference:
+    """Measure (first row, candidate block, reference block) pairs into `tally`: blocks are
+    measured in threads (numpy works outside the GIL), a few ahead of the reader, and merged
+    in order."""
+    import os
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(4, os.cpu_count() or 1))
+    pending = deque()
+    with ThreadPoolExecutor(workers) as pool:
+        for first, candidate, reference in pairs:
+            pending.append((first, pool.submit(tally.measure, candidate, reference)))
+            if len(pending) > workers:
+                first, job = pending.popleft()
+                tally.merge(first, job.result())
+        while pending:
+            first, job = pending.popleft()
+            tally.merge(first, job.result())
+    return tally.result()
+
+
 def difference(candidate, reference, dtype, first_position=0, threshold=1e-4, atol=None, rtol=None):
     """Every metric of `compare` for two float64 arrays of the same 2-D shape."""
-    error = np.abs(candidate - reference)
-    # counted at the larger magnitude of the two, so that an exact zero on one side does not
-    # turn an error into 2**149 ulps
-    ulps = error / ulp(np.maximum(np.abs(candidate), np.abs(reference)), dtype)
-    flat = int(np.argmax(error)) if error.size else 0
-    rows_max = error.max(axis=1) if error.size else np.zeros(0)
-    over = np.nonzero(rows_max > threshold)[0]
-    within = None
-    if atol is not None or rtol is not None:
-        within = bool(np.all(error <= (atol or 0.0) + (rtol or 0.0) * np.abs(reference)))
-    return Difference(
-        dtype=dtype,
-        first_position=first_position,
-        max_abs=float(error.max(initial=0.0)),
-        mean_abs=float(error.mean()) if error.size else 0.0,
-        rms=float(np.sqrt(np.mean(error**2))) if error.size else 0.0,
-        max_ulps=float(ulps.max(initial=0.0)),
-        worst=(first_position + flat // error.shape[1], flat % error.shape[1]),
-        differing=int(np.count_nonzero(candidate != reference)),
-        size=int(error.size),
-        bands=[
-            (first_position + a, first_position + b, float(rows_max[a:b].max()))
-            for a, b in position_bands(len(rows_max))
-        ],
-        first_over=int(first_position + over[0]) if len(over) else None,
-        threshold=threshold,
-        within=within,
-    )
+    tally = Tally(*candidate.shape, dtype, first_position, threshold, atol, rtol)
+    tally.add(0, candidate, reference)
+    return tally.result()
 
 
-def facts(values: np.ndarray, dtype: str, spec: TableSpec | None = None) -> dict:
-    """What `show` reports about a 2-D table: size, range, row norms, and for a built table
-    what its family adds (frequencies with their columns, positions)."""
-    import math
+class Facts:
+    """What `show` reports about a 2-D table, gathered over row blocks in order: size, range,
+    row norms, and for a built table what its family adds (frequencies with their columns,
+    positions)."""
 
-    rows, d = values.shape
-    norms = np.sqrt(np.sum(values**2, axis=1))
-    zero_rows = np.nonzero(norms == 0)[0]
-    report = {
-        "shape": list(spec.dims if spec else values.shape),
-        "dtype": dtype,
-        "min": float(values.min()),
-        "max": float(values.max()),
-        "mean": float(values.mean()),
-        "row_norms": {"min": float(norms.min()), "max": float(norms.max()),
-                      "zero_rows": zero_rows[:20].tolist()},
-    }
-    if d % 2 == 0 and (spec is None or FAMILIES[spec.family].paired_columns):
+    ZERO_ROWS_LISTED = 20
+
+    def __init__(self, rows: int, cols: int, dtype: str, spec: TableSpec | None = None):
+        self.rows, self.cols, self.dtype, self.spec = rows, cols, dtype, spec
+        self.minimum, self.maximum, self.total = np.inf, -np.inf, 0.0
+        self.norm_min, self.norm_max = np.inf, -np.inf
+        self.zero_rows: list[int] = []
         # every sin/cos pair adds sin^2 + cos^2 = 1: an ideal row has norm sqrt(d/2)
-        expected = math.sqrt(d / 2)
-        live = np.ones(rows, bool)
-        live[zero_rows] = False
-        deviation = np.abs(norms[live] - expected)
-        report["row_norms"].update({
-            "expected": expected,
-            "max_deviation": float(deviation.max(initial=0.0)),
-            "rows_off_by_1e-3": int(np.count_nonzero(deviation > 1e-3)),
-        })
-    if spec is not None:
-        report.update(FAMILIES[spec.family].facts(spec))
-    return report
+        self.paired = cols % 2 == 0 and (spec is None or FAMILIES[spec.family].paired_columns)
+        self.deviation, self.off = 0.0, 0
+
+    def add(self, first: int, block: np.ndarray) -> None:
+        self.minimum = min(self.minimum, float(block.min()))
+        self.maximum = max(self.maximum, float(block.max()))
+        self.total += float(block.sum())
+        norms = np.sqrt(np.sum(block**2, axis=1))
+        self.norm_min = min(self.norm_min, float(norms.min()))
+        self.norm_max = max(self.norm_max, float(norms.max()))
+        zero = norms == 0
+        room = self.ZERO_ROWS_LISTED - len(self.zero_rows)
+        self.zero_rows += (first + np.flatnonzero(zero)[:room]).tolist()
+        if self.paired:
+            deviation = np.abs(norms[~zero] - math.sqrt(self.cols / 2))
+            self.deviation = max(self.deviation, float(deviation.max(initial=0.0)))
+            self.off += int(np.count_nonzero(deviation > 1e-3))
+
+    def report(self) -> dict:
+        spec = self.spec
+        report = {
+            "shape": list(spec.dims if spec else (self.rows, self.cols)),
+            "dtype": self.dtype,
+            "min": self.minimum,
+            "max": self.maximum,
+            "mean": self.total / (self.rows * self.cols),
+            "row_norms": {"min": self.norm_min, "max": self.norm_max, "zero_rows": self.zero_rows},
+        }
+        if self.paired:
+            report["row_norms"].update({"expected": math.sqrt(self.cols / 2), "max_deviation": self.deviation,
+                                        "rows_off_by_1e-3": self.off})
+        if spec is not None:
+            report.update(FAMILIES[spec.family].facts(spec))
+        return report

@@ -36,9 +36,9 @@ def show(
     if json:
         render.as_json(seen.facts)
     elif heatmap:
-        render.heatmap(seen.values, seen.first_position, seen.label)
+        render.heatmap(seen.table, seen.facts["min"], seen.facts["max"], seen.table.first_position, seen.label)
     else:
         render.facts(seen.facts)
         render.console().print()
-        render.window(seen.values, seen.dtype, _slice(rows, "--rows") if rows else slice(0, 8),
+        render.window(seen.table, _slice(rows, "--rows") if rows else slice(0, 8),
                       _slice(cols, "--cols") if cols else None, render.row_label(seen.spec), seen.label)

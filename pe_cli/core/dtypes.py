@@ -98,6 +98,12 @@ def ulp(reference, dtype: str):
     import numpy as np
 
     fmt = FORMATS[dtype]
+    if fmt.min_exponent > -1022:  # every such spacing is a normal float64: from the exponent bits
+        values = np.ascontiguousarray(reference, np.float64)
+        # 2**floor(log2|x|) (0 for zero and subnormals), times 2**(1 - precision)
+        power = (values.view(np.int64) & 0x7FF0000000000000).view(np.float64).reshape(np.shape(reference))
+        spacing = np.multiply(power, 2.0 ** (1 - fmt.precision), out=power if power.ndim else None)
+        return np.maximum(spacing, 2.0 ** fmt.min_exponent, out=spacing if np.ndim(spacing) else None)
     _, exponent = np.frexp(np.abs(reference))  # |x| = m * 2**e, 0.5 <= m < 1
     exponent = np.where(reference == 0, fmt.min_exponent + fmt.precision, exponent)
     return np.ldexp(1.0, np.maximum(exponent - fmt.precision, fmt.min_exponent))

@@ -210,9 +210,9 @@ class Family:
                  f"(d_model={spec.d_model}, {spec.part}, {settings})")
         return title, "float32", recipes
 
-    def reading(self, values, label: str):
-        """A 2-D reading of an array of another rank that only this family writes:
-        (values, notes), or None."""
+    def reading(self, shape: tuple[int, ...], label: str):
+        """A 2-D reading of an array of this shape, of another rank, that only this family
+        writes: (rows, columns, notes) with each row's elements together in C order, or None."""
         return None
 
     def explain(self, va, vb, dtype: str, la: str, lb: str):
@@ -222,8 +222,15 @@ class Family:
 
     def candidates(self, values, dtype: str, notes: list[str], bench):
         """Scored candidates (through `bench`, analysis.identify.Bench) of this family for an
-        unknown 2-D table; notes for the user may be appended."""
+        unknown 2-D table, fitted from `values`: its first rows (bench.length in all; every row
+        unless bench.sampled); notes for the user may be appended."""
         return ()
+
+    def prefix(self, spec, rows: int):
+        """The spec of the first `rows` rows of spec's table as a table of their own, where
+        they are the same numbers (a library's table then need not be built whole to check
+        its first rows); None where a table's rows depend on its length."""
+        return None
 
 
 def close(x, y, dtype: str) -> bool:

@@ -801,6 +801,12 @@ class Rope(Family):
             else [int(positions.min()), int(positions.max())],
         }
 
+    def prefix(self, spec, rows):
+        # dynamic NTK and LongRoPE choose their frequencies by the table's length
+        if spec.axes or dict(spec.rope).get("rope_type") in ("dynamic", "longrope"):
+            return None
+        return spec.replace(seq_len=rows)
+
     def candidates(self, values, dtype, notes, bench):
         """A cos or sin part starting at position 0: its pairing, attention factor, theta and
         scaling (linear, llama3 or YaRN) fitted from the angles; each in the exact table,
@@ -839,8 +845,8 @@ class Rope(Family):
             # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
             # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
             resolved = (w * at >= 0.1) & (w > 0)
-            for dim, base, rope in _scalings(w, resolved, attention, part, rows, notes):
-                spec = bench.spec(family=self.name, d_model=dim, seq_len=rows, base=base, rope=rope,
+            for dim, base, rope in _scalings(w, resolved, attention, part, bench.length, notes):
+                spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
                                   convention=convention, part=part, dtype="float64")
                 if spec is None:
                     continue

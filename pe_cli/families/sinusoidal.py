@@ -513,17 +513,24 @@ def fit(values) -> list[Fit]:
         return []
     padding = np.nonzero(~values.any(axis=1))[0]
     live = np.nonzero(values.any(axis=1))[0]
-    fits = []
+    rows_live = values[live]
+    fits, lines = [], {}  # the angles' lines, by column pairs (layouts share them)
     for layout, columns in _LAYOUTS.items():
         pairs, exponent = columns(d)
         if not pairs:
             continue
-        sin = values[live][:, [p[0] for p in pairs]]
-        cos = values[live][:, [p[1] for p in pairs]]
+        first = np.unwrap(np.arctan2(rows_live[:, pairs[0][0]], rows_live[:, pairs[0][1]]))
+        if not math.isclose(np.polyfit(live, first, 1)[0], 1.0, rel_tol=1e-2):
+            continue  # every layout has w_0 = 1 (a cheap look at one pair before all of them)
+        sin = rows_live[:, [p[0] for p in pairs]]
+        cos = rows_live[:, [p[1] for p in pairs]]
         if not np.allclose(np.hypot(sin, cos), 1, atol=2e-2):
             continue
-        angle = np.unwrap(np.arctan2(sin, cos), axis=0)
-        slope, intercept = np.polyfit(live, angle, 1)  # radians per row, one per pair
+        key = tuple(pairs)
+        if key not in lines:
+            angle = np.unwrap(np.arctan2(sin, cos), axis=0)
+            lines[key] = (angle, *np.polyfit(live, angle, 1))  # radians per row, one per pair
+        angle, slope, intercept = lines[key]
         if not math.isclose(slope[0], 1.0, rel_tol=1e-2):
             continue  # every layout has w_0 = 1
         residual = float(np.max(np.abs(angle - intercept - np.outer(live, slope))))
@@ -687,10 +694,13 @@ class Sinusoidal(Family):
             f"{lb} fits {', '.join(sorted(fits_b))}"
         ]
 
+    def prefix(self, spec, rows):
+        return spec.replace(seq_len=rows)
+
     def candidates(self, values, dtype, notes, bench):
         """Each layout the angles fit, with a plausible base, offset and padding row, and the
         seed recipes and libraries that could have written the table."""
-        rows, d = values.shape
+        d = values.shape[1]
         for found in fit(values):
             names = [_LAYOUT_CONVENTIONS[found.layout]]
             if found.layout == "timescale":
@@ -701,7 +711,7 @@ class Sinusoidal(Family):
                 except BadInput:
                     continue
                 pad = int(found.offset + found.padding[0]) if CONVENTIONS[name].padding and len(found.padding) else None
-                spec = bench.spec(d_model=d, seq_len=rows, convention=name, base=found.base,
+                spec = bench.spec(d_model=d, seq_len=bench.length, convention=name, base=found.base,
                                   offset=found.offset, padding_idx=pad, dtype="float64")
                 spec = self._choose_base(values, spec, dtype, bench)
                 reference = bench.reference(spec)

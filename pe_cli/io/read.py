@@ -1,6 +1,7 @@
-"""The reader: .npy and .safetensors files a user hands us, as float64 tables. Nothing is
-unpickled or executed: .npy headers are parsed by numpy's header reader and object arrays
-refused; .safetensors headers are checked against the file's size before any data is read."""
+"""The reader: .npy and .safetensors files a user hands us, opened without reading their data
+and read in slices as float64 (or whole, where memory allows). Nothing is unpickled or
+executed: .npy headers are parsed by numpy's header reader and object arrays refused;
+.safetensors headers are checked against the file's size before any data is read."""
 
 from __future__ import annotations
 
@@ -28,6 +29,59 @@ class Loaded:
     spec: TableSpec | None = None  # the parameters, when pe-cli wrote the file
 
 
+@dataclass
+class Stored:
+    """A table in a file, opened without reading its data: where its elements lie, and any
+    range of them read on demand as float64 (in slices of the file: memory stays bounded)."""
+
+    label: str
+    shape: tuple[int, ...]
+    dtype: str  # pe-cli's name for the element type
+    spec: TableSpec | None  # the parameters, when pe-cli wrote the file
+    storage: np.dtype  # the elements as stored (bfloat16 as uint16 bits), byte order included
+    fortran: bool
+    path: Path | None  # None: the data is in memory (read from stdin)
+    start: int  # byte offset of the first element
+    data: bytes | None = None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.storage.itemsize
+
+    def elements(self, first: int, stop: int) -> np.ndarray:
+        """Elements first..stop-1 in C order (the file's order; a Fortran-order array is read
+        through a map of the file), widened exactly to float64."""
+        count = stop - first
+        if self.fortran:
+            raw = np.asarray(self._mapped()[np.unravel_index(np.arange(first, stop), self.shape)])
+        elif self.data is not None:
+            raw = np.frombuffer(self.data, self.storage, count, self.start + first * self.storage.itemsize)
+        else:
+            raw = np.empty(count, self.storage)
+            with open(self.path, "rb") as f:
+                f.seek(self.start + first * self.storage.itemsize)
+                if f.readinto(memoryview(raw).cast("B")) != raw.nbytes:
+                    raise BadInput(f"{self.label}: the file was cut short while it was read")
+        return host_float(np.ascontiguousarray(raw).astype(self.storage.newbyteorder("="), copy=False),
+                          self.dtype).astype(np.float64)
+
+    def _mapped(self) -> np.ndarray:
+        if self.data is not None:
+            flat = np.frombuffer(self.data, self.storage, self.size, self.start)
+        else:
+            flat = np.memmap(self.path, self.storage, "r", self.start, (self.size,))
+        return flat.reshape(self.shape, order="F" if self.fortran else "C")
+
+    def whole(self) -> np.ndarray:
+        """Every element as float64 in the file's shape, refused first where memory is short."""
+        check_room(self.label, self.size * 8)
+        return self.elements(0, self.size).reshape(self.shape)
+
+
 def split_source(source: str) -> tuple[str, str | None]:
     """'FILE' or 'FILE:TENSOR' → (file, tensor or None); a file whose own name has ':' wins."""
     if ":" in source and not Path(source).exists():
@@ -42,11 +96,17 @@ def looks_like_file(source: str) -> bool:
 
 
 def read(source: str) -> Loaded:
-    """Read 'FILE', 'FILE:TENSOR' (safetensors) or '-' (a .npy on stdin)."""
+    """Read 'FILE', 'FILE:TENSOR' (safetensors) or '-' (a .npy on stdin) whole, as float64."""
+    stored = open_table(source)
+    return Loaded(stored.label, stored.whole(), stored.dtype, stored.spec)
+
+
+def open_table(source: str) -> Stored:
+    """Open 'FILE', 'FILE:TENSOR' (safetensors) or '-' (a .npy on stdin): its header is read
+    and checked against the file's size; its data is not read yet (stdin's is, being a pipe)."""
     path, tensor = split_source(source)
     if path == "-":
-        data = sys.stdin.buffer.read()
-        return _read_npy(data, "stdin")
+        return _npy(_stdin(), "stdin", None)
     file = Path(path)
     if not file.exists():
         raise BadInput(f"{path}: no such file")
@@ -60,25 +120,38 @@ def read(source: str) -> Loaded:
     if magic.startswith(b"\x93NUMPY"):
         if tensor is not None:
             raise BadInput(f"{path} is a .npy file and holds one array; drop ':{tensor}'")
-        _check_room(path, file.stat().st_size)
-        return _read_npy(file.read_bytes(), path)
+        with open(file, "rb") as f:
+            head = f.read(_NPY_HEADER_MAX)
+        return _npy(head, path, file)
     if file.suffix.lower() == ".safetensors" or tensor is not None:
-        return _read_safetensors(file, tensor)
+        return _safetensors(file, tensor)
     raise BadInput(f"{path}: not a .npy or .safetensors file")
 
 
-def _check_room(label: str, nbytes: int) -> None:
-    """Refuse, before reading, data that would not fit in memory once widened to float64
-    (up to 4 times its size for float16, plus the bytes themselves)."""
-    need, have = 5 * nbytes, available_memory()
+_NPY_HEADER_MAX = 1 << 20  # numpy's own readers refuse longer headers
+_STDIN_CHUNK = 64 << 20
+
+
+def _stdin() -> bytes:
+    """All of stdin, refused (before memory runs out) when it outgrows what is available."""
+    chunks, size = [], 0
+    while chunk := sys.stdin.buffer.read(_STDIN_CHUNK):
+        chunks.append(chunk)
+        size += len(chunk)
+        check_room("stdin", size, factor=3)  # the chunks, the joined bytes, and room to work
+    return b"".join(chunks)
+
+
+def check_room(label: str, nbytes: int, factor: int = 1) -> None:
+    """Refuse, before allocating, `factor` times `nbytes` that would not fit in memory."""
+    need, have = factor * nbytes, available_memory()
     if need > have:
         raise BadInput(
-            f"{label}: reading {gib(nbytes)} of data needs about {gib(need)} of memory and "
-            f"{gib(have)} is available"
+            f"{label}: this needs about {gib(need)} of memory and {gib(have)} is available"
         )
 
 
-def _read_npy(data: bytes, label: str) -> Loaded:
+def _npy(data: bytes, label: str, file: Path | None) -> Stored:
     import io
 
     if not data.startswith(b"\x93NUMPY"):
@@ -101,14 +174,14 @@ def _read_npy(data: bytes, label: str) -> Loaded:
         raise BadInput(f"{label}: dtype {dtype} is not a floating-point table")
     count = int(np.prod(shape, dtype=np.int64))
     start = buffer.tell()
-    if len(data) - start < count * dtype.itemsize:
+    size = len(data) if file is None else file.stat().st_size
+    if size - start < count * dtype.itemsize:
         raise BadInput(
             f"{label}: truncated: the header promises {count * dtype.itemsize} bytes of data "
-            f"and {len(data) - start} follow"
+            f"and {size - start} follow"
         )
-    values = np.frombuffer(data, dtype=dtype, count=count, offset=start)
-    values = values.reshape(shape, order="F" if fortran else "C").astype(np.float64)
-    return Loaded(label, values, kind)
+    return Stored(label, tuple(shape), kind, None, dtype, fortran, file, start,
+                  data if file is None else None)
 
 
 def _safetensors_header(file: Path) -> tuple[dict, dict, int]:
@@ -133,7 +206,7 @@ def _safetensors_header(file: Path) -> tuple[dict, dict, int]:
     return header, metadata if isinstance(metadata, dict) else {}, 8 + length
 
 
-def _read_safetensors(file: Path, tensor: str | None) -> Loaded:
+def _safetensors(file: Path, tensor: str | None) -> Stored:
     header, metadata, data_start = _safetensors_header(file)
     names = sorted(header)
     if not names:
@@ -164,13 +237,9 @@ def _read_safetensors(file: Path, tensor: str | None) -> Loaded:
             f"{file}:{tensor}: data offsets [{begin}, {end}] do not fit a {code} tensor of shape "
             f"{tuple(shape)} in a file of {size} bytes"
         )
-    _check_room(f"{file}:{tensor}", end - begin)
-    with open(file, "rb") as f:
-        f.seek(data_start + begin)
-        raw = f.read(end - begin)
-    storage = "<u2" if dtype == "bfloat16" else FORMATS[dtype].npy
-    values = host_float(np.frombuffer(raw, dtype=storage), dtype).astype(np.float64)
-    return Loaded(f"{file}:{tensor}", values.reshape(shape), dtype, _spec_from(metadata, tensor))
+    storage = np.dtype("<u2" if dtype == "bfloat16" else FORMATS[dtype].npy)
+    return Stored(f"{file}:{tensor}", tuple(shape), dtype, _spec_from(metadata, tensor), storage,
+                  False, file, data_start + begin)
 
 
 def _spec_from(metadata: dict, name: str) -> TableSpec | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal, getcontext, localcontext
 from fractions import Fraction
+from functools import lru_cache
 
 DIGITS = 70
 
@@ -28,10 +29,15 @@ def context():
 def power_law(exponents: list[Fraction], base: float, scale: float = 1.0) -> list[Decimal]:
     """w_i = scale * (base/scale)**(-e_i) to 70 digits, for the exact float64 values of base
     and scale (scale is tensor2tensor's min_timescale, 1 everywhere else)."""
+    return list(_power_law(tuple(exponents), base, scale))
+
+
+@lru_cache(maxsize=64)  # identification builds many tables of the same frequencies
+def _power_law(exponents: tuple[Fraction, ...], base: float, scale: float) -> tuple[Decimal, ...]:
     with context():
         log_scale = Decimal(scale).ln()
         log_ratio = Decimal(base).ln() - log_scale
-        return [
+        return tuple(
             (log_scale - (Decimal(e.numerator) / Decimal(e.denominator)) * log_ratio).exp()
             for e in exponents
-        ]
+        )
