@@ -7,7 +7,9 @@ Annotated Transformer's exp-log recipe) and saves it with numpy.save; this file 
 script itself. Every figure is the median of several runs of the whole process; ratios are
 taken between figures measured in this same run. Peak memory is the process's peak resident
 set (getrusage). Accuracy samples elements of each side's output and compares them with
-mpmath at 256 bits (mpmath comes with torch).
+mpmath at 256 bits (mpmath comes with torch). Last come the inspection commands (alone with
+--inspection): identification against generating the same table, `compare A B` against
+numpy scripts, and `show` of a 2 GiB table.
 """
 
 from __future__ import annotations
@@ -48,6 +50,23 @@ inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / 
 freqs = torch.arange(seq_len)[:, None].float() * inv_freq
 emb = torch.cat((freqs, freqs), dim=-1)
 np.save(path, emb.cos().numpy())
+"""
+
+# compare two tables as a user would with numpy: load both and take the largest difference, in
+# float64 (the difference of two float32 tables, exactly) and as float32 arrays
+NUMPY_COMPARE = """\
+import sys
+import numpy as np
+
+a = np.load(sys.argv[1]).astype(np.float64)
+b = np.load(sys.argv[2])
+print(np.abs(a - b).max())
+"""
+NUMPY_COMPARE_32 = """\
+import sys
+import numpy as np
+
+print(np.abs(np.load(sys.argv[1]) - np.load(sys.argv[2])).max())
 """
 
 # runs a command; prints its wall seconds and peak resident set (KiB) on stderr's last line
@@ -141,6 +160,61 @@ def dd_command(path: Path, nbytes: int) -> tuple[list[str], Path]:
     return ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={nbytes // 2**20}", "status=none"], path
 
 
+def report(times: dict, peaks: dict, runs: int, title: str) -> None:
+    print(f"\n{title}, median of {runs}:")
+    for name, seconds in times.items():
+        print(f"  {name:<34} {seconds:7.2f} s   peak {peaks[name] / 1024:8.1f} MiB")
+
+
+def inspection(pe_cli: str, folder: Path, args) -> None:
+    """Identification against generating the same table, compare A B against numpy scripts,
+    and show, each with its peak memory."""
+    table = folder / "fairseq.npy"
+    library = folder / "fairseq_library.npy"
+    size = ["--d-model", "512", "--seq-len", "65536"]
+    fairseq = ["--convention", "fairseq", "--padding-idx", "1"]
+    subprocess.run([pe_cli, "generate", *size, "--variant", "fairseq", "-o", str(library)], check=True,
+                   capture_output=True)
+    scratch = folder / "scratch.npy"
+    commands = {
+        "pe-cli generate (fairseq)": ([pe_cli, "generate", *size, *fairseq, "-o", str(scratch)], scratch),
+        "pe-cli compare FILE (identify it)": ([pe_cli, "compare", str(table)], None),
+        "pe-cli compare LIBRARY-FILE": ([pe_cli, "compare", str(library)], None),
+    }
+    subprocess.run(commands["pe-cli generate (fairseq)"][0][:-1] + [str(table)], check=True, capture_output=True)
+    times, peaks = median_runs(commands, args.large_runs)
+    report(times, peaks, args.large_runs, "identification of a 65536 x 512 float32 fairseq table (128 MiB): "
+           "pe-cli's exact one, and fairseq's own (--variant fairseq)")
+    ratio = times["pe-cli compare FILE (identify it)"] / times["pe-cli generate (fairseq)"]
+    print(f"  identifying pe-cli's table takes {ratio:.1f}x generating it (target 10x), peak "
+          f"{peaks['pe-cli compare FILE (identify it)'] / 1024:.0f} MiB (target 512); fairseq's own table "
+          f"{times['pe-cli compare LIBRARY-FILE'] / times['pe-cli generate (fairseq)']:.1f}x")
+    for path in (table, library, scratch):
+        path.unlink(missing_ok=True)
+
+    a, b = folder / "exact.npy", folder / "exp_log.npy"
+    rows = ["--d-model", "512", "--seq-len", "1048576"]
+    subprocess.run([pe_cli, "generate", *rows, "-o", str(a)], check=True, capture_output=True)
+    subprocess.run([pe_cli, "generate", *rows, "--variant", "exp-log", "-o", str(b)], check=True, capture_output=True)
+    scripts = {}
+    for name, text in (("numpy_compare.py", NUMPY_COMPARE), ("numpy_compare_32.py", NUMPY_COMPARE_32)):
+        scripts[name] = folder / name
+        scripts[name].write_text(text)
+    commands = {
+        "pe-cli compare A B": ([pe_cli, "compare", str(a), str(b)], None),
+        "numpy script (float64 difference)": ([sys.executable, str(scripts["numpy_compare.py"]), str(a), str(b)], None),
+        "numpy script (float32 arrays)": ([sys.executable, str(scripts["numpy_compare_32.py"]), str(a), str(b)], None),
+        "pe-cli show A": ([pe_cli, "show", str(a)], None),
+    }
+    times, peaks = median_runs(commands, args.large_runs)
+    report(times, peaks, args.large_runs, "two 1048576 x 512 float32 tables (2 GiB each: exact, exp-log)")
+    mine = times["pe-cli compare A B"]
+    print(f"  compare takes {mine / times['numpy script (float64 difference)']:.2f}x the float64 numpy script "
+          f"(target 2x) and {mine / times['numpy script (float32 arrays)']:.2f}x the float32 one; peak "
+          f"{peaks['pe-cli compare A B'] / 1024:.0f} MiB (target 512); show peaks at "
+          f"{peaks['pe-cli show A'] / 1024:.0f} MiB (target 512)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11, help="runs of each small command")
@@ -149,6 +223,7 @@ def main() -> None:
     parser.add_argument("--d-model", type=int, default=1024, help="large job width")
     parser.add_argument("--samples", type=int, default=2000, help="elements checked per file")
     parser.add_argument("--dir", default=None, help="folder for the large files")
+    parser.add_argument("--inspection", action="store_true", help="only the inspection commands")
     args = parser.parse_args()
 
     pe_cli = shutil.which("pe-cli")
@@ -166,6 +241,12 @@ def main() -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"{platform.platform()}")
     print(f"files in {folder}\n")
+    if args.inspection:
+        try:
+            inspection(pe_cli, folder, args)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
     try:
         small = folder / "small.npy"
         times, peaks = median_runs(
@@ -238,6 +319,8 @@ def main() -> None:
             measure(commands[name][0], rope)
             worst, share = accuracy(rope, args.samples, rope_cos_truth(float(base)))
             print(f"  {name:<16} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
+        rope.unlink(missing_ok=True)
+        inspection(pe_cli, folder, args)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -1,0 +1,210 @@
+"""Inspection streams: `compare A B`, identification and `show` read any table in row blocks,
+with every figure the same as a whole-array computation written here with numpy (and
+mpmath where a figure is an error against the true value), and bounded memory."""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+
+import mpmath
+import numpy as np
+import pytest
+
+import pe_cli
+from pe_cli.analysis import identify, tables
+from tests import reference
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks of 4096 elements and samples of a few hundred rows, so that small tables take
+    every streamed path: many blocks, and a table too long to be looked at whole."""
+    monkeypatch.setattr(tables, "BLOCK_ELEMENTS", 1 << 12)
+    monkeypatch.setattr(identify, "WHOLE_ELEMENTS", 1 << 14)
+    monkeypatch.setattr(identify, "FIT_ROWS", 512)
+
+
+def _float32_ulp(x):
+    """The spacing of float32 at |x| (values on the float32 grid), from numpy's own spacing."""
+    return np.spacing(np.abs(x).astype(np.float32)).astype(np.float64)
+
+
+def test_compare_streamed_figures_match_a_whole_array_computation(cli, tmp_path, small_blocks):
+    a = pe_cli.build(d_model=64, seq_len=1000, convention="vaswani").numpy()
+    b = pe_cli.build(d_model=64, seq_len=1000, variant="exp-log").numpy()
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    code, out, _ = cli("compare", tmp_path / "a.npy", tmp_path / "b.npy", "--json", "--atol", "1e-5")
+    assert code == 1  # outside --atol
+    got = json.loads(out)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    error = np.abs(x - y)
+    ulps = error / np.maximum(_float32_ulp(a), _float32_ulp(b))
+    assert got["max_abs"] == error.max()
+    assert got["mean_abs"] == pytest.approx(error.mean(), rel=1e-12)
+    assert got["rms"] == pytest.approx(np.sqrt(np.mean(error**2)), rel=1e-12)
+    assert got["max_ulps"] == ulps.max()
+    assert tuple(got["worst"]) == divmod(int(np.argmax(error)), 64)
+    assert got["differing"] == np.count_nonzero(x != y) and got["size"] == x.size
+    rows_max = error.max(axis=1)
+    assert [m for _, _, m in got["bands"]] == [rows_max[lo:hi].max() for lo, hi in
+                                               [(0, 1), (1, 4), (4, 16), (16, 64), (64, 256), (256, 1000)]]
+    assert got["first_over"] == int(np.flatnonzero(rows_max > 1e-5)[0])
+    assert got["within"] is False
+    over = error > _float32_ulp(b)
+    first = np.flatnonzero(over)[0]
+    assert any(f"they agree up to position {first // 64}, dimension {first % 64}" in f
+               and f"({over.sum()} of {x.size} elements" in f for f in got["findings"])
+
+
+def test_compare_reads_shifted_and_transposed_tables_in_blocks(cli, tmp_path, small_blocks):
+    table = pe_cli.build(d_model=32, seq_len=700).numpy()
+    np.save(tmp_path / "a.npy", table)
+    np.save(tmp_path / "t.npy", table.T.copy())
+    np.save(tmp_path / "cls.npy", np.concatenate([np.zeros((1, 32), np.float32), table]))
+    for other, note in (("t.npy", "transposed"), ("cls.npy", "class token")):
+        code, out, _ = cli("compare", tmp_path / other, tmp_path / "a.npy", "--json")
+        got = json.loads(out)
+        assert code == 0 and got["differing"] == 0 and got["size"] == table.size
+        assert any(note in f for f in got["findings"])
+
+
+def _identify(cli, path):
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_long_table_is_identified_on_a_sample_and_confirmed_on_every_row(cli, tmp_path, small_blocks):
+    spec = dict(d_model=64, seq_len=3000, convention="fairseq", padding_idx=1)
+    table = pe_cli.build(**spec).numpy()
+    np.save(tmp_path / "t.npy", table)
+    got = _identify(cli, tmp_path / "t.npy")
+    best = got["candidates"][0]
+    assert best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 0 and best["confirmed"]
+    assert any("checked for bit-identity on every row" in n for n in got["notes"])
+    code, out, _ = cli("compare", tmp_path / "t.npy")
+    assert "bit for bit (float32)" in out.decode()
+
+
+def _true(p, j):
+    return reference.value("fairseq", 64, 10000.0, p, j, padding_idx=1)
+
+
+@pytest.mark.parametrize("row", [2500, 2999])  # 2500 is outside the sample, 2999 the last row
+def test_one_altered_element_is_found_by_the_confirming_pass(cli, tmp_path, small_blocks, row):
+    table = pe_cli.build(d_model=64, seq_len=3000, convention="fairseq", padding_idx=1).numpy()
+    table[row, 40] = np.nextafter(table[row, 40], np.float32(2))  # one ulp up
+    np.save(tmp_path / "t.npy", table)
+    best = _identify(cli, tmp_path / "t.npy")["candidates"][0]
+    assert best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 1 and best["confirmed"]
+    x = _true(row, 40)
+    assert best["max_abs"] == pytest.approx(float(abs(mpmath.mpf(float(table[row, 40])) - x)), rel=1e-9)
+    assert best["max_ulps"] == pytest.approx(reference.ulps(float(table[row, 40]), x, "float32"), rel=1e-6)
+    assert tuple(best["worst"]) == (row, 40)
+    code, out, _ = cli("compare", tmp_path / "t.npy")
+    assert "bit for bit" not in out.decode() and "matches fairseq (padding_idx=1)" in out.decode()
+
+
+def test_a_zeroed_row_far_down_is_found_by_the_confirming_pass(cli, tmp_path, small_blocks):
+    table = pe_cli.build(d_model=64, seq_len=3000, convention="fairseq", padding_idx=1).numpy()
+    table[2500] = 0
+    np.save(tmp_path / "t.npy", table)
+    best = _identify(cli, tmp_path / "t.npy")["candidates"][0]
+    truth = [abs(_true(2500, j)) for j in range(64)]
+    assert best["differing"] == 64 and best["confirmed"]
+    assert best["max_abs"] == pytest.approx(float(max(truth)), rel=1e-9)
+    assert tuple(best["worst"]) == (2500, int(np.argmax([float(t) for t in truth])))
+
+
+def test_show_facts_and_window_of_a_file_in_blocks(cli, tmp_path, small_blocks):
+    rng = np.random.default_rng(7)
+    table = rng.standard_normal((900, 48)).astype(np.float32)
+    table[[37, 600]] = 0
+    np.save(tmp_path / "r.npy", table)
+    code, out, _ = cli("show", tmp_path / "r.npy", "--json")
+    facts = json.loads(out)
+    x = table.astype(np.float64)
+    norms = np.sqrt(np.sum(x**2, axis=1))
+    assert (facts["min"], facts["max"]) == (x.min(), x.max())
+    assert facts["mean"] == pytest.approx(x.mean(), rel=1e-12)
+    assert facts["row_norms"]["min"] == 0 and facts["row_norms"]["max"] == pytest.approx(norms.max(), rel=1e-15)
+    assert facts["row_norms"]["zero_rows"] == [37, 600]
+    live = np.delete(norms, [37, 600])
+    assert facts["row_norms"]["max_deviation"] == pytest.approx(np.abs(live - np.sqrt(24)).max(), rel=1e-12)
+    code, out, _ = cli("show", tmp_path / "r.npy", "--rows", "700:702", "--cols", "0:3")
+    text = out.decode()
+    assert code == 0 and all(f"{table[p, j]:.9g}"[:6] in text for p in (700, 701) for j in range(3))
+
+
+def test_show_reads_only_the_rows_it_prints_after_its_pass(tmp_path, small_blocks, monkeypatch):
+    from pe_cli import render
+    from pe_cli.analysis.view import view
+
+    np.save(tmp_path / "r.npy", np.ones((900, 48), np.float32))
+    seen = view(str(tmp_path / "r.npy"), {})
+    asked = []
+    read = seen.table.read
+    monkeypatch.setattr(seen.table, "read", lambda a, b: asked.append((a, b)) or read(a, b))
+    render.window(seen.table, slice(700, 705), None, render.row_label(None), "r")
+    assert asked == [(700, 705)]
+
+
+def test_engine_rows_are_the_fast_paths_bits():
+    spec = pe_cli.TableSpec(d_model=48, seq_len=5000, convention="fairseq", padding_idx=1)
+    whole = pe_cli.build(spec).numpy()
+    runs = [(0, 3), (1000, 1002), (4095, 4100), (4999, 5000)]
+    got = pe_cli.engine.rows(spec, runs)
+    assert np.array_equal(got, np.concatenate([whole[a:b] for a, b in runs]))
+
+
+def test_ulp_is_numpys_spacing():
+    from pe_cli.core.dtypes import ulp
+
+    rng = np.random.default_rng(3)
+    for dtype, numpy_type in (("float32", np.float32), ("float16", np.float16)):
+        x = (rng.standard_normal(10000) * 10.0 ** rng.integers(-6, 4, 10000)).astype(numpy_type)
+        x[:3] = [0, np.finfo(numpy_type).smallest_subnormal, -np.finfo(numpy_type).tiny]
+        assert np.array_equal(ulp(x.astype(np.float64), dtype), np.spacing(np.abs(x)).astype(np.float64))
+
+
+def test_stdin_larger_than_memory_is_refused_with_one_line(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from pe_cli.cli.app import app
+    from pe_cli.io import read
+
+    monkeypatch.setattr(read, "_STDIN_CHUNK", 1 << 12)
+    monkeypatch.setattr(read, "available_memory", lambda: 100_000)
+    np.save(tmp_path / "t.npy", np.ones((1000, 64), np.float32))
+    result = CliRunner().invoke(app, ["show", "-"], input=(tmp_path / "t.npy").read_bytes())
+    assert result.exit_code != 0 and "of memory" in result.stderr and result.stderr.count("\n") == 1
+
+
+PEAK = textwrap.dedent("""
+    import resource, subprocess, sys
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
+    print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+""")
+
+
+def test_inspecting_large_files_keeps_memory_bounded(tmp_path):
+    """Two 256 MiB tables: read whole as float64 each would take 512 MiB; compare, identify
+    and show stay below the size of one file."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((1 << 16, 1024), dtype=np.float32)
+    np.save(tmp_path / "a.npy", a)
+    a += np.float32(1e-3)
+    np.save(tmp_path / "b.npy", a)
+    del a
+    command = [sys.executable, "-m", "pe_cli"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for args in (["compare", "a.npy", "b.npy"], ["compare", "a.npy"], ["show", "a.npy"]):
+        found = subprocess.run([sys.executable, "-c", PEAK, *command, *args], cwd=tmp_path, env=env,
+                               capture_output=True, text=True)
+        assert found.returncode == 0, found.stderr
+        peak_mib = int(found.stdout.split()[-1]) / 1024
+        assert peak_mib < 256, (args, peak_mib)
