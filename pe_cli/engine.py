@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 import numpy as np
@@ -96,7 +97,12 @@ def rows_per_block(spec: TableSpec) -> int:
 
 def _sinusoids(spec: TableSpec) -> Sinusoids | None:
     found = FAMILIES[spec.family].frequencies(spec)
-    return None if found is None else Sinusoids(*found)
+    return None if found is None else _kernel_constants(tuple(found[0]), found[1])
+
+
+@lru_cache(maxsize=16)  # identification builds many tables of the same frequencies
+def _kernel_constants(frequencies: tuple, scale) -> Sinusoids:
+    return Sinusoids(list(frequencies), scale)
 
 
 def _fast_plan(spec: TableSpec, device: str):

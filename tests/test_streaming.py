@@ -90,6 +90,32 @@ def test_long_table_is_identified_on_a_sample_and_confirmed_on_every_row(cli, tm
     assert "bit for bit (float32)" in out.decode()
 
 
+def test_long_library_table_is_named_after_its_library(cli, tmp_path, small_blocks):
+    table = pe_cli.build(d_model=64, seq_len=3000, variant="fairseq").numpy()
+    np.save(tmp_path / "t.npy", table)
+    got = _identify(cli, tmp_path / "t.npy")
+    best = got["candidates"][0]
+    assert best["name"] in ("library fairseq", "library whisper") and best["differing"] == 0 and best["confirmed"]
+    # the exact table is not this one, so the variants were built; a library table altered in
+    # one element far down is no longer any library's
+    table[2500, 40] = np.nextafter(table[2500, 40], np.float32(2))
+    np.save(tmp_path / "t.npy", table)
+    got = _identify(cli, tmp_path / "t.npy")
+    assert not any(c["name"].startswith("library") and c["differing"] == 0 for c in got["candidates"])
+
+
+def test_long_exact_table_does_not_build_the_variants(cli, tmp_path, small_blocks, monkeypatch):
+    from pe_cli import engine
+
+    built = []
+    compute = engine._formula_table
+    monkeypatch.setattr(engine, "_formula_table", lambda spec, device: built.append(spec) or compute(spec, device))
+    np.save(tmp_path / "t.npy", pe_cli.build(d_model=64, seq_len=3000, convention="tensor2tensor").numpy())
+    got = _identify(cli, tmp_path / "t.npy")
+    assert got["candidates"][0]["name"] == "tensor2tensor" and got["candidates"][0]["differing"] == 0
+    assert built == [] and any("were not built" in n for n in got["notes"])
+
+
 def _true(p, j):
     return reference.value("fairseq", 64, 10000.0, p, j, padding_idx=1)
 

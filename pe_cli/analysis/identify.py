@@ -11,21 +11,19 @@ over the whole table in one streamed pass. A candidate is bit-identical only aft
 
 from __future__ import annotations
 
-import importlib
-import threading
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.dtypes import host_float
 from ..core.errors import BadInput
+from ..core.limits import available_memory
 from ..engine import blocks, build, memory_needed, rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.base import digits
-from ..core.dtypes import host_float
-from ..core.limits import available_memory
 from ..spec import TableSpec
 from .metrics import Difference, Tally, difference
-from .tables import Source, _rechunk
+from .tables import Source, rechunk
 
 _RANK = {None: 0, "library": 1, "recipe": 1, "seed": 2}
 
@@ -75,6 +73,7 @@ class Bench:
         self.target, self.values, self.dtype, self.threshold = target, values, target.dtype, threshold
         self.length = target.rows
         self.sampled = len(values) < self.length
+        self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
         if self.sampled:
             powers = [p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)]
             rows = {*range(SAMPLE_HEAD), *range(self.length - SAMPLE_TAIL, self.length), *powers}
@@ -95,14 +94,8 @@ class Bench:
         """The exact table of `spec` at the rows candidates are scored on (a spec of another
         length than the table, such as a short one to choose a base by: every row)."""
         if self.sampled and spec.rows == self.length:
-            return self._exact_at(_exact(spec, "float64"), self.rows)
+            return exact_at(_exact(spec, "float64"), self.rows)
         return exact_reference(spec)
-
-    @staticmethod
-    def _exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
-        breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-        runs = [(int(run[0]), int(run[-1]) + 1) for run in np.split(rows, breaks)]
-        return host_float(exact_rows(spec, runs), spec.dtype).astype(np.float64).reshape(len(rows), spec.cols)
 
     @staticmethod
     def values_of(spec: TableSpec) -> np.ndarray:
@@ -134,17 +127,24 @@ class Bench:
             return None
         reference = self.reference(spec) if reference is None else reference
         if find_variant(spec) is not None:
-            found = self._variant_at(spec)
-            if found is None or not np.array_equal(found[0], self.seen[found[1]]):
+            if self.sampled:  # tried after the exact candidates, if none is the table
+                self.deferred.append((name, spec, source, reference))
                 return None
-            return self.identical(name, spec, reference, source)
+            return self.variant(name, spec, source, reference)
         if self.sampled:
-            rounded = self._exact_at(_exact(spec, self.dtype), self.rows)
+            rounded = exact_at(_exact(spec, self.dtype), self.rows)
         else:
             rounded = self.values_of(_exact(spec, self.dtype))
         result = self._difference(reference, spec)
         result.differing = int(np.count_nonzero(self.seen != rounded))  # bit-equal to exact?
         return Candidate(name, spec, result, source, confirmed=not self.sampled)
+
+    def variant(self, name: str, spec: TableSpec, source: str, reference) -> Candidate | None:
+        """A seed or library variant, where it reproduces the table at the scored rows."""
+        found = self._variant_at(spec)
+        if found is None or not np.array_equal(found[0], self.seen[found[1]]):
+            return None
+        return self.identical(name, spec, reference, source)
 
     def identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
         """A candidate that reproduces the table bit for bit at the scored rows (by the
@@ -172,6 +172,13 @@ class Bench:
             yield self.candidate(f"library {name}", library, found.source, reference)
 
 
+def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
+    """An exact spec's rows at `rows` (sorted), as float64."""
+    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
+    runs = [(int(run[0]), int(run[-1]) + 1) for run in np.split(rows, breaks)]
+    return host_float(exact_rows(spec, runs), spec.dtype).astype(np.float64).reshape(len(rows), spec.cols)
+
+
 def _measured(values, reference, rows, length: int, dtype: str, offset: int, threshold: float) -> Difference:
     """A Difference over some rows of a table (position bands and positions where they are)."""
     tally = Tally(length, values.shape[1], dtype, offset, threshold)
@@ -185,25 +192,26 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     """Rank what every family says the table could be; an (L, D) table wider than long that
     no family explains is tried transposed. A long table's best candidates are confirmed over
     every row."""
-    threading.Thread(target=_load_torch, daemon=True).start()
     found, bench = _candidates(target, threshold)
     if not found and target.rows < target.cols:
         target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
         found, bench = _candidates(target.transposed(), threshold)
+    if bench.deferred and any(c.difference.identical for c in found):
+        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
+        target.notes.append(
+            f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
+            f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
+        )
+    elif bench.deferred:  # building them costs most (torch's import first): only when needed
+        found += [c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None]
     found.sort(key=_order)
     if bench.sampled and found:
         found = _confirm(bench, found)
         found.sort(key=_order)
+    elif bench.sampled:
+        target.notes.append(f"2-D grids and ALiBi biases are looked for in tables of up to {WHOLE_ELEMENTS} "
+                            f"elements (or {FIT_ROWS} rows); this one has {target.rows * target.cols}")
     return found
-
-
-def _load_torch() -> None:
-    """Import torch, which the libraries' arithmetic needs, while the table is fitted (the
-    engine imports it again where it is used, and reports a failure there)."""
-    try:
-        importlib.import_module("torch")
-    except Exception:  # noqa: BLE001 - reported by the engine's own import
-        pass
 
 
 def _order(c: Candidate):
@@ -253,7 +261,7 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         c.confirmed = True
         if differing:
             rows = np.union1d(bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:])
-            reference = Bench._exact_at(_exact(c.spec, "float64"), rows)
+            reference = exact_at(_exact(c.spec, "float64"), rows)
             c.difference = _measured(target.at(rows), reference, rows, target.rows, target.dtype, c.spec.offset,
                                      bench.threshold)
         c.difference.differing = differing
@@ -277,4 +285,4 @@ def _stream(spec: TableSpec, target: Source):
         return None
     widen = (lambda block: host_float(np.asarray(block), built.dtype).astype(np.float64)  # noqa: E731
              .reshape(-1, built.cols))
-    return _rechunk((widen(b) for b in blocks(built, transient=True)), target.block_rows, target.rows)
+    return rechunk((widen(b) for b in blocks(built, transient=True)), target.block_rows, target.rows)

@@ -56,7 +56,7 @@ class Source:
         """(first row, block) over rows start..stop-1, in blocks of block_rows rows."""
         stop = self.rows if stop is None else stop
         if self.stream is not None and start == 0:
-            yield from _rechunk(self.stream(), self.block_rows, stop)
+            yield from rechunk(self.stream(), self.block_rows, stop)
             return
         for first in range(start, stop, self.block_rows):
             yield first, self.block(first, min(stop, first + self.block_rows))
@@ -90,7 +90,7 @@ class Source:
         return out
 
 
-def _rechunk(parts, rows: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
+def rechunk(parts, rows: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
     """Blocks of `rows` rows (the last shorter) from blocks of any size, up to row `stop`."""
     pending, held, first = [], 0, 0
     for part in parts:
