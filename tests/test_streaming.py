@@ -4,7 +4,6 @@ mpmath where a figure is an error against the true value), and bounded memory.""
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import textwrap
@@ -87,7 +86,16 @@ def test_long_table_is_identified_on_a_sample_and_confirmed_on_every_row(cli, tm
     assert best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 0 and best["confirmed"]
     assert any("checked for bit-identity on every row" in n for n in got["notes"])
     code, out, _ = cli("compare", tmp_path / "t.npy")
-    assert "bit for bit (float32)" in out.decode()
+    assert "bit for bit (float32)" in " ".join(out.decode().split())
+
+
+def test_a_padding_row_past_the_samples_head_is_in_the_sample(cli, tmp_path, small_blocks):
+    table = pe_cli.build(d_model=64, seq_len=3000, convention="fairseq", padding_idx=300).numpy()
+    np.save(tmp_path / "t.npy", table)
+    got = _identify(cli, tmp_path / "t.npy")
+    best = got["candidates"][0]
+    assert best["name"] == "fairseq (padding_idx=300)" and best["differing"] == 0 and best["confirmed"]
+    assert best["spec"]["padding_idx"] == 300
 
 
 def test_long_library_table_is_named_after_its_library(cli, tmp_path, small_blocks):
@@ -132,7 +140,8 @@ def test_one_altered_element_is_found_by_the_confirming_pass(cli, tmp_path, smal
     assert best["max_ulps"] == pytest.approx(reference.ulps(float(table[row, 40]), x, "float32"), rel=1e-6)
     assert tuple(best["worst"]) == (row, 40)
     code, out, _ = cli("compare", tmp_path / "t.npy")
-    assert "bit for bit" not in out.decode() and "matches fairseq (padding_idx=1)" in out.decode()
+    text = " ".join(out.decode().split())  # lines fold at the terminal's width
+    assert "bit for bit" not in text and "matches fairseq (padding_idx=1)" in text
 
 
 def test_a_zeroed_row_far_down_is_found_by_the_confirming_pass(cli, tmp_path, small_blocks):

@@ -8,11 +8,9 @@ Nothing here prints; render.py shows the results, and each result's `to_json` is
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
-import numpy as np
-
-from ..core.dtypes import DTYPE_NAMES, FORMATS, ulp
+from ..core.dtypes import DTYPE_NAMES, FORMATS
 from ..core.errors import BadInput
 from ..engine import build
 from ..families import (

@@ -5,8 +5,10 @@ then a library, then a seed recipe.
 
 A table of up to WHOLE_ELEMENTS elements is looked at whole. A longer one is narrowed on a
 sample: families fit from its first FIT_ROWS rows, and candidates are scored on a few rows
-spread over it (the first, the last, and those at powers of two); then the best are confirmed
-over the whole table in one streamed pass. A candidate is bit-identical only after that pass.
+spread over it (the first, the last, those at powers of two, and all-zero rows among the
+first: padding rows); its seed and library variants are built only if no exact table matches
+the sample; then the best are confirmed over the whole table in one streamed pass. A
+candidate is bit-identical only after that pass.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ import numpy as np
 from ..core.dtypes import host_float
 from ..core.errors import BadInput
 from ..core.limits import available_memory
-from ..engine import blocks, build, memory_needed, rows as exact_rows
+from ..engine import build, memory_needed, rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.base import digits
 from ..spec import TableSpec
 from .metrics import Difference, Tally, difference
-from .tables import Source, rechunk
+from .tables import Source, from_spec
 
 _RANK = {None: 0, "library": 1, "recipe": 1, "seed": 2}
 
@@ -76,7 +78,8 @@ class Bench:
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
         if self.sampled:
             powers = [p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)]
-            rows = {*range(SAMPLE_HEAD), *range(self.length - SAMPLE_TAIL, self.length), *powers}
+            padding = np.flatnonzero(~values.any(axis=1)).tolist()  # candidate padding rows
+            rows = {*range(SAMPLE_HEAD), *range(self.length - SAMPLE_TAIL, self.length), *powers, *padding}
             self.rows = np.array(sorted(r for r in rows if 0 <= r < self.length))
             self.seen = target.at(self.rows)
         else:
@@ -116,6 +119,8 @@ class Bench:
             keep = self.rows < shorter.rows
             return self.values_of(shorter)[self.rows[keep]], keep
         if memory_needed(spec, whole=True) > min(_VARIANT_BUDGET, available_memory() // 2):
+            self.target.notes.append(f"{spec.variant} was not tried: its table is built whole, and that "
+                                     "needs more memory than there is room for")
             return None
         return self.values_of(spec)[self.rows], np.ones(len(self.rows), bool)
 
@@ -241,10 +246,11 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     target, chosen = bench.target, [c for c in found[:CONFIRMED] if c.difference.identical] or found[:1]
     streams = []
     for c in chosen:
-        stream = _stream(c.spec, target)
-        if stream is None:
-            target.notes.append(f"{c.name} was not checked beyond the sample: its table needs more memory "
-                                "than is available")
+        try:  # the candidate's table in the target's dtype, in the target's blocks
+            built = c.spec if find_variant(c.spec) is not None else _exact(c.spec, target.dtype)
+            stream = from_spec(built, c.name).blocks()
+        except BadInput as e:  # a variant's whole table, and no room for it
+            target.notes.append(f"{c.name} was not checked beyond the sample: {e}")
             continue
         # each row's largest |difference| (NaN where one side is), and how many elements differ
         streams.append([c, stream, np.zeros(target.rows), 0])
@@ -270,19 +276,8 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     measured = len(bench.rows)
     target.notes.append(
         f"{target.label} has {target.rows} rows: candidates were scored on {measured} of them (the first "
-        f"{SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two); the best "
+        f"{SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two, zero rows); the best "
         f"{len(streams)} checked for bit-identity on every row; errors are over the rows scored and those "
         "where a candidate differs most"
     )
     return found
-
-
-def _stream(spec: TableSpec, target: Source):
-    """A candidate's table in the target's dtype, in the target's blocks; None where it cannot
-    be built within memory."""
-    built = spec if find_variant(spec) is not None else _exact(spec, target.dtype)
-    if find_variant(spec) is not None and memory_needed(built, whole=True) > available_memory() // 2:
-        return None
-    widen = (lambda block: host_float(np.asarray(block), built.dtype).astype(np.float64)  # noqa: E731
-             .reshape(-1, built.cols))
-    return rechunk((widen(b) for b in blocks(built, transient=True)), target.block_rows, target.rows)
