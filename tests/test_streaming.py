@@ -64,11 +64,19 @@ def test_compare_reads_shifted_and_transposed_tables_in_blocks(cli, tmp_path, sm
     np.save(tmp_path / "a.npy", table)
     np.save(tmp_path / "t.npy", table.T.copy())
     np.save(tmp_path / "cls.npy", np.concatenate([np.zeros((1, 32), np.float32), table]))
-    for other, note in (("t.npy", "transposed"), ("cls.npy", "class token")):
-        code, out, _ = cli("compare", tmp_path / other, tmp_path / "a.npy", "--json")
+    for first, second, note in (("t.npy", "a.npy", "transposed"), ("a.npy", "t.npy", "transposed"),
+                                ("cls.npy", "a.npy", "class token")):
+        code, out, _ = cli("compare", tmp_path / first, tmp_path / second, "--json")
         got = json.loads(out)
         assert code == 0 and got["differing"] == 0 and got["size"] == table.size
-        assert any(note in f for f in got["findings"])
+        assert any(note in f and "compared as (700, 32)" in f or note == "class token" and note in f
+                   for f in got["findings"])
+    other = table.copy()
+    other[650, 5] += np.float32(0.5)
+    np.save(tmp_path / "o.npy", other.T.copy())  # wide, and one element off far down the tall reading
+    code, out, _ = cli("compare", tmp_path / "a.npy", tmp_path / "o.npy", "--json")
+    got = json.loads(out)
+    assert got["differing"] == 1 and tuple(got["worst"]) == (650, 5)
 
 
 def _identify(cli, path):

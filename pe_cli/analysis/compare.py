@@ -114,9 +114,11 @@ DIAGNOSIS_ELEMENTS = 1 << 19  # the rows of each table a family's diagnosis look
 def compare(a: Source, b: Source, threshold: float, atol=None, rtol=None) -> Comparison:
     """A against B in one streamed pass over both (B is the reference), then a diagnosis."""
     notes = a.notes + b.notes
-    if a.shape != b.shape and a.shape == b.shape[::-1]:
-        notes.append(f"{a.label} is {b.label} transposed ({a.shape} vs {b.shape}); compared as {b.shape}")
-        a = a.transposed()
+    if a.shape != b.shape and a.shape == b.shape[::-1]:  # the wide one is read as the other's rows
+        wide, tall = (a, b) if a.rows < a.cols else (b, a)
+        notes.append(f"{wide.label} is {tall.label} transposed ({wide.shape} vs {tall.shape}); "
+                     f"compared as {tall.shape}")
+        a, b = (wide.transposed(), b) if wide is a else (a, wide.transposed())
     if a.cols != b.cols:
         raise BadInput(f"cannot compare {a.label} {a.shape} with {b.label} {b.shape}: widths differ")
     if abs(a.rows - b.rows) == 1:  # a class-token row (MAE) on one side only?

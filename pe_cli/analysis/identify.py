@@ -3,7 +3,7 @@ through the Bench below) and each proposal is scored against the exact table it 
 Bit-identical candidates come first, then by largest error; among equals an exact convention,
 then a library, then a seed recipe.
 
-A table of up to WHOLE_ELEMENTS elements is looked at whole. A longer one is narrowed on a
+A table of up to WHOLE_ELEMENTS elements is looked at whole. A larger one is narrowed on a
 sample: families fit from its first FIT_ROWS rows, and candidates are scored on a few rows
 spread over it (the first, the last, those at powers of two, and all-zero rows among the
 first: padding rows); its seed and library variants are built only if no exact table matches
@@ -30,7 +30,8 @@ from .tables import Source, from_spec
 _RANK = {None: 0, "library": 1, "recipe": 1, "seed": 2}
 
 WHOLE_ELEMENTS = 1 << 21  # tables up to this size are looked at whole
-FIT_ROWS = 2048  # rows of a longer table the families fit from
+FIT_ROWS = 2048  # rows of a larger table the families fit from,
+FIT_ELEMENTS = 1 << 20  # fewer where its rows are wide (at least 16)
 SAMPLE_HEAD, SAMPLE_TAIL = 128, 16  # first and last rows of the sample
 CONFIRMED = 4  # candidates confirmed over the whole table
 WORST_ROWS = 8  # rows where a confirmed candidate differs most, added to its measured rows
@@ -69,12 +70,13 @@ class Bench:
     """What a family's `candidates` works with: specs, exact references, built values, and
     candidates scored against the table being identified: at `rows` (every row of a table
     looked at whole, else the sample), where `values` holds the table's rows 0..len-1 that
-    the families fit from and `length` is its number of rows."""
+    the families fit from (every row, or the first FIT_ROWS of a sampled table) and `length`
+    is its number of rows."""
 
-    def __init__(self, target: Source, values: np.ndarray, threshold: float):
+    def __init__(self, target: Source, values: np.ndarray, threshold: float, sampled: bool):
         self.target, self.values, self.dtype, self.threshold = target, values, target.dtype, threshold
         self.length = target.rows
-        self.sampled = len(values) < self.length
+        self.sampled = sampled
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
         if self.sampled:
             powers = [p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)]
@@ -215,7 +217,7 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
         found.sort(key=_order)
     elif bench.sampled:
         target.notes.append(f"2-D grids and ALiBi biases are looked for in tables of up to {WHOLE_ELEMENTS} "
-                            f"elements (or {FIT_ROWS} rows); this one has {target.rows * target.cols}")
+                            f"elements; this one has {target.rows * target.cols}")
     return found
 
 
@@ -227,9 +229,9 @@ def _order(c: Candidate):
 
 
 def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Bench]:
-    whole = target.rows * target.cols <= WHOLE_ELEMENTS or target.rows <= FIT_ROWS
-    values = target.whole() if whole else target.block(0, FIT_ROWS)
-    bench = Bench(target, values, threshold)
+    sampled = target.rows * target.cols > WHOLE_ELEMENTS
+    values = target.block(0, min(FIT_ROWS, max(16, FIT_ELEMENTS // target.cols))) if sampled else target.whole()
+    bench = Bench(target, values, threshold, sampled)
     found = []
     for family in FAMILIES.values():
         try:

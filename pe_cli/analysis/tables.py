@@ -33,6 +33,8 @@ class Source:
     read: Callable[[int, int], np.ndarray] = field(repr=False)
     stream: Callable[[], Iterator[np.ndarray]] | None = field(default=None, repr=False)
     notes: list[str] = field(default_factory=list)
+    # columns a..b-1 of every row, where they can be read without the rest (a file)
+    columns: Callable[[int, int], np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def first_position(self) -> int:
@@ -76,13 +78,15 @@ class Source:
 
     def shifted(self, first: int, rows: int) -> "Source":
         """Rows first..first+rows-1 of this table, as a table of their own."""
-        return replace(self, rows=rows, stream=None, read=lambda a, b: self.read(first + a, first + b))
+        return replace(self, rows=rows, stream=None, columns=None,
+                       read=lambda a, b: self.read(first + a, first + b))
 
     def transposed(self) -> "Source":
         """The table's columns as rows (each block reads a strip across every row)."""
-        return replace(self, rows=self.cols, cols=self.rows, stream=None, read=self._columns)
+        read = (lambda a, b: self.columns(a, b).T.copy()) if self.columns is not None else self._strip
+        return replace(self, rows=self.cols, cols=self.rows, stream=None, columns=None, read=read)
 
-    def _columns(self, a: int, b: int) -> np.ndarray:
+    def _strip(self, a: int, b: int) -> np.ndarray:
         out = np.empty((b - a, self.rows))
         for first in range(0, self.rows, self.block_rows):
             part = self.read(first, min(self.rows, first + self.block_rows))
@@ -133,7 +137,8 @@ def from_file(source: str) -> Source:
     stored = open_table(source)
     rows, cols, notes = reading(stored.shape, stored.label, stored.spec)
     return Source(stored.label, rows, cols, stored.dtype, stored.spec,
-                  lambda a, b: stored.elements(a * cols, b * cols).reshape(b - a, cols), notes=notes)
+                  lambda a, b: stored.elements(a * cols, b * cols).reshape(b - a, cols), notes=notes,
+                  columns=lambda a, b: np.stack([stored.elements(r * cols + a, r * cols + b) for r in range(rows)]))
 
 
 def from_spec(spec: TableSpec, label: str) -> Source:
