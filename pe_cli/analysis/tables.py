@@ -58,7 +58,7 @@ class Source:
         """(first row, block) over rows start..stop-1, in blocks of block_rows rows."""
         stop = self.rows if stop is None else stop
         if self.stream is not None and start == 0:
-            yield from rechunk(self.stream(), self.block_rows, stop)
+            yield from _rechunk(self.stream(), self.block_rows, stop)
             return
         for first in range(start, stop, self.block_rows):
             yield first, self.block(first, min(stop, first + self.block_rows))
@@ -73,7 +73,6 @@ class Source:
         return np.concatenate([self.block(int(run[0]), int(run[-1]) + 1) for run in runs])
 
     def whole(self) -> np.ndarray:
-        check_room(self.label, 8 * self.rows * self.cols)
         return self.block(0, self.rows)
 
     def shifted(self, first: int, rows: int) -> "Source":
@@ -87,6 +86,7 @@ class Source:
         return replace(self, rows=self.cols, cols=self.rows, stream=None, columns=None, read=read)
 
     def _strip(self, a: int, b: int) -> np.ndarray:
+        """Columns a..b-1 as rows, from a pass over every row (a table with no column reader)."""
         out = np.empty((b - a, self.rows))
         for first in range(0, self.rows, self.block_rows):
             part = self.read(first, min(self.rows, first + self.block_rows))
@@ -94,7 +94,7 @@ class Source:
         return out
 
 
-def rechunk(parts, rows: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
+def _rechunk(parts, rows: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
     """Blocks of `rows` rows (the last shorter) from blocks of any size, up to row `stop`."""
     pending, held, first = [], 0, 0
     for part in parts:
