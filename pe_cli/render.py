@@ -385,7 +385,12 @@ def identification(result) -> None:
     also = f" (the same table as {', '.join(ties)})" if ties else ""
     for note in target.notes:
         out.print(f"- {note}", highlight=False, markup=False)
-    out.print(f"{target.label}: matches {best.name}{also}, {where}, {how}", highlight=False, markup=False)
+    if result.explained:
+        out.print(f"{target.label}: matches {best.name}{also}, {where}, {how}", highlight=False, markup=False)
+    else:
+        out.print(f"{target.label}: no built-in convention explains this table; the nearest is {best.name}, "
+                  f"{where}, off by {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)}), more "
+                  f"than {target.dtype} arithmetic makes at these positions", highlight=False, markup=False)
     if best.source:
         out.print(f"  ({best.source})", highlight=False, markup=False)
     table = Table(title="candidates", title_justify="left", show_edge=False, pad_edge=False)

@@ -251,3 +251,51 @@ def test_inspecting_large_files_keeps_memory_bounded(tmp_path):
         assert found.returncode == 0, found.stderr
         peak_mib = int(found.stdout.split()[-1]) / 1024
         assert peak_mib < 256, (args, peak_mib)
+
+
+def _odd_tables():
+    """Tables that once crashed identification or that no family writes: zero-frequency pairs
+    (FLUX's first axis), zero and constant columns, NaN and infinite rows, odd sizes."""
+    p = np.arange(100)[:, None]
+    for w in ([0.0, 1.0, 0.1, 0.01], [1.0, 0.0, 0.1, 0.01], [1.0, 0.1, 0.01, 0.0]):
+        for fn in (np.cos, np.sin):
+            plane = fn(p * np.array(w))
+            yield np.concatenate([plane, plane], 1)  # [x | x] (half pairing)
+            yield np.repeat(plane, 2, axis=1)  # interleaved
+    table = pe_cli.build(d_model=8, seq_len=100).numpy().astype(np.float64)
+    zero_column, nan_row, inf_row = table.copy(), table.copy(), table.copy()
+    zero_column[:, 3] = 0
+    nan_row[40] = np.nan
+    inf_row[7, 2] = np.inf
+    yield from (zero_column, nan_row, inf_row, np.zeros((100, 8)), np.ones((100, 8)), np.full((50, 6), np.nan))
+    yield from (table[:1], table[:2], table[:, :1], np.ones((1, 1)), table.T)
+
+
+@pytest.mark.parametrize("k", range(len(list(_odd_tables()))))
+def test_no_table_makes_identification_crash(cli, tmp_path, k):
+    table = list(_odd_tables())[k].astype(np.float32)
+    np.save(tmp_path / "t.npy", table)
+    code, out, err = cli("compare", tmp_path / "t.npy")
+    assert code == 0 and err == "" and out
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    assert code == 0 and err == "" and "explained" in json.loads(out)
+
+
+def test_a_far_off_fit_is_not_called_a_match(cli, tmp_path):
+    p = np.arange(100)[:, None]
+    plane = np.cos(p * np.array([1.0, 0.1, 0.01, 0.0]))  # a zero frequency where RoPE has 10000**-0.75
+    np.save(tmp_path / "t.npy", np.concatenate([plane, plane], 1).astype(np.float32))
+    code, out, _ = cli("compare", tmp_path / "t.npy")
+    text = " ".join(out.decode().split())
+    assert "no built-in convention explains this table; the nearest is rope cos" in text and "matches" not in text
+    assert json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["explained"] is False
+    # an unknown float32 recipe's error stays a match: the exact table with elements one ulp off
+    table = pe_cli.build(d_model=64, seq_len=4096).numpy()
+    rng = np.random.default_rng(5)
+    off = rng.random(table.shape) < 0.3
+    table[off] = np.nextafter(table[off], np.float32(np.inf))
+    np.save(tmp_path / "s.npy", table)
+    got = json.loads(cli("compare", tmp_path / "s.npy", "--json")[1])
+    best = got["candidates"][0]
+    assert got["explained"] is True and best["name"] == "vaswani" and best["differing"] == off.sum()
+    assert "matches vaswani" in " ".join(cli("compare", tmp_path / "s.npy")[1].decode().split())

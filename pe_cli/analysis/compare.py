@@ -174,11 +174,27 @@ class Identification:
     target: Source
     candidates: list[Candidate]
 
+    @property
+    def explained(self) -> bool:
+        """Whether the best candidate explains the table: bit for bit, or within the error
+        arithmetic in the table's dtype makes at its positions (an angle p*w rounded in that
+        dtype is off by about p ulps: 16 (p + 1) units of its epsilon at most, a margin over
+        every seed recipe's float32, float16 and bfloat16 error). Beyond that the best is
+        only the nearest."""
+        if not self.candidates:
+            return False
+        best = self.candidates[0]
+        if best.identical:
+            return True
+        reach = max(best.spec.rows, best.spec.last_position + 1)
+        return bool(best.difference.max_abs <= 16 * reach * FORMATS[self.target.dtype].epsilon)
+
     def to_json(self):
-        return {"source": self.target.label, "notes": self.target.notes, "candidates": [
-            {"name": c.name, "spec": asdict(c.spec), **asdict(c.difference), "confirmed": c.confirmed}
-            for c in self.candidates
-        ]}
+        return {"source": self.target.label, "notes": self.target.notes, "explained": self.explained,
+                "candidates": [
+                    {"name": c.name, "spec": asdict(c.spec), **asdict(c.difference), "confirmed": c.confirmed}
+                    for c in self.candidates
+                ]}
 
 
 # ---------------------------------------------------------------------------------------------

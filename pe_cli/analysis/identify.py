@@ -200,6 +200,8 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     no family explains is tried transposed. A long table's best candidates are confirmed over
     every row."""
     found, bench = _candidates(target, threshold)
+    if bench is None:  # NaN or infinite values: no formula writes them
+        return []
     if not found and target.rows < target.cols:
         target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
         found, bench = _candidates(target.transposed(), threshold)
@@ -228,14 +230,22 @@ def _order(c: Candidate):
             c.difference.max_abs, c.rank)
 
 
-def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Bench]:
+def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Bench | None]:
     sampled = target.rows * target.cols > WHOLE_ELEMENTS
     values = target.block(0, min(FIT_ROWS, max(16, FIT_ELEMENTS // target.cols))) if sampled else target.whole()
     bench = Bench(target, values, threshold, sampled)
+    for looked in (values, bench.seen):
+        bad = np.argwhere(~np.isfinite(looked))
+        if len(bad):
+            row = int(bad[0][0]) if looked is values else int(bench.rows[bad[0][0]])
+            target.notes.append(f"it holds NaN or infinite values (the first at position {row}, dimension "
+                                f"{int(bad[0][1])}), which no formula writes")
+            return [], None
     found = []
     for family in FAMILIES.values():
-        try:
-            found += [c for c in family.candidates(values, target.dtype, target.notes, bench) if c is not None]
+        try:  # any table may come in (constant, zero or NaN columns): no numpy warning goes out
+            with np.errstate(all="ignore"):
+                found += [c for c in family.candidates(values, target.dtype, target.notes, bench) if c is not None]
         except BadInput:  # a reading the family cannot have
             continue
     return found, bench

@@ -838,6 +838,9 @@ class Rope(Family):
                 part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
             else:
                 continue  # not starting at position 0: the fit below assumes it does
+            if not (0 < attention < np.inf):
+                _still(notes)
+                continue
             inverse = np.arccos if part == "cos" else np.arcsin
             rough = inverse(np.clip(plane[1] / attention, -1, 1))
             at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
@@ -845,6 +848,10 @@ class Rope(Family):
             # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
             # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
             resolved = (w * at >= 0.1) & (w > 0)
+            if not resolved[0]:  # a power law from w_0 = 1 (or 1/factor): its first pair must turn
+                if not w[0] > 0:
+                    _still(notes)
+                continue
             for dim, base, rope in _scalings(w, resolved, attention, part, bench.length, notes):
                 spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
                                   convention=convention, part=part, dtype="float64")
@@ -859,6 +866,13 @@ class Rope(Family):
                     if polar is not None:
                         yield bench.candidate("library hf-rope, polar", polar, VARIANTS["hf-rope"].source,
                                               reference)
+
+
+def _still(notes: list) -> None:
+    note = ("the first rotary column pair never turns (a zero frequency, as on an axis whose positions "
+            "are all 0 in a multi-axis table): not a 1-D RoPE table")
+    if note not in notes:
+        notes.append(note)
 
 
 _BASES = (10000.0, 100000.0, 500000.0, 1000000.0, 5000000.0, 10000000.0)

@@ -513,6 +513,8 @@ def fit(values) -> list[Fit]:
         return []
     padding = np.nonzero(~values.any(axis=1))[0]
     live = np.nonzero(values.any(axis=1))[0]
+    if len(live) < 3:  # too few rows that are not all zeros to fit a line through
+        return []
     rows_live = values[live]
     fits, lines = [], {}  # the angles' lines, by column pairs (layouts share them)
     for layout, columns in _LAYOUTS.items():
