@@ -375,21 +375,54 @@ def _hf_musicgen(spec, device):
     return _fairseq_table(spec.offset, spec.seq_len, spec.d_model, cos_first=True)
 
 
+def _timestep_table(spec, flip: bool, shift: int):
+    """diffusers' get_timestep_embedding for timesteps offset .. offset + seq_len - 1, all in
+    float32: exponents -ln(max_period) * arange(n) / (n - shift), exp, the timesteps times
+    them; [sin | cos], or [cos | sin] with flip_sin_to_cos; a zero column when d is odd."""
+    import torch
+
+    n = spec.d_model // 2
+    freq = torch.exp(-math.log(spec.base) * torch.arange(n, dtype=torch.float32) / (n - shift))
+    timesteps = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
+    angles = timesteps[:, None] * freq[None]
+    halves = [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
+    table = torch.cat(halves, dim=-1)
+    if spec.d_model % 2:
+        table = torch.cat([table, torch.zeros(spec.seq_len, 1)], dim=1)
+    return table
+
+
 @variant(VARIANTS, "hf-timestep",
          source="transformers 5.23 VibeVoiceDiffusionHeadSinusoidalEmbedding (base: diffusion_max_period)",
          conventions=("timestep",), parameters=frozenset({"base", "offset"}))
 def _hf_timestep(spec, device):
-    # float32 exp(-ln(max_period) * arange(n) / n), float32 timesteps times it, [cos | sin]
-    import torch
+    # diffusers' arithmetic with flip_sin_to_cos and no frequency shift
+    return _timestep_table(spec, flip=True, shift=0)
 
-    n = spec.d_model // 2
-    freq = torch.exp(-math.log(spec.base) * torch.arange(n, dtype=torch.float32) / n)
-    timesteps = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
-    angles = timesteps[:, None] * freq[None]
-    table = torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1)
-    if spec.d_model % 2:
-        table = torch.cat([table, torch.zeros(spec.seq_len, 1)], dim=1)
-    return table
+
+# diffusers' (flip_sin_to_cos, downscale_freq_shift) for each layout it makes
+_DIFFUSERS = {"timestep": (True, 0), "musicgen": (True, 1), "tensor2tensor": (False, 1), "concat": (False, 0)}
+
+
+def _diffusers_refusal(spec):
+    flip, shift = _DIFFUSERS[spec.convention]
+    if spec.d_model // 2 - shift < 1:
+        return (f"diffusers divides by d//2 - downscale_freq_shift, 0 for --d-model {spec.d_model} "
+                f"with the {spec.convention} layout")
+    if spec.convention == "concat" and spec.d_model % 2:
+        return "diffusers pads an odd width with a zero column after [sin | cos]; concat has no such column"
+    return None
+
+
+@variant(VARIANTS, "diffusers",
+         source="diffusers 0.42 get_timestep_embedding / Timesteps (--base: max_period; the convention: "
+                "flip_sin_to_cos and downscale_freq_shift)",
+         conventions=("timestep", "tensor2tensor", "musicgen", "concat"), parameters=frozenset({"base", "offset"}),
+         refuse=_diffusers_refusal)
+def _diffusers(spec, device):
+    # timestep: flip_sin_to_cos, shift 0; musicgen: flip, shift 1; tensor2tensor: shift 1
+    # (Timesteps(d, False, 1), DDPM's); concat: shift 0
+    return _timestep_table(spec, *_DIFFUSERS[spec.convention])
 
 
 @variant(VARIANTS, "whisper", source="openai-whisper model.py sinusoids (transformers 5.23 modeling_whisper)",
@@ -753,7 +786,7 @@ class Sinusoidal(Family):
             if dtype != "float32" or spec.convention not in found.conventions:
                 continue  # every library computes in float32
             candidate = bench.spec(
-                d_model=spec.d_model, seq_len=spec.seq_len, variant=name, base=spec.base,
+                d_model=spec.d_model, seq_len=spec.seq_len, variant=name, convention=spec.convention, base=spec.base,
                 offset=spec.offset, padding_idx=spec.padding_idx, shape="2d",
             )
             if candidate is not None:  # None: the library cannot make this table

@@ -1,0 +1,53 @@
+"""diffusers' timestep embeddings (get_timestep_embedding, the Timesteps module), against
+diffusers itself: `--variant diffusers` writes them bit for bit, and `compare FILE` names them."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from diffusers.models.embeddings import Timesteps, get_timestep_embedding
+
+import pe_cli
+
+# (flip_sin_to_cos, downscale_freq_shift) -> pe-cli's convention
+LAYOUTS = {(True, 0): "timestep", (True, 1): "musicgen", (False, 1): "tensor2tensor", (False, 0): "concat"}
+
+
+@pytest.mark.parametrize("flip, shift", LAYOUTS)
+@pytest.mark.parametrize("d", [4, 7, 64, 128, 256, 320, 1280])
+@pytest.mark.parametrize("first, count, max_period", [(0, 1000, 10000), (17, 50, 2000)])
+def test_diffusers_variant_is_get_timestep_embedding_bit_for_bit(flip, shift, d, first, count, max_period):
+    convention = LAYOUTS[flip, shift]
+    spec = dict(variant="diffusers", convention=convention, d_model=d, seq_len=count, offset=first,
+                base=float(max_period))
+    if convention == "concat" and d % 2:
+        with pytest.raises(pe_cli.PeError, match="zero column"):
+            pe_cli.build(**spec)
+        return
+    expected = get_timestep_embedding(torch.arange(first, first + count), d, flip, shift, 1, max_period)
+    assert np.array_equal(pe_cli.build(**spec).numpy(), expected.numpy())
+
+
+# Timesteps as pipelines build them: DDPM's UNet (128, False, 1), Stable Diffusion's (320, True,
+# 0), DiT and PixArt's (256, True, 1), and (64, False, 0)
+@pytest.mark.parametrize("channels, flip, shift", [(128, False, 1), (320, True, 0), (256, True, 1), (64, False, 0)])
+def test_timesteps_tables_are_identified_and_rebuilt(cli, tmp_path, channels, flip, shift):
+    table = Timesteps(channels, flip, shift)(torch.arange(1000)).numpy()
+    np.save(tmp_path / "t.npy", table)
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    identical = [c for c in found["candidates"] if c["differing"] == 0]
+    assert code == 0 and found["explained"]
+    assert "library diffusers" in [c["name"] for c in identical] and identical[0] == found["candidates"][0]
+    spec = next(c["spec"] for c in identical if c["name"] == "library diffusers")
+    assert spec["convention"] == LAYOUTS[flip, shift] and spec["base"] == 10000
+    code, _, err = cli("generate", "--variant", "diffusers", "--convention", spec["convention"],
+                       "--d-model", channels, "--seq-len", 1000, "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "again.npy"), table)
+
+
+def test_diffusers_refuses_a_zero_divisor():
+    with pytest.raises(pe_cli.PeError, match="divides by d//2 - downscale_freq_shift"):
+        pe_cli.build(variant="diffusers", convention="tensor2tensor", d_model=3, seq_len=4)
