@@ -51,3 +51,39 @@ def test_timesteps_tables_are_identified_and_rebuilt(cli, tmp_path, channels, fl
 def test_diffusers_refuses_a_zero_divisor():
     with pytest.raises(pe_cli.PeError, match="divides by d//2 - downscale_freq_shift"):
         pe_cli.build(variant="diffusers", convention="tensor2tensor", d_model=3, seq_len=4)
+
+
+@pytest.mark.parametrize("scale", [1000.0, 0.5, 3.0])
+@pytest.mark.parametrize("flip, shift", [(True, 0), (False, 1)])
+def test_timestep_scale_is_diffusers_scale(scale, flip, shift):
+    """QwenImage's Timesteps(256, True, 0, scale=1000), and other scales."""
+    expected = Timesteps(256, flip, shift, scale=scale)(torch.arange(1000)).numpy()
+    got = pe_cli.build(variant="diffusers", convention=LAYOUTS[flip, shift], d_model=256, seq_len=1000,
+                       timestep_scale=scale).numpy()
+    assert np.array_equal(got, expected)
+
+
+def _true(p: int, j: int, d: int, shift: int, flip: bool, scale: float):
+    """Column j at timestep p of get_timestep_embedding's formula, in mpmath."""
+    import mpmath
+
+    n = d // 2
+    if j >= 2 * n:
+        return mpmath.mpf(0)
+    i = j % n
+    w = mpmath.mpf(scale) * mpmath.power(10000, -mpmath.mpf(i) / (n - shift))
+    first, second = (mpmath.cos, mpmath.sin) if flip else (mpmath.sin, mpmath.cos)
+    return (first if j < n else second)(p * w)
+
+
+@pytest.mark.parametrize("flip, shift", LAYOUTS)
+@pytest.mark.parametrize("scale", [1.0, 1000.0])
+def test_exact_timestep_tables_are_correctly_rounded(flip, shift, scale):
+    from tests import reference
+
+    convention, d = LAYOUTS[flip, shift], 21 if LAYOUTS[flip, shift] != "concat" else 20
+    table = pe_cli.build(convention=convention, d_model=d, seq_len=5000, timestep_scale=scale).numpy()
+    for p in (0, 1, 2, 99, 1000, 4095, 4999):
+        for j in range(d):
+            truth = _true(p, j, d, shift, flip, scale)
+            assert float(table[p, j]) == reference.round_to(truth, "float32"), (p, j)

@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.params import Param
-from ..numerics.frequencies import power_law
+from ..numerics.frequencies import context, power_law
 from .base import Family, close, digits, even_width, plausible_bases, positional_encodings_axis, variant
 
 # ---------------------------------------------------------------------------------------------
@@ -378,13 +378,14 @@ def _hf_musicgen(spec, device):
 def _timestep_table(spec, flip: bool, shift: int):
     """diffusers' get_timestep_embedding for timesteps offset .. offset + seq_len - 1, all in
     float32: exponents -ln(max_period) * arange(n) / (n - shift), exp, the timesteps times
-    them; [sin | cos], or [cos | sin] with flip_sin_to_cos; a zero column when d is odd."""
+    them, times scale; [sin | cos], or [cos | sin] with flip_sin_to_cos; a zero column when d
+    is odd."""
     import torch
 
     n = spec.d_model // 2
     freq = torch.exp(-math.log(spec.base) * torch.arange(n, dtype=torch.float32) / (n - shift))
     timesteps = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
-    angles = timesteps[:, None] * freq[None]
+    angles = spec.timestep_scale * (timesteps[:, None] * freq[None])
     halves = [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
     table = torch.cat(halves, dim=-1)
     if spec.d_model % 2:
@@ -417,8 +418,8 @@ def _diffusers_refusal(spec):
 @variant(VARIANTS, "diffusers",
          source="diffusers 0.42 get_timestep_embedding / Timesteps (--base: max_period; the convention: "
                 "flip_sin_to_cos and downscale_freq_shift)",
-         conventions=("timestep", "tensor2tensor", "musicgen", "concat"), parameters=frozenset({"base", "offset"}),
-         refuse=_diffusers_refusal)
+         conventions=("timestep", "tensor2tensor", "musicgen", "concat"),
+         parameters=frozenset({"base", "offset", "timestep_scale"}), refuse=_diffusers_refusal)
 def _diffusers(spec, device):
     # timestep: flip_sin_to_cos, shift 0; musicgen: flip, shift 1; tensor2tensor: shift 1
     # (Timesteps(d, False, 1), DDPM's); concat: shift 0
@@ -598,6 +599,8 @@ class Sinusoidal(Family):
               minimum=0, fixed="has no padding row"),
         Param("min_timescale", 1.0, "tensor2tensor's min_timescale (--base is its max_timescale).",
               float, fixed="has no min_timescale"),
+        Param("timestep_scale", 1.0, "every angle multiplied by this (diffusers' get_timestep_embedding "
+              "scale; QwenImage: 1000).", float, fixed="has no angle scale"),
     )
     variants = VARIANTS
     shapes = ("2d", "batch-first", "seq-first")
@@ -611,6 +614,8 @@ class Sinusoidal(Family):
             raise BadInput(
                 f"--padding-idx belongs to the {padded} convention, not {spec.convention!r}"
             )
+        if not (0 < spec.timestep_scale < math.inf):
+            raise BadInput(f"--timestep-scale must be a positive number, got {spec.timestep_scale}")
         if spec.min_timescale != 1.0:
             if not convention.timescales:
                 timed = ", ".join(c.name for c in CONVENTIONS.values() if c.timescales)
@@ -622,7 +627,11 @@ class Sinusoidal(Family):
 
     def frequencies(self, spec):
         exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
-        return power_law(exponents, spec.base, spec.min_timescale), Decimal(1)
+        frequencies = power_law(exponents, spec.base, spec.min_timescale)
+        if spec.timestep_scale != 1.0:
+            with context():
+                frequencies = [w * Decimal(spec.timestep_scale) for w in frequencies]
+        return frequencies, Decimal(1)
 
     def exact_rows(self, spec, start, stop, work):
         sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
@@ -642,6 +651,8 @@ class Sinusoidal(Family):
         lines = [("convention", spec.convention), ("base", f"{spec.base:g}")]
         if spec.min_timescale != 1.0:
             lines.append(("min timescale", f"{spec.min_timescale:g}"))
+        if spec.timestep_scale != 1.0:
+            lines.append(("angle scale", f"{spec.timestep_scale:g} (every angle multiplied by it)"))
         lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
         if spec.padding_idx is not None:
             lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
