@@ -48,10 +48,6 @@ class Stored:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
-    @property
-    def nbytes(self) -> int:
-        return self.size * self.storage.itemsize
-
     def elements(self, first: int, stop: int) -> np.ndarray:
         """Elements first..stop-1 in C order (the file's order; a Fortran-order array is read
         through a map of the file), widened exactly to float64."""
