@@ -87,3 +87,24 @@ def test_exact_timestep_tables_are_correctly_rounded(flip, shift, scale):
         for j in range(d):
             truth = _true(p, j, d, shift, flip, scale)
             assert float(table[p, j]) == reference.round_to(truth, "float32"), (p, j)
+
+
+@pytest.mark.parametrize("dim, count, theta", [(64, 300, 10000.0), (128, 4096, 500000.0), (56, 1000, 10000.0)])
+@pytest.mark.parametrize("interleaved", [True, False])
+def test_1d_rotary_tables_are_identified_bit_for_bit(cli, tmp_path, dim, count, theta, interleaved):
+    """get_1d_rotary_pos_embed(use_real=True) in float32 frequencies: both its layouts are
+    transformers' arithmetic (hf-rope), named from the file and rebuilt by the command named."""
+    from diffusers.models.embeddings import get_1d_rotary_pos_embed
+
+    cos, sin = get_1d_rotary_pos_embed(dim, count, theta=theta, use_real=True,
+                                       repeat_interleave_real=interleaved, freqs_dtype=torch.float32)
+    for part, table in (("cos", cos.numpy()), ("sin", sin.numpy())):
+        np.save(tmp_path / "t.npy", table)
+        found = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])
+        best = found["candidates"][0]
+        assert found["explained"] and best["differing"] == 0
+        spec = best["spec"]
+        assert (spec["family"], spec["part"], spec["base"], spec["d_model"]) == ("rope", part, theta, dim)
+        assert spec["convention"] == ("interleaved" if interleaved else "half")
+        rebuilt = pe_cli.build(pe_cli.TableSpec(**{**spec, "dtype": "float32", "shape": "2d"})).numpy()
+        assert np.array_equal(rebuilt, table)
