@@ -242,10 +242,8 @@ def rows(spec: TableSpec, runs: list[tuple[int, int]]) -> np.ndarray:
     computes its whole table: build it)."""
     if find_variant(spec) is not None:
         raise ValueError("engine.rows serves exact tables; build a variant's table whole")
-    work = Workspace(np, "cpu", spec.dtype, _sinusoids(spec))
-    family, step = FAMILIES[spec.family], rows_per_block(spec)
-    parts = [cast_exact(family.exact_rows(spec, first, min(stop, first + step), work), spec.dtype)
-             for start, stop in runs for first in range(start, stop, step)]
+    parts = [block for start, stop in runs
+             for block in _kernel_blocks(spec, "cpu", rows_per_block(spec), start=start, stop=stop)]
     return np.concatenate(parts) if parts else np.zeros((0, spec.cols))
 
 
