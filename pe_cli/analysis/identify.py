@@ -25,7 +25,7 @@ from ..families import FAMILIES, find_variant
 from ..families.base import digits
 from ..spec import TableSpec
 from .metrics import Difference, Tally, difference
-from .tables import Source, from_spec
+from .tables import Source, from_spec, runs
 
 _RANK = {None: 0, "library": 1, "recipe": 1, "seed": 2}
 
@@ -181,17 +181,16 @@ class Bench:
 
 def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
     """An exact spec's rows at `rows` (sorted), as float64."""
-    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-    runs = [(int(run[0]), int(run[-1]) + 1) for run in np.split(rows, breaks)]
-    return host_float(exact_rows(spec, runs), spec.dtype).astype(np.float64).reshape(len(rows), spec.cols)
+    return host_float(exact_rows(spec, runs(rows)), spec.dtype).astype(np.float64).reshape(len(rows), spec.cols)
 
 
 def _measured(values, reference, rows, length: int, dtype: str, offset: int, threshold: float) -> Difference:
     """A Difference over some rows of a table (position bands and positions where they are)."""
     tally = Tally(length, values.shape[1], dtype, offset, threshold)
-    breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-    for run in np.split(np.arange(len(rows)), breaks):
-        tally.add(int(rows[run[0]]), values[run], reference[run])
+    k = 0  # rows of `values` taken so far
+    for start, stop in runs(rows):
+        tally.add(start, values[k:k + stop - start], reference[k:k + stop - start])
+        k += stop - start
     return tally.result()
 
 

@@ -65,12 +65,8 @@ class Source:
 
     def at(self, indices) -> np.ndarray:
         """The rows at `indices` (sorted), reading each run of consecutive ones at once."""
-        indices = np.asarray(indices, dtype=np.int64)
-        if len(indices) == 0:
-            return np.zeros((0, self.cols))
-        breaks = np.flatnonzero(np.diff(indices) != 1) + 1
-        runs = np.split(indices, breaks)
-        return np.concatenate([self.block(int(run[0]), int(run[-1]) + 1) for run in runs])
+        found = [self.block(a, b) for a, b in runs(indices)]
+        return np.concatenate(found) if found else np.zeros((0, self.cols))
 
     def whole(self) -> np.ndarray:
         return self.block(0, self.rows)
@@ -92,6 +88,15 @@ class Source:
             part = self.read(first, min(self.rows, first + self.block_rows))
             out[:, first:first + len(part)] = part[:, a:b].T
         return out
+
+
+def runs(indices) -> list[tuple[int, int]]:
+    """Sorted row indices as (start, stop) runs of consecutive rows."""
+    indices = np.asarray(indices, dtype=np.int64)
+    if len(indices) == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(indices) != 1) + 1
+    return [(int(run[0]), int(run[-1]) + 1) for run in np.split(indices, breaks)]
 
 
 def _rechunk(parts, rows: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
