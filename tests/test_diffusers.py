@@ -108,3 +108,44 @@ def test_1d_rotary_tables_are_identified_bit_for_bit(cli, tmp_path, dim, count, 
         assert spec["convention"] == ("interleaved" if interleaved else "half")
         rebuilt = pe_cli.build(pe_cli.TableSpec(**{**spec, "dtype": "float32", "shape": "2d"})).numpy()
         assert np.array_equal(rebuilt, table)
+
+
+# get_2d_sincos_pos_embed as PatchEmbed calls it: PixArt-alpha 1024 (interpolation_scale 2), SD3,
+# DiT, and non-square grids at fractions (positions k * base_size / G / interpolation_scale)
+GRIDS = [(1152, (64, 64), 64, 2.0), (1536, (64, 64), 64, 1.0), (1152, (32, 32), 32, 1.0),
+         (768, (32, 32), 16, 1.0), (64, (12, 20), 16, 0.5), (32, (5, 7), 8, 1.5)]
+
+
+@pytest.mark.parametrize("d, grid, base_size, interpolation", GRIDS)
+@pytest.mark.parametrize("cls_token", [False, True])
+def test_diffusers_2d_table_is_get_2d_sincos_pos_embed(d, grid, base_size, interpolation, cls_token):
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    expected = get_2d_sincos_pos_embed(d, grid, cls_token=cls_token, extra_tokens=int(cls_token),
+                                       interpolation_scale=interpolation, base_size=base_size, output_type="pt")
+    got = pe_cli.build(family="sincos2d", variant="diffusers", grid=grid, d_model=d, base_size=base_size,
+                       interpolation_scale=interpolation, cls_token=cls_token)
+    assert np.array_equal(got.numpy(), expected.float().numpy())  # the modules keep it in float32
+
+
+@pytest.mark.parametrize("grid, base_size, interpolation", [((12, 20), 16, 0.5), ((5, 7), 8, 1.5), ((6, 6), None, 2.0)])
+def test_exact_2d_table_at_fractional_positions_is_correctly_rounded(grid, base_size, interpolation):
+    import mpmath
+
+    from tests import reference
+
+    d, (rows, columns) = 16, grid
+    table = pe_cli.build(family="sincos2d", grid=grid, d_model=d, base_size=base_size,
+                         interpolation_scale=interpolation).numpy()
+    n = d // 4
+
+    def position(k: int, size: int):
+        return mpmath.mpf(k) * (base_size if base_size is not None else size) / size / mpmath.mpf(interpolation)
+
+    for patch in range(rows * columns):
+        y, x = position(patch // columns, rows), position(patch % columns, columns)
+        for j in range(d):
+            block, i = divmod(j, n)  # mae: [sin x | cos x | sin y | cos y]
+            angle = (x if block < 2 else y) * mpmath.power(10000, -mpmath.mpf(i) / n)
+            truth = (mpmath.sin if block % 2 == 0 else mpmath.cos)(angle)
+            assert float(table[patch, j]) == reference.round_to(truth, "float32"), (patch, j)

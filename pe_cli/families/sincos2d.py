@@ -6,6 +6,7 @@ row by row, after MAE's optional zero class-token row.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -13,7 +14,8 @@ from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.params import Param
-from ..numerics.frequencies import power_law
+from ..core.limits import MAX_POSITION
+from ..numerics.frequencies import context, power_law
 from .base import Family, axes_facts, parse_grid, positional_encodings_axis, variant
 
 
@@ -49,6 +51,20 @@ LAYOUTS = {
 
 def _frequency_count(d_model: int) -> int:
     return -(-d_model // 4)
+
+
+def _power_law(spec) -> list[Decimal]:
+    n = _frequency_count(spec.d_model)
+    return power_law([Fraction(i, n) for i in range(n)], spec.base)
+
+
+def _steps(spec) -> tuple[tuple[int, int], int]:
+    """Patch k of each axis (rows, columns) sits at k * step / denominator, integers: k, or
+    diffusers' k * base_size / G / interpolation_scale, exactly."""
+    scale = Fraction(spec.interpolation_scale)
+    exact = [Fraction(spec.base_size if spec.base_size is not None else size, size) / scale for size in spec.grid]
+    denominator = math.lcm(*(f.denominator for f in exact))
+    return tuple(int(f * denominator) for f in exact), denominator
 
 
 # 2-D sin-cos tables as the libraries compute them
@@ -125,6 +141,43 @@ def _positional_encodings(spec, device):
     return table[..., :org_channels].reshape(rows * columns, org_channels)
 
 
+def _diffusers_refusal(spec) -> str | None:
+    return "diffusers' 2-D table needs an even --d-model" if spec.d_model % 2 else None
+
+
+@variant(VARIANTS, "diffusers",
+         source="diffusers 0.42 get_2d_sincos_pos_embed (PatchEmbed: SD3, PixArt, DiT; cls_token: one "
+                "extra token)", conventions=("mae",), parameters=frozenset({"base_size", "interpolation_scale"}),
+         refuse=_diffusers_refusal)
+def _diffusers(spec, device):
+    # diffusers get_2d_sincos_pos_embed: float32 positions arange(G) / (G / base_size) /
+    # interpolation_scale per axis, the column (w) coordinate first; omega = 1 / 10000**(i / (D/4))
+    # in float64; sin and cos of the float64 outer product, [w | h]; the modules keep it in float32
+    import torch
+
+    rows, columns = spec.grid
+
+    def axis(size):
+        positions = torch.arange(size, dtype=torch.float32)
+        if spec.base_size is not None:
+            positions = positions / (size / spec.base_size)
+        return positions / spec.interpolation_scale
+
+    grid = torch.stack(torch.meshgrid(axis(columns), axis(rows), indexing="xy"))
+
+    def one_axis(positions):
+        omega = torch.arange(spec.d_model // 4, dtype=torch.float64)
+        omega /= spec.d_model / 4.0
+        omega = 1.0 / 10000**omega
+        angles = torch.outer(positions.reshape(-1), omega)
+        return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+    table = torch.cat([one_axis(grid[0]), one_axis(grid[1])], dim=1)
+    if spec.cls_token:
+        table = torch.cat([torch.zeros([1, spec.d_model], dtype=table.dtype), table])
+    return table
+
+
 class Sincos2d(Family):
     name = "sincos2d"
     summary = "2-D sin-cos tables for image patch grids (MAE, timm, positional-encodings)"
@@ -132,6 +185,10 @@ class Sincos2d(Family):
     params = (
         Param("grid", None, "patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
         Param("cls_token", False, "a zero first row for the class token (MAE).", bool),
+        Param("base_size", None, "diffusers' base_size: patch k of an axis of G patches sits at position "
+              "k * base_size / G (SD3, PixArt).", int, minimum=1, fixed="has patch positions 0, 1, ..."),
+        Param("interpolation_scale", 1.0, "diffusers' interpolation_scale: every position divided by it "
+              "(PixArt-alpha: 2).", float, fixed="has patch positions 0, 1, ..."),
     )
     variants = VARIANTS
     paired_columns = True
@@ -149,14 +206,29 @@ class Sincos2d(Family):
             )
         if spec.offset:
             raise BadInput("2-D tables start at patch (0, 0): --offset does not apply")
+        if not (0 < spec.interpolation_scale < math.inf):
+            raise BadInput(f"--interpolation-scale must be a positive number, got {spec.interpolation_scale}")
+        steps, _ = _steps(spec)
+        if max(step * (size - 1) for step, size in zip(steps, spec.grid)) > MAX_POSITION:
+            scale = Fraction(spec.interpolation_scale)
+            raise BadInput(
+                f"--interpolation-scale {spec.interpolation_scale:g} is {scale.numerator}/{scale.denominator} "
+                "as a float: it puts the patches at fractions too fine for exact positions (their common "
+                f"denominator times the grid passes 2^32)"
+            )
 
     def rows(self, spec):
         return spec.grid[0] * spec.grid[1] + spec.cls_token
 
     def frequencies(self, spec):
-        # w_i = T**(-i/n), i < n = ceil(D/4), in MAE, timm and positional-encodings alike
-        n = _frequency_count(spec.d_model)
-        return power_law([Fraction(i, n) for i in range(n)], spec.base), Decimal(1)
+        # w_i = T**(-i/n), i < n = ceil(D/4), in MAE, timm and positional-encodings alike; a
+        # patch at position k * step / denominator is k * step at frequencies w_i / denominator
+        frequencies = _power_law(spec)
+        _, denominator = _steps(spec)
+        if denominator != 1:
+            with context():
+                frequencies = [w / denominator for w in frequencies]
+        return frequencies, Decimal(1)
 
     def _columns(self, spec) -> dict:
         """{(coordinate, function): [column of each frequency]}, the columns past d_model left out."""
@@ -169,7 +241,8 @@ class Sincos2d(Family):
         width = spec.grid[1]
         patch = np.arange(start, stop) - int(spec.cls_token)
         live = patch >= 0
-        coordinate = {"y": (patch[live] // width).tolist(), "x": (patch[live] % width).tolist()}
+        (step_y, step_x), _ = _steps(spec)
+        coordinate = {"y": (patch[live] // width * step_y).tolist(), "x": (patch[live] % width * step_x).tolist()}
         planes = {c: dict(zip(("sin", "cos"), work.planes(positions))) for c, positions in coordinate.items()}
         table = work.zeros(int(live.sum()), spec.d_model)
         for (c, fn), columns in self._columns(spec).items():
@@ -183,8 +256,14 @@ class Sincos2d(Family):
 
     def settings(self, spec):
         rows, cols = spec.grid
-        return [*super().settings(spec), ("base", f"{spec.base:g}"),
-                ("grid", f"{rows} x {cols} patches" + (" and a class row" if spec.cls_token else ""))]
+        lines = [*super().settings(spec), ("base", f"{spec.base:g}"),
+                 ("grid", f"{rows} x {cols} patches" + (" and a class row" if spec.cls_token else ""))]
+        if spec.base_size is not None or spec.interpolation_scale != 1.0:
+            def rule(size: int) -> str:
+                return "k" + (f" * {spec.base_size}/{size}" if spec.base_size is not None else "") + (
+                    f" / {spec.interpolation_scale:g}" if spec.interpolation_scale != 1.0 else "")
+            lines.append(("positions", f"patch k of a row at {rule(cols)}, of a column at {rule(rows)}"))
+        return lines
 
     def row_label(self, spec):
         def patch(i: int) -> str:
@@ -193,9 +272,8 @@ class Sincos2d(Family):
 
         return patch
 
-    def facts(self, spec):
-        frequencies, _ = self.frequencies(spec)
-        return {"frequencies": axes_facts(frequencies, self._columns(spec))}
+    def facts(self, spec):  # per unit of position (the kernel's are per step of a fractional grid)
+        return {"frequencies": axes_facts(_power_law(spec), self._columns(spec))}
 
     def explain(self, va, vb, dtype, la, lb):
         """Four column blocks (sin/cos of two coordinates) in another order: another 2-D layout."""
