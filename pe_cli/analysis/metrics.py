@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dtypes import FORMATS, host_bits, host_float, ulp
+from ..core.dtypes import host_bits, host_float, ulp
 from ..core.errors import BadInput
 from ..engine import blocks, prepare
 from ..families import FAMILIES
@@ -113,17 +113,6 @@ def _work(shape) -> tuple[np.ndarray, ...]:
     return found
 
 
-def _ulp(values: np.ndarray, dtype: str, out: np.ndarray) -> np.ndarray:
-    """ulp(values, dtype) written into `out` (core.dtypes.ulp without allocating)."""
-    if values.flags.c_contiguous and FORMATS[dtype].min_exponent > -1022:
-        bits = out.view(np.int64)
-        np.bitwise_and(values.view(np.int64), 0x7FF0000000000000, out=bits)  # 2**floor(log2|x|)
-        np.multiply(out, 2.0 ** (1 - FORMATS[dtype].precision), out=out)
-        return np.maximum(out, 2.0 ** FORMATS[dtype].min_exponent, out=out)
-    out[...] = ulp(values, dtype)
-    return out
-
-
 class Tally:
     """Every figure of a Difference, gathered over row blocks in order (one pass, whatever
     the tables' size); also what a diagnosis needs: which elements differ by more than one
@@ -153,10 +142,10 @@ class Tally:
             return None
         error, reference_ulp, spacing, over = _work(candidate.shape)
         np.abs(np.subtract(candidate, reference, out=error), out=error)
-        _ulp(reference, self.dtype, reference_ulp)
+        ulp(reference, self.dtype, out=reference_ulp)
         # counted at the larger magnitude of the two, so that an exact zero on one side does
         # not turn an error into 2**149 ulps
-        np.maximum(reference_ulp, _ulp(candidate, self.dtype, spacing), out=spacing)
+        np.maximum(reference_ulp, ulp(candidate, self.dtype, out=spacing), out=spacing)
         line = error.ravel()
         flat = int(np.argmax(line))
         rows_max = error.max(axis=1)

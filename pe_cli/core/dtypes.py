@@ -93,17 +93,24 @@ def as_torch(block, dtype: str):
     return torch.from_numpy(block)
 
 
-def ulp(reference, dtype: str):
-    """The spacing of dtype's values at each reference value (its unit in the last place)."""
+def ulp(reference, dtype: str, out=None):
+    """The spacing of dtype's values at each reference value (its unit in the last place);
+    `out`: a float64 array of the reference's shape to write it into (no allocation)."""
     import numpy as np
 
     fmt = FORMATS[dtype]
     if fmt.min_exponent > -1022:  # every such spacing is a normal float64: from the exponent bits
-        values = np.ascontiguousarray(reference, np.float64)
+        values = np.ascontiguousarray(reference, np.float64)  # at least 1-D
+        spacing = np.empty(values.shape) if out is None else out
         # 2**floor(log2|x|) (0 for zero and subnormals), times 2**(1 - precision)
-        power = (values.view(np.int64) & 0x7FF0000000000000).view(np.float64).reshape(np.shape(reference))
-        spacing = np.multiply(power, 2.0 ** (1 - fmt.precision), out=power if power.ndim else None)
-        return np.maximum(spacing, 2.0 ** fmt.min_exponent, out=spacing if np.ndim(spacing) else None)
+        np.bitwise_and(values.view(np.int64), 0x7FF0000000000000, out=spacing.view(np.int64))
+        np.multiply(spacing, 2.0 ** (1 - fmt.precision), out=spacing)
+        np.maximum(spacing, 2.0 ** fmt.min_exponent, out=spacing)
+        return spacing if np.ndim(reference) else float(spacing[0])
     _, exponent = np.frexp(np.abs(reference))  # |x| = m * 2**e, 0.5 <= m < 1
     exponent = np.where(reference == 0, fmt.min_exponent + fmt.precision, exponent)
-    return np.ldexp(1.0, np.maximum(exponent - fmt.precision, fmt.min_exponent))
+    spacing = np.ldexp(1.0, np.maximum(exponent - fmt.precision, fmt.min_exponent))
+    if out is None:
+        return spacing
+    out[...] = spacing
+    return out
