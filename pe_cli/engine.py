@@ -25,7 +25,7 @@ from .core.limits import available_memory, gib
 from .families import FAMILIES, find_variant
 from .numerics import exact, fast
 from .numerics.sinusoids import Sinusoids, Workspace
-from .spec import TableSpec
+from .spec import TableSpec, spec_from_keywords
 
 # float64 work arrays per block: sin, cos and the kernel's temporaries, about 12 of them
 _WORK_BYTES = 48 * 2**20
@@ -316,9 +316,10 @@ class Table:
 
 
 def build(spec: TableSpec | None = None, **params) -> Table:
-    """Build a whole table: `build(d_model=512, seq_len=1024)` or `build(TableSpec(...))`."""
+    """Build a whole table: `build(d_model=512, seq_len=1024)`, `build(preset="flux",
+    grid="64x64", text_tokens=512)` or `build(TableSpec(...))`."""
     if spec is None:
-        spec = TableSpec(**params)
+        spec = spec_from_keywords(**params)
     elif params:
         raise TypeError("pass a TableSpec or keyword parameters, not both")
     check_memory(spec, whole=True)

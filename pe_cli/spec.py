@@ -217,6 +217,14 @@ def spec_from_options(options: dict, **overrides) -> TableSpec:
     return TableSpec(**{**params_from_options(options), **overrides})
 
 
+def spec_from_keywords(**params) -> TableSpec:
+    """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
+    fields as on the command line and the other keywords go on top."""
+    inputs = {param.name for _, param in family_params() if not param.field}
+    given = {name: params.pop(name) for name in list(params) if name in inputs}
+    return spec_from_options(given, **params) if given else TableSpec(**params)
+
+
 def export_specs(options: dict) -> dict[str, TableSpec]:
     """The tables `export` writes: one per combination of the lists given for variant,
     convention, dtype and part, each named by what varies among them ("pe" when one)."""

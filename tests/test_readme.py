@@ -136,6 +136,12 @@ def _figure_key(line: str, section: str, expected: dict) -> str | None:
     return key if key in expected else None
 
 
+def _flux_cos(path):
+    """The README's FLUX example: diffusers' cos table at 1024 x 1024 (its Python block, as written)."""
+    block = re.search(r"```python\n(import numpy as np, torch\nfrom diffusers.*?)```", README.read_text(), flags=re.S)
+    exec(compile(block.group(1).replace('"flux_cos.npy"', repr(str(path))), "README", "exec"), {})
+
+
 def test_readme_commands_run_as_written(tmp_path):
     examples = _examples()
     assert len(examples) >= 7
@@ -143,6 +149,7 @@ def test_readme_commands_run_as_written(tmp_path):
     assert set(MACHINE_FIGURES) <= {cmd for cmd, _ in examples}
     np.save(tmp_path / "seed000.npy", notebooks.seed000_as_written(64, 100).numpy())
     np.save(tmp_path / "positions.npy", build(d_model=512, seq_len=1026, convention="fairseq", padding_idx=1).numpy())
+    _flux_cos(tmp_path / "flux_cos.npy")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "COLUMNS": "100", "NO_COLOR": "1"}
     for command, shown in examples:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Callable
 
 from ..core.errors import BadInput
@@ -48,6 +49,12 @@ ROPE_KEYS = {
     "mrope_interleaved": bool,
     # the attention's position-dependent query scaling (Ministral 3, Mistral 4), not the table's
     "llama_4_scaling_beta": float,
+    # diffusers' multi-axis RoPE (--rope-axes split and the models' layouts): each position
+    # axis's share of the head dim (FLUX: 16,56,56) and its own theta (default --base)
+    "axes_dim": list,
+    "axes_theta": list,
+    # diffusers' get_1d_rotary_pos_embed ntk_factor: theta times it (Lumina-Next)
+    "ntk_factor": float,
 }
 _REQUIRED = {
     "linear": ("factor",),
@@ -109,7 +116,7 @@ def rope_parameters(items) -> tuple:
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
     for key in ("factor", "partial_rotary_factor", "max_position_embeddings",
-                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"):
+                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "ntk_factor"):
         if key in out and out[key] <= 0:
             raise BadInput(f"rope parameter {key} must be > 0, got {out[key]}")
     if "partial_rotary_factor" in out and out["partial_rotary_factor"] > 1:
@@ -118,6 +125,14 @@ def rope_parameters(items) -> tuple:
         raise BadInput("llama3 needs high_freq_factor > low_freq_factor")
     if kind == "longrope" and "factor" not in out and "max_position_embeddings" not in out:
         raise BadInput("rope_type longrope needs factor, or max_position_embeddings to derive it")
+    if "axes_dim" in out:
+        dims = out["axes_dim"]
+        if not all(d.is_integer() and d >= 2 and d % 2 == 0 for d in dims):
+            raise BadInput(f"rope parameter axes_dim {','.join(f'{d:g}' for d in dims)}: each axis's "
+                           "share of the head dim must be an even whole number")
+        out["axes_dim"] = tuple(int(d) for d in dims)
+    if "axes_theta" in out and not all(t > 1 for t in out["axes_theta"]):
+        raise BadInput("rope parameter axes_theta: each axis's theta must be > 1")
     return tuple(sorted(out.items()))
 
 
@@ -159,7 +174,7 @@ def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) 
     with context():
         n = frequency_count(d_model, rope)
         kind = rope.get("rope_type", "default")
-        theta = Decimal(base)
+        theta = Decimal(base) * Decimal(rope.get("ntk_factor", 1.0))  # diffusers' NTK: theta times it
         one = Decimal(1)
 
         def power_law(b: Decimal) -> list[Decimal]:
@@ -280,15 +295,29 @@ class Axes:
     name: str
     summary: str
     axes: tuple[str, ...]  # the position axes, in the order of a grid's dimensions
-    dim: Callable  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
-    columns: Callable  # (frequencies, sections) -> ((axis, frequency) of each column)
-    convention: str = "half"  # how the columns pair up when rotated
+    dim: Callable | None  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
+    columns: Callable | None  # (frequencies, sections) -> ((axis, frequency) of each column)
+    convention: str | None = "half"  # how the columns pair up when rotated (None: --convention's)
     merged: bool = False  # patches come in spatial-merge blocks (the model's token order)
     whole: bool = True  # mrope_section splits all the frequencies (else it bounds where h, w reach)
+    # split layouts (diffusers): each axis its own power law over its axes_dim share, blocks side
+    # by side; `place` gives each grid axis's positions, `text` the text tokens before the grid
+    place: Callable | None = None  # (spec, axis, size) -> (integer numerators, denominator)
+    floats: Callable | None = None  # (spec, axis, size) -> the float32 positions diffusers computes there
+    text: Callable | None = None  # (spec, text tokens, axes) -> their integer positions (tokens, axes)
+    origin: Callable | None = None  # (spec) -> where the axes a grid leaves out are (default 0)
+    trailing: int = 0  # last axes a grid never covers (at 0 on image tokens: FLUX.2's text axis)
 
     @property
     def vision(self) -> bool:
         return "row" in self.axes
+
+    @property
+    def split(self) -> bool:
+        return self.place is not None
+
+    def split_columns(self, laws, convention: str) -> list[tuple[int, int]]:
+        return (self.columns or _split_columns)(laws, convention)
 
 
 def _sections(n: int, sections, whole: bool) -> list[int]:
@@ -336,6 +365,120 @@ def _each_axis_repeated(*order):  # cat((f0, f1)).repeat_interleave(2)
     return lambda n, sections: [(axis, j) for axis in order for j in range(n) for _ in (0, 1)]
 
 
+def _split_columns(laws, convention: str, order=None) -> list[tuple[int, int]]:
+    """Each axis's block (in `order`, default axis order) of its frequencies, paired within the
+    block by the convention."""
+    firsts = [sum(dim // 2 for dim, _ in laws[:a]) for a in range(len(laws))]
+    columns = []
+    for axis in order or range(len(laws)):
+        block = [(axis, firsts[axis] + j) for j in range(laws[axis][0] // 2)]
+        columns += [c for c in block for _ in (0, 1)] if convention == "interleaved" else \
+            block * 2 if convention == "half" else block
+    return columns
+
+
+def _doubled_row(laws, convention):  # CogView4, Cosmos: every axis's frequencies once, the row doubled
+    return _split_columns(laws, "single") * 2
+
+
+def _counting(spec, axis: int, size: int):
+    """Positions 0 .. size-1 (diffusers' arange, or a pipeline's integer ids)."""
+    import numpy as np
+
+    return np.arange(size, dtype=np.int64), 1
+
+
+def _floor_of_256(spec, axis: int, size: int):
+    """CogView4: patch i of an axis of G at floor(i * 256 / G), its rope_axes_dim (256, 256)."""
+    import numpy as np
+
+    return np.arange(size, dtype=np.int64) * 256 // size, 1
+
+
+def _crop(spec, base: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (start, stop) of rows and of columns: the grid's aspect ratio fitted into the base
+    grid (rows, columns) the model was trained at, centred (diffusers' pipelines'
+    get_resize_crop_region_for_grid, in Python floats as they compute it)."""
+    rows, cols = grid_shape(spec)[-2:]
+    th, tw = base
+    if rows / cols > th / tw:
+        height, width = th, int(round(th / rows * cols))
+    else:
+        height, width = int(round(tw / cols * rows)), tw
+    top, left = int(round((th - height) / 2.0)), int(round((tw - width) / 2.0))
+    return (top, top + height), (left, left + width)
+
+
+def _cropped(base):
+    """Positions of the grid's last two axes: linspace(start, stop (G - 1)/G, G) over the crop
+    region, exactly (CogVideoX 1.0, HunyuanDiT); earlier axes count 0, 1, ..."""
+    from fractions import Fraction
+
+    def place(spec, axis: int, size: int):
+        import numpy as np
+
+        lead = len(split_laws(spec)) - 2
+        if axis < lead:
+            return _counting(spec, axis, size)
+        start, stop = _crop(spec, base)[axis - lead]
+        end = Fraction(stop * (size - 1), size)
+        step = (end - start) / (size - 1) if size > 1 else Fraction(0)
+        q = step.denominator
+        return np.array([int((start + k * step) * q) for k in range(size)], dtype=np.int64), q
+
+    return place
+
+
+def _cropped_floats(base):
+    def floats(spec, axis: int, size: int):  # the pipeline's float32 torch.linspace
+        import torch
+
+        lead = len(split_laws(spec)) - 2
+        start, stop = (0, size) if axis < lead else _crop(spec, base)[axis - lead]
+        return torch.linspace(start, stop * (size - 1) / size, size, dtype=torch.float32).numpy()
+
+    return floats
+
+
+def _centred(spec, axis: int, size: int):
+    """QwenImage's scale_rope: patch k of G at k - ceil(G/2) (its rows and columns; frames count)."""
+    import numpy as np
+
+    if axis == 0:
+        return _counting(spec, axis, size)
+    return np.arange(size, dtype=np.int64) - (size - size // 2), 1
+
+
+def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
+    import numpy as np
+
+    return np.zeros((count, axes), dtype=np.int64)
+
+
+def _text_on(axis: int):  # FLUX.2: text token l at (0, 0, 0, l); Lumina2: caption token k at (k, 0, 0)
+    def text(spec, count: int, axes: int):
+        import numpy as np
+
+        ids = np.zeros((count, axes), dtype=np.int64)
+        ids[:, axis] = np.arange(count)
+        return ids
+
+    return text
+
+
+def _text_after_image(spec, count: int, axes: int):
+    """QwenImage: text token k at max(H//2, W//2) + k on every axis."""
+    import numpy as np
+
+    rows, cols = grid_shape(spec)[-2:]
+    return np.repeat((max(rows // 2, cols // 2) + np.arange(count, dtype=np.int64))[:, None], axes, axis=1)
+
+
+def _alternating(laws, convention):  # Lumina-Next: h and w alternate per frequency, one column each
+    n = laws[0][0] // 2
+    return [(axis, axis * n + j) for j in range(n) for axis in (0, 1)]
+
+
 _MROPE = dict(axes=("t", "h", "w"), dim=lambda d, rope: rotary_dim(d, rope))
 _AXIAL = dict(axes=("row", "column"), dim=lambda d, rope: d // 2)
 AXES = {a.name: a for a in (
@@ -365,25 +508,64 @@ AXES = {a.name: a for a in (
     Axes("axial-video", "MiniMax-M3-VL vision: frames, rows, columns on a third of the head each, doubled",
          axes=("t", "row", "column"), dim=lambda d, rope: 2 * ((d // 3) // 2),
          columns=_each_axis(0, 1, 2), merged=True),
+    Axes("split", "diffusers' multi-axis RoPE, each axis its own power law over its axes_dim columns",
+         axes=("i", "t", "h", "w"), dim=None, columns=None, convention=None, place=_counting, text=_text_at_zero),
+    Axes("split-text-last", "FLUX.2's split axes (t, h, w, l), text token l at (0, 0, 0, l)",
+         axes=("t", "h", "w", "l"), dim=None, columns=None, convention=None, place=_counting,
+         text=_text_on(-1), trailing=1),
+    Axes("lumina-next", "Lumina-Next: complex, rows and columns alternating per frequency",
+         axes=("h", "w"), dim=None, columns=_alternating, convention="single", place=_counting),
+    Axes("lumina2", "Lumina2: split axes, caption token k at (k, 0, 0), image patches at (captions, row, column)",
+         axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_counting,
+         text=_text_on(0), origin=lambda spec: spec.text_tokens),
+    Axes("qwenimage", "QwenImage: split axes, rows and columns centred (k - ceil(G/2)), text tokens after "
+         "max(H/2, W/2) on every axis", axes=("t", "h", "w"), dim=None, columns=None, convention="single",
+         place=_centred, text=_text_after_image),
+    Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
+         axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
+    Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
+         axes=("h", "w"), dim=None, columns=_doubled_row, place=_floor_of_256),
+    Axes("cogvideox", "CogVideoX 1.0: split axes, rows and columns over the crop of the 30 x 45 base grid",
+         axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved", place=_cropped((30, 45)),
+         floats=_cropped_floats((30, 45))),
+    Axes("hunyuan-dit", "HunyuanDiT: the column block first, rows and columns over the crop of a 32 x 32 base grid",
+         axes=("h", "w"), dim=None, columns=lambda laws, convention: _split_columns(laws, convention, (1, 0)),
+         convention="interleaved", place=_cropped((32, 32)), floats=_cropped_floats((32, 32))),
 )}
 
 
 def axes_plan(spec):
-    """(the power law's dim, the (axis, frequency) of each column) of a multi-axis table."""
+    """(the power laws, each (dim, theta), and the (axis, frequency) of each column) of a
+    multi-axis table; frequency j counts through the laws' frequencies in order."""
     style = AXES[spec.axes]
     rope = dict(spec.rope)
+    if style.split:
+        laws = split_laws(spec)
+        return laws, style.split_columns(laws, spec.convention)
     dim = style.dim(spec.d_model, rope)
     n = (dim + 1) // 2
     sections = _sections(n, rope.get("mrope_section"), style.whole) if not style.vision else ()
-    return dim, style.columns(n, sections)
+    return [(dim, spec.base)], style.columns(n, sections)
+
+
+def axis_names(spec) -> tuple[str, ...]:
+    style = AXES[spec.axes]
+    return style.axes[len(style.axes) - len(split_laws(spec)):] if style.split else style.axes
 
 
 def grid_shape(spec) -> tuple[int, ...]:
-    """The --grid of a multi-axis table, checked against its layout and merge size."""
+    """The --grid of a multi-axis table, checked against its layout and merge size. A split
+    layout's grid may leave out leading axes, which stay at position 0 (FLUX's image index)."""
     from .base import parse_grid
 
     style = AXES[spec.axes]
-    shape, m = parse_grid(spec.grid, tuple(a.upper() for a in style.axes)), spec.merge
+    names = tuple(a.upper() for a in axis_names(spec))
+    if style.split:  # the axes a grid can cover, its given number of them the last
+        names = names[: len(names) - style.trailing]
+        given = len(spec.grid) if isinstance(spec.grid, (tuple, list)) else len(
+            str(spec.grid).lower().replace("*", "x").split("x"))
+        names = names[max(len(names) - given, 0):]
+    shape, m = parse_grid(spec.grid, names), spec.merge
     if style.vision and m > 1 and (shape[-2] % m or shape[-1] % m):
         raise BadInput(f"--grid {spec.grid}: the encoder merges {m}x{m} patches; rows and columns "
                        f"must be multiples of {m}")
@@ -393,11 +575,14 @@ def grid_shape(spec) -> tuple[int, ...]:
 def axes_positions(spec, start: int = 0, stop: int | None = None):
     """The (rows, axes) positions of the table's tokens: a grid's tokens in the model's order
     (t, h, w row-major, offset by --offset; patches row-major, in spatial-merge blocks for the
-    encoders that merge), or text tokens, every axis at the same position."""
+    encoders that merge), or text tokens, every axis at the same position. A split layout's are
+    integers over each axis's denominator (`split_tokens`)."""
     import numpy as np
 
     style = AXES[spec.axes]
     stop = spec.rows if stop is None else stop
+    if style.split:
+        return split_tokens(spec)[0][start:stop]
     if spec.grid is None:
         index = np.arange(start, stop, dtype=np.int64) + spec.offset
         return np.repeat(index[:, None], len(style.axes), axis=1)
@@ -413,6 +598,114 @@ def axes_positions(spec, start: int = 0, stop: int | None = None):
 
 
 # ---------------------------------------------------------------------------------------------
+# Split layouts: diffusers' multi-axis RoPE. Axis a takes axes_dim[a] columns of its own power
+# law theta_a**(-2i/axes_dim[a]), laid out by the convention within its block: interleaved
+# (get_1d_rotary_pos_embed's repeat_interleave: FLUX, Wan, HunyuanVideo, CogVideoX), half (its
+# cat: Allegro) or single (the complex tables of use_real=False: Lumina, QwenImage). Tokens
+# are text tokens, then a grid's, row-major; or rows of an --ids file. Exact positions are
+# integers over a denominator per axis, which moves into that axis's frequencies.
+
+
+def split_laws(spec) -> list[tuple[int, float]]:
+    rope = dict(spec.rope)
+    dims = rope.get("axes_dim")
+    if not dims:
+        raise BadInput(f"--rope-axes {spec.axes} needs each axis's share of the head dim: "
+                       "--rope axes_dim=16,56,56 (or a --preset)")
+    thetas = rope.get("axes_theta") or (spec.base,) * len(dims)
+    if len(thetas) != len(dims):
+        raise BadInput(f"rope parameter axes_theta has {len(thetas)} values for {len(dims)} axes")
+    return list(zip(dims, thetas))
+
+
+def _grid_tokens(spec, per_axis):
+    """(tokens, axes) of a split layout's grid from each grid axis's positions: the leading
+    axes the grid leaves out (and its trailing ones) at 0, tokens row-major."""
+    import numpy as np
+
+    style = AXES[spec.axes]
+    k, shape = len(split_laws(spec)), grid_shape(spec)
+    lead = k - style.trailing - len(shape)
+    values = [per_axis(lead + a, size) for a, size in enumerate(shape)]
+    index = [g.reshape(-1) for g in np.meshgrid(*[np.arange(size) for size in shape], indexing="ij")]
+    tokens = np.zeros((len(index[0]), k), dtype=values[0].dtype)
+    if lead and style.origin is not None:
+        tokens[:, :lead] = style.origin(spec)
+    for a, (at, found) in enumerate(zip(index, values)):
+        tokens[:, lead + a] = found[at]
+    return tokens
+
+
+@lru_cache(maxsize=4)
+def split_tokens(spec):
+    """(integer positions (tokens, axes), the denominator of each axis, the float32 positions
+    diffusers holds (tokens, axes), computed when asked) of a split layout's table."""
+    import numpy as np
+
+    style = AXES[spec.axes]
+    k = len(split_laws(spec))
+    if spec.ids is not None:
+        return ids_tokens(spec.ids, k)
+    if spec.grid is None:
+        raise BadInput(f"--rope-axes {spec.axes} needs its tokens: a --grid (and --text-tokens), or --ids FILE")
+    denominators = [1] * k
+
+    def exact(axis, size):
+        numbers, denominators[axis] = style.place(spec, axis, size)
+        return numbers
+
+    grid = _grid_tokens(spec, exact)
+
+    def floats():  # the float32 positions diffusers holds
+        if style.floats is None:
+            return np.concatenate([text, grid / np.array(denominators)]).astype(np.float32)
+        return np.concatenate([text.astype(np.float32),
+                               _grid_tokens(spec, lambda axis, size: style.floats(spec, axis, size))])
+
+    text = np.zeros((0, k), dtype=np.int64)
+    if spec.text_tokens:
+        if style.text is None:
+            raise BadInput(f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions")
+        text = style.text(spec, spec.text_tokens, k)
+    numerators = np.concatenate([text * np.array(denominators), grid])
+    return numerators, tuple(denominators), floats
+
+
+@lru_cache(maxsize=4)
+def ids_tokens(path: str, axes: int):
+    """An --ids file's positions (.npy, (tokens, axes), integers or floats), each axis as
+    integers over the power of two that makes them whole."""
+    import numpy as np
+
+    from ..core.limits import MAX_POSITION
+
+    try:
+        ids = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"--ids {path}: not a readable .npy file ({e})") from None
+    if ids.ndim != 2 or ids.shape[1] != axes or ids.shape[0] < 1:
+        raise BadInput(f"--ids {path}: shape {tuple(ids.shape)} is not (tokens, {axes}) for {axes} position axes")
+    if ids.dtype.kind not in "iuf" or ids.dtype.itemsize > 8:
+        raise BadInput(f"--ids {path}: dtype {ids.dtype} is not an integer or float type")
+    values = np.asarray(ids, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise BadInput(f"--ids {path}: positions must be finite")
+    numerators, denominators = np.empty(values.shape, dtype=np.int64), []
+    for a in range(axes):
+        column = values[:, a]
+        scale = 0  # the finest binary place the axis's values use
+        while scale <= 32 and not np.array_equal(np.ldexp(column, scale), np.round(np.ldexp(column, scale))):
+            scale += 1
+        whole = np.ldexp(column, scale)
+        if scale > 32 or np.max(np.abs(whole)) > MAX_POSITION:
+            raise BadInput(f"--ids {path}: axis {a}'s positions need {scale} binary places; times "
+                           f"2^{scale} they pass 2^32, beyond pe-cli's exact positions")
+        numerators[:, a] = whole.astype(np.int64)
+        denominators.append(1 << scale)
+    return numerators, tuple(denominators), lambda: values.astype(np.float32)  # FLUX's ids.float()
+
+
+# ---------------------------------------------------------------------------------------------
 # Rotary tables as Hugging Face transformers 5.23 computes them: modeling_rope_utils'
 # ROPE_INIT_FUNCTIONS for inv_freq and the attention factor (GPT-NeoX's default, which honours
 # partial_rotary_factor), then the rotary embedding's forward: float32 angles p*w,
@@ -424,7 +717,7 @@ VARIANTS: dict = {}
 def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
     rope = dict(spec.rope)
     kind = rope.get("rope_type", "default")
-    base, dim = spec.base, dim or rotary_dim(spec.d_model, rope)
+    base, dim = spec.base * rope.get("ntk_factor", 1.0), dim or rotary_dim(spec.d_model, rope)
     factor = rope.get("factor")
     attention_factor = 1.0
     exponents = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
@@ -510,8 +803,8 @@ def _rope_table(spec, lowered: str | None = None):
     import torch
 
     low = getattr(torch, spec.compute_dtype or "bfloat16")
-    dim, columns = axes_plan(spec) if spec.axes else (None, None)
-    inv_freq, attention_factor = _hf_rope_inv_freq(torch, spec, dim)
+    laws, columns = axes_plan(spec) if spec.axes else ([(None, None)], None)
+    inv_freq, attention_factor = _hf_rope_inv_freq(torch, spec, laws[0][0])
     if lowered == "inv_freq":  # the buffer cast by model.to(dtype), widened again in forward
         inv_freq = inv_freq.to(low)
     if spec.part == "inv_freq":
@@ -555,6 +848,113 @@ for _stage, _what in (("inv_freq", "inv_freq"), ("positions", "the positions"),
     )
 
 
+# Rotary tables as diffusers 0.42 computes them: get_1d_rotary_pos_embed per position axis,
+# frequencies 1 / (theta * ntk_factor)**(arange(0, dim, 2) / dim) / linear_factor in its
+# freqs_dtype, torch.outer with the positions (promoted to freqs_dtype), cos and sin (or
+# torch.polar for the complex tables) there, then float32; the axes' blocks concatenated.
+
+
+def _diffusers_refusal(spec) -> str | None:
+    if spec.part == "inv_freq":
+        return "--variant diffusers builds cos and sin tables (get_1d_rotary_pos_embed returns no frequencies)"
+    style = AXES.get(spec.axes or "")
+    if style is not None and not style.split:
+        return f"--variant diffusers builds 1-D and diffusers' own multi-axis layouts, not --rope-axes {spec.axes}"
+    kind = dict(spec.rope).get("rope_type", "default")
+    if kind not in ("default", "linear"):
+        return f"diffusers' get_1d_rotary_pos_embed has no rope_type {kind} (it takes linear_factor and ntk_factor)"
+    if dict(spec.rope).get("partial_rotary_factor", 1.0) != 1.0:
+        return "diffusers' get_1d_rotary_pos_embed has no partial_rotary_factor"
+    return None
+
+
+@variant(VARIANTS, "diffusers", source="diffusers 0.42 get_1d_rotary_pos_embed (FluxPosEmbed, WanRotaryPosEmbed, "
+         "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
+         conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal, **_HF)
+def _diffusers_rope(spec, device):
+    import torch
+
+    rope = dict(spec.rope)
+    dtype = getattr(torch, spec.freqs_dtype or "float32")
+    if spec.axes:
+        laws, columns = axes_plan(spec)
+        positions = torch.from_numpy(split_tokens(spec)[2]())
+    else:
+        laws, columns = [(spec.d_model, spec.base)], None
+        positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[:, None]
+    planes = []
+    for axis, (dim, theta) in enumerate(laws):
+        freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
+        freqs = freqs / rope.get("factor", 1.0)
+        angles = torch.outer(positions[:, axis], freqs)
+        if spec.convention == "single":  # use_real=False: complex64 (complex128 from float64 frequencies)
+            value = torch.polar(torch.ones_like(angles), angles)
+            plane = value.real if spec.part == "cos" else value.imag
+        else:
+            plane = angles.cos() if spec.part == "cos" else angles.sin()
+        planes.append(plane.float())
+    if columns is None:
+        return _lay_out(planes[0], spec.convention)
+    every = torch.cat(planes, dim=1)
+    return every[:, torch.tensor([j for _, j in columns])]
+
+
+# Diffusion models' RoPE as their diffusers 0.42 modules and pipelines set it up: one entry
+# per model, its tokens given by --grid (and --text-tokens) or --ids.
+
+
+@dataclass(frozen=True)
+class Preset:
+    summary: str  # the model and where diffusers builds its table
+    head_dim: int
+    theta: float
+    axes: str  # its AXES layout
+    axes_dim: tuple[int, ...]
+    convention: str
+    freqs_dtype: str  # get_1d_rotary_pos_embed's, as the model calls it
+    axes_theta: tuple[float, ...] = ()  # each axis's theta, where they differ (Cosmos's NTK)
+
+    @property
+    def rope(self) -> dict:
+        thetas = {"axes_theta": ",".join(map(repr, self.axes_theta))} if self.axes_theta else {}
+        return {"axes_dim": ",".join(map(str, self.axes_dim)), **thetas}
+
+
+PRESETS = {
+    "flux": Preset("FLUX.1 (and Chroma): FluxPosEmbed, ids (0, row, column) after 512 text ids at 0",
+                   128, 10000.0, "split", (16, 56, 56), "interleaved", "float64"),
+    "flux2": Preset("FLUX.2: Flux2PosEmbed, ids (t, row, column, l); text token l at (0, 0, 0, l)",
+                    128, 2000.0, "split-text-last", (32, 32, 32, 32), "interleaved", "float64"),
+    "wan": Preset("Wan 2.1 and 2.2 (SkyReels-V2, Wan VACE and Animate): WanRotaryPosEmbed over frames, "
+                  "rows, columns", 128, 10000.0, "split", (44, 42, 42), "interleaved", "float64"),
+    "hunyuan-video": Preset("HunyuanVideo and 1.5: HunyuanVideoRotaryPosEmbed over frames, rows, columns",
+                            128, 256.0, "split", (16, 56, 56), "interleaved", "float32"),
+    "hunyuan-image": Preset("HunyuanImage 2.1: HunyuanImageRotaryPosEmbed over rows, columns",
+                            128, 256.0, "split", (64, 64), "interleaved", "float32"),
+    "cogvideox-1.5": Preset("CogVideoX 1.5: get_3d_rotary_pos_embed, grid_type slice, over frames, rows, "
+                            "columns", 64, 10000.0, "split", (16, 24, 24), "interleaved", "float32"),
+    "cogvideox": Preset("CogVideoX 1.0 (5B; ConsisID, EasyAnimate): get_3d_rotary_pos_embed over the crop "
+                        "region of its 30 x 45 base grid", 64, 10000.0, "cogvideox", (16, 24, 24),
+                        "interleaved", "float32"),
+    "hunyuan-dit": Preset("HunyuanDiT: get_2d_rotary_pos_embed over the crop region of its 32 x 32 base grid",
+                          88, 10000.0, "hunyuan-dit", (44, 44), "interleaved", "float32"),
+    "lumina-next": Preset("Lumina-Next: get_2d_rotary_pos_embed_lumina, complex64 (linear and NTK factors "
+                          "with --rope)", 72, 10000.0, "lumina-next", (36, 36), "single", "float32"),
+    "lumina2": Preset("Lumina-Image 2.0: Lumina2RotaryPosEmbed, complex128, captions first",
+                      96, 10000.0, "lumina2", (32, 32, 32), "single", "float64"),
+    "qwenimage": Preset("QwenImage (Edit): QwenEmbedRope with scale_rope, complex64, text tokens first",
+                        128, 10000.0, "qwenimage", (16, 56, 56), "single", "float32"),
+    "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
+    "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
+                        "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
+    # Cosmos: theta 10000 * rope_scale ** (dim / (dim - 2)) per axis, rope_scale (2, 1, 1) of
+    # Cosmos-1.0-Diffusion-7B (temporal positions of images; a video's are scaled by 24/fps)
+    "cosmos": Preset("Cosmos 1.0 7B: CosmosRotaryPosEmbed, rope_scale (2, 1, 1), images (fps None)",
+                     128, 10000.0, "split-doubled", (44, 42, 42), "half", "float32",
+                     axes_theta=(10000.0 * 2.0 ** (44 / 42), 10000.0, 10000.0)),
+}
+
+
 # ---------------------------------------------------------------------------------------------
 # The family
 
@@ -594,6 +994,17 @@ class Rope(Family):
               "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
               "--rope-config model's, else cos-sin].", str, flags=("--rope-arithmetic",),
               choices=("cos-sin", "polar")),
+        Param("preset", None, "a diffusion model's RoPE: head dim, theta, axes and layout (" +
+              ", ".join(PRESETS) + "); give its tokens with --grid (and --text-tokens) or --ids.",
+              str, field=False, choices=tuple(PRESETS)),
+        Param("text_tokens", 0, "text tokens before a split layout's grid (FLUX's 512 text ids at "
+              "position 0; FLUX.2's along its last axis).", int, minimum=0),
+        Param("ids", None, "a split layout's token positions: a .npy file of shape (tokens, axes), "
+              "integers or floats, as FLUX's ids.", str),
+        Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "
+              "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
+              "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].", str,
+              choices=("float32", "float64")),
     )
     variants = VARIANTS
     export_parts = ("cos", "sin")
@@ -602,6 +1013,8 @@ class Rope(Family):
         """--rope KEY=VALUE pairs over a --rope-config file's settings; the model's layout and
         arithmetic where --convention and --rope-arithmetic are not given."""
         values, rope = super().from_options(options), {}
+        if options.get("preset") and options.get("rope_config"):
+            raise BadInput("--preset and --rope-config each give the model's RoPE: choose one")
         for name in ("layer_type", "config_part"):
             if options.get(name) and not options.get("rope_config"):
                 raise BadInput(f"--{name.replace('_', '-')} selects within a --rope-config")
@@ -618,6 +1031,14 @@ class Rope(Family):
             for name in ("convention", "arithmetic"):
                 if options.get(name) is None:
                     values[name] = config[name]
+        if options.get("preset"):
+            preset = PRESETS[options["preset"]]
+            values.update(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes)
+            if options.get("convention") is None:
+                values["convention"] = preset.convention
+            if options.get("freqs_dtype") is None:  # the model's, for --variant diffusers
+                values["freqs_dtype"] = preset.freqs_dtype
+            rope = dict(preset.rope)
         for item in options.get("rope") or []:
             key, sep, value = item.partition("=")
             if not sep:
@@ -631,7 +1052,7 @@ class Rope(Family):
 
     def default_convention(self, spec):
         style = AXES.get(spec.axes or "")
-        return style.convention if style else super().default_convention(spec)
+        return style.convention if style and style.convention else super().default_convention(spec)
 
     def selections(self, options):
         """A config with rope parameters per layer type, read without --layer-type: one table
@@ -655,7 +1076,12 @@ class Rope(Family):
         if kind == "longrope":
             longrope_factors(rope, frequency_count(spec.d_model, rope), spec.last_position + 1)
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
-        self._check_axes(spec, kind)
+        style = AXES.get(spec.axes or "")
+        if spec.freqs_dtype is not None and spec.variant != "diffusers" and not (style and style.split):
+            raise BadInput("--freqs-dtype is the dtype of --variant diffusers' arithmetic")
+        if style is None or not style.split:
+            self._check_axes(spec, kind)
+        self._check_split(spec, style, kind)
 
     @staticmethod
     def _check_axes(spec, kind: str) -> None:
@@ -685,20 +1111,46 @@ class Rope(Family):
             grid_shape(spec)
         axes_plan(spec)
 
+    @staticmethod
+    def _check_split(spec, style, kind: str) -> None:
+        if style is None or not style.split:
+            for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
+                if value != default:
+                    raise BadInput(f"--{name.replace('_', '-')} gives the tokens of a split layout "
+                                   "(--rope-axes split, or a --preset)")
+            return
+        if spec.variant not in ("exact", "diffusers"):
+            raise BadInput(f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)")
+        if style.convention is not None and spec.convention != style.convention:
+            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}, not {spec.convention}")
+        if kind not in ("default", "linear"):
+            raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
+        if spec.offset:
+            raise BadInput("--offset: a split layout's positions come from --grid or --ids")
+        if spec.ids is not None and (spec.grid is not None or spec.text_tokens):
+            raise BadInput("--ids gives every token's positions: drop --grid and --text-tokens")
+        covered = sum(dim for dim, _ in split_laws(spec))
+        if covered != spec.d_model:
+            raise BadInput(f"axes_dim {','.join(str(d) for d, _ in split_laws(spec))} covers {covered} "
+                           f"columns of the head dim {spec.d_model}: they must add up to it")
+        split_tokens(spec)
+
     def _vector(self, spec) -> bool:
         return spec.part == "inv_freq"
 
     def rows(self, spec):
         if self._vector(spec):
             return 1
+        if spec.axes and AXES[spec.axes].split:
+            return len(split_tokens(spec)[0])
         if spec.axes and spec.grid is not None:
             return math.prod(grid_shape(spec))
         return spec.seq_len
 
     def cols(self, spec):
         if spec.axes:
-            dim, columns = axes_plan(spec)
-            return (dim + 1) // 2 if self._vector(spec) else len(columns)
+            laws, columns = axes_plan(spec)
+            return sum((dim + 1) // 2 for dim, _ in laws) if self._vector(spec) else len(columns)
         n = frequency_count(spec.d_model, dict(spec.rope))
         return n if self._vector(spec) or spec.convention == "single" else 2 * n
 
@@ -707,14 +1159,21 @@ class Rope(Family):
 
     def frequencies(self, spec):
         rope = dict(spec.rope)
-        if spec.axes:  # the style's power law over its own dim, M-RoPE's partial factor included
+        if spec.axes:  # the style's power laws over their own dims, M-RoPE's partial factor included
             rope.pop("partial_rotary_factor", None)
-            return rope_frequencies(axes_plan(spec)[0], spec.base, rope, self._end(spec))
+            laws, _ = axes_plan(spec)
+            if not AXES[spec.axes].split:
+                return rope_frequencies(laws[0][0], spec.base, rope, self._end(spec))
+            frequencies = []
+            with context():  # an axis at positions k / q: integers k at frequencies w / q
+                for (dim, theta), q in zip(laws, split_tokens(spec)[1]):
+                    frequencies += [w / q for w in rope_frequencies(dim, theta, rope, 0)[0]]
+            return frequencies, Decimal(1)
         return rope_frequencies(spec.d_model, spec.base, rope, self._end(spec))
 
     def _end(self, spec) -> int:
         """One past the largest position (dynamic NTK and LongRoPE depend on it)."""
-        if spec.axes and spec.grid is not None:
+        if spec.axes and (spec.grid is not None or AXES[spec.axes].split):
             return int(axes_positions(spec).max()) + 1
         return spec.last_position + 1
 
@@ -726,7 +1185,7 @@ class Rope(Family):
         if spec.axes:
             import numpy as np
 
-            dim, columns = axes_plan(spec)
+            _, columns = axes_plan(spec)
             positions = axes_positions(spec, start, stop)
             planes = np.stack([work.planes(positions[:, a].tolist())[spec.part == "cos"]
                                for a in range(positions.shape[1])], axis=1)  # (rows, axes, n)
@@ -753,7 +1212,15 @@ class Rope(Family):
         return _lay_out(plane, spec.convention)
 
     def settings(self, spec):
-        if spec.axes and spec.grid is not None:
+        if spec.axes and AXES[spec.axes].split:
+            names = axis_names(spec)
+            text = f", after {spec.text_tokens} text tokens" if spec.text_tokens else ""
+            if spec.ids:
+                positions = f"ids {spec.ids} ({' x '.join(names)})"
+            else:
+                covered = names[: len(names) - AXES[spec.axes].trailing][-len(grid_shape(spec)):]
+                positions = f"grid {spec.grid} ({' x '.join(covered)}{text})"
+        elif spec.axes and spec.grid is not None:
             style = AXES[spec.axes]
             merged = f", {spec.merge}x{spec.merge} merge blocks" if spec.merge > 1 else ""
             offset = f", + {spec.offset}" if spec.offset else ""
@@ -767,18 +1234,24 @@ class Rope(Family):
             ("rope", ", ".join(f"{k}={v}" for k, v in spec.rope) or "rope_type=default"),
             *([("axes", f"{spec.axes}: {AXES[spec.axes].summary}")] if spec.axes else []),
             *([("arithmetic", spec.arithmetic)] if spec.variant != "exact" and spec.arithmetic != "cos-sin" else []),
+            *([("freqs dtype", spec.freqs_dtype or "float32")] if spec.variant == "diffusers" else []),
         ]
 
     def row_label(self, spec):
-        return (lambda i: "-") if self._vector(spec) else super().row_label(spec)
+        if self._vector(spec):
+            return lambda i: "-"
+        if spec.axes and AXES[spec.axes].split:  # a token's position on each axis
+            numerators, denominators, _ = split_tokens(spec)
+            return lambda i: "({})".format(",".join(f"{n / q:g}" for n, q in zip(numerators[i], denominators)))
+        return super().row_label(spec)
 
     def facts(self, spec):
         frequencies, attention = self.frequencies(spec)
         if spec.axes:  # each frequency's columns, by position axis
-            style = AXES[spec.axes]
+            names = axis_names(spec)
             where: dict = {}
             for c, (axis, i) in enumerate(axes_plan(spec)[1]):
-                where.setdefault(i, {}).setdefault(style.axes[axis], []).append(c)
+                where.setdefault(i, {}).setdefault(names[axis], []).append(c)
             placed = {i: {axis: ", ".join(map(str, cs)) for axis, cs in found.items()} for i, found in where.items()}
         else:
             columns = range(2 * len(frequencies))
@@ -813,6 +1286,10 @@ class Rope(Family):
         transformers' arithmetic and its polar one."""
         import numpy as np
 
+        split = [c for c in self._split_candidates(values, notes, bench) if c is not None]
+        yield from split
+        if split:  # a multi-axis table: its first columns need not turn, nor follow one law
+            return
         rows, cols = values.shape
         if rows < 3:
             return
@@ -866,6 +1343,153 @@ class Rope(Family):
                     if polar is not None:
                         yield bench.candidate("library hf-rope, polar", polar, VARIANTS["hf-rope"].source,
                                               reference)
+
+
+    def _split_candidates(self, values, notes, bench):
+        """A preset's table: each axis's positions read back from its columns, then its tokens
+        as text tokens and a grid of the preset's layout, scored as usual. Where some preset
+        reads as whole positions that make no grid, a note says so (when none is found)."""
+        import numpy as np
+
+        rows, cols = values.shape
+        found, scattered = [], []
+        for name, preset in PRESETS.items():
+            for convention in dict.fromkeys((preset.convention, "single")):
+                if preset.head_dim // (2 if convention == "single" else 1) != cols:
+                    continue
+                style = AXES[preset.axes]
+                point = "x".join(["1"] * (len(preset.axes_dim) - style.trailing))  # one token
+                for part in ("cos", "sin"):
+                    spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta,
+                                      axes=preset.axes, rope=preset.rope, convention=convention, part=part,
+                                      grid=point, freqs_dtype=preset.freqs_dtype, dtype="float64")
+                    if spec is None:
+                        continue
+                    positions = _read_positions(values, spec, part)
+                    if not np.all(np.isfinite(positions)):
+                        continue
+                    tokens = _as_grid(positions, spec, part, bench.length)
+                    if tokens is None:
+                        if np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
+                            scattered.append(name)  # else a wrong theta or layout: scattered fractions
+                        continue
+                    grid, text = tokens
+                    spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
+                    if spec is None:
+                        continue
+                    reference = bench.reference(spec)
+                    found.append(name)
+                    yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
+                    yield from bench.libraries(spec, reference)
+        if scattered and not found:
+            notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
+                         "but its tokens are not text tokens and a grid (give them with --ids to compare)")
+
+
+def _read_positions(values, spec, part: str):
+    """Each token's position on each axis of a split layout's (cos or sin) table, read from
+    its columns from the lowest frequency up (each frequency's angle is taken in the turn
+    nearest the estimate so far): (rows, axes), to about 1e-4."""
+    import numpy as np
+
+    laws, columns = axes_plan(spec)
+    frequencies = [float(w) for w in FAMILY.frequencies(spec)[0]]
+    first = {}
+    for c, (axis, j) in enumerate(columns):
+        first.setdefault(j, c)
+    found = np.zeros((values.shape[0], len(laws)))
+    start = 0
+    for axis, (dim, _) in enumerate(laws):
+        indices = range(start, start + dim // 2)
+        start += dim // 2
+        lowest = True
+        for j in sorted(indices, key=lambda j: frequencies[j]):
+            w, value = frequencies[j], np.clip(values[:, first[j]], -1, 1)
+            if part == "cos":
+                angle = np.arccos(value)
+                if lowest:
+                    estimate = angle / w
+                    lowest = False
+                    continue
+                turns = np.round((estimate * w - angle) / (2 * np.pi))
+                plus = angle + 2 * np.pi * turns
+                turns = np.round((estimate * w + angle) / (2 * np.pi))
+                minus = 2 * np.pi * turns - angle
+                chosen = np.where(np.abs(plus - estimate * w) <= np.abs(minus - estimate * w), plus, minus)
+            else:
+                angle = np.arcsin(value)
+                if lowest:
+                    estimate = angle / w
+                    lowest = False
+                    continue
+                turns = np.round((estimate * w - angle) / (2 * np.pi))
+                near = angle + 2 * np.pi * turns
+                turns = np.round((estimate * w - (np.pi - angle)) / (2 * np.pi))
+                far = np.pi - angle + 2 * np.pi * turns
+                chosen = np.where(np.abs(near - estimate * w) <= np.abs(far - estimate * w), near, far)
+            estimate = chosen / w
+        found[:, axis] = estimate
+    return found
+
+
+_CLOSE = 1e-3  # positions read back within this are the same
+
+
+def _as_grid(positions, spec, part: str, length: int):
+    """(grid, text tokens) whose tokens are these positions (the first rows of a table of
+    `length` rows), or None. The grid is read off where each axis first changes (row-major
+    order), and the layout then says where its tokens are, which must be where they were read
+    (up to sign in a cos table)."""
+    import numpy as np
+
+    style = AXES[spec.axes]
+    covered = positions.shape[1] - style.trailing
+    for text in _text_counts(positions):
+        image = positions[text:]
+        count = length - text
+        if len(image) == 0 or count < 1:
+            continue
+        moved = np.abs(image[:, :covered] - image[0, :covered]) > _CLOSE
+        change = [int(np.argmax(moved[:, a])) if moved[:, a].any() else count for a in range(covered)]
+        order = sorted(set(change) - {count})
+        if order and order[0] != 1:
+            continue
+        strides = order + [count]
+        shape = [strides[strides.index(c) + 1] // c if c < count else 1 for c in change]
+        if math.prod(shape) != count:
+            continue
+        for lead in sorted({0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True):
+            grid = "x".join(map(str, shape[lead:]))
+            try:
+                numerators, denominators, _ = split_tokens(spec.replace(grid=grid, text_tokens=text))
+            except BadInput:
+                continue
+            expected = numerators[: len(positions)] / np.array(denominators)
+            if part == "cos":  # cos tells a position only up to its sign
+                expected = np.abs(expected)
+            if len(expected) == len(positions) and np.all(np.abs(expected - positions) < _CLOSE):
+                return grid, text
+    return None
+
+
+def _text_counts(positions) -> list[int]:
+    """Numbers of text tokens the table may start with: 0, and each longest run of rows that
+    look like text tokens (the same position on every axis: FLUX, QwenImage; or k on one axis
+    and 0 on the others: FLUX.2, Lumina2), and one fewer (the grid's first token may look the
+    same)."""
+    import numpy as np
+
+    k = positions.shape[1]
+    index = np.arange(len(positions))
+    looks = [np.all(np.abs(positions - positions[:, :1]) < _CLOSE, axis=1)]
+    for a in range(k):
+        others = np.abs(np.delete(positions, a, axis=1)) < _CLOSE
+        looks.append(np.all(others, axis=1) & (np.abs(np.abs(positions[:, a]) - index) < _CLOSE))
+    counts = {0}
+    for same in looks:
+        run = int(np.argmin(same)) if not same.all() else len(same)
+        counts |= {run, max(run - 1, 0)}
+    return sorted(counts, reverse=True)
 
 
 def _still(notes: list) -> None:

@@ -1,0 +1,340 @@
+"""diffusers' multi-axis RoPE (FLUX, FLUX.2, Wan, HunyuanVideo, HunyuanImage, CogVideoX 1.5):
+`--preset` tables against diffusers' own modules and functions, bit for bit; the exact tables
+against mpmath; `compare FILE` naming each; and the refusals."""
+
+import json
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+
+import pe_cli
+from tests.reference import round_to
+
+
+def _flux(rows, cols, text):
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+    from diffusers.pipelines.flux.pipeline_flux import FluxPipeline
+
+    ids = torch.cat([torch.zeros(text, 3, dtype=torch.bfloat16),
+                     FluxPipeline._prepare_latent_image_ids(1, rows, cols, "cpu", torch.bfloat16)])
+    return FluxPosEmbed(theta=10000, axes_dim=[16, 56, 56])(ids)
+
+
+def _flux2(rows, cols, text):
+    from diffusers.models.transformers.transformer_flux2 import Flux2PosEmbed
+    from diffusers.pipelines.flux2.pipeline_flux2 import Flux2Pipeline
+
+    module = Flux2PosEmbed(theta=2000, axes_dim=[32, 32, 32, 32])
+    words = module(Flux2Pipeline._prepare_text_ids(torch.zeros(1, text, 1))[0])
+    image = module(Flux2Pipeline._prepare_latent_ids(torch.zeros(1, 1, rows, cols))[0])
+    return tuple(torch.cat([w, i]) for w, i in zip(words, image))
+
+
+def _wan(frames, rows, cols):
+    from diffusers.models.transformers.transformer_wan import WanRotaryPosEmbed
+
+    return WanRotaryPosEmbed(128, (1, 2, 2), 1024)(torch.empty(1, 16, frames, 2 * rows, 2 * cols))
+
+
+def _hunyuan_video(frames, rows, cols):
+    from diffusers.models.transformers.transformer_hunyuan_video import HunyuanVideoRotaryPosEmbed
+
+    return HunyuanVideoRotaryPosEmbed(2, 1, [16, 56, 56], 256.0)(torch.empty(1, 16, frames, 2 * rows, 2 * cols))
+
+
+def _hunyuan_image(rows, cols):
+    from diffusers.models.transformers.transformer_hunyuanimage import HunyuanImageRotaryPosEmbed
+
+    return HunyuanImageRotaryPosEmbed((1, 1), (64, 64), 256.0)(torch.empty(1, 64, rows, cols))
+
+
+def _cogvideox_15(frames, rows, cols):
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+
+    return get_3d_rotary_pos_embed(64, None, grid_size=(rows, cols), temporal_size=frames, grid_type="slice",
+                                   max_size=(48, 85))
+
+
+def _cogview4(rows, cols):
+    from diffusers.models.transformers.transformer_cogview4 import CogView4RotaryPosEmbed
+
+    return CogView4RotaryPosEmbed(128, 2, (256, 256))(torch.empty(1, 16, 2 * rows, 2 * cols))
+
+
+def _glm_image(rows, cols):
+    from diffusers.models.transformers.transformer_glm_image import GlmImageRotaryPosEmbed
+
+    return GlmImageRotaryPosEmbed(128, 2)(torch.empty(1, 16, 2 * rows, 2 * cols))
+
+
+def _cosmos(frames, rows, cols):
+    from diffusers.models.transformers.transformer_cosmos import CosmosRotaryPosEmbed
+
+    module = CosmosRotaryPosEmbed(128, (128, 240, 240), (1, 2, 2), 24, (2.0, 1.0, 1.0))
+    return module(torch.empty(1, 16, frames, 2 * rows, 2 * cols))
+
+
+def _cogvideox(frames, rows, cols):
+    """The CogVideoX 1.0 pipeline's table: the grid's crop region of the 30 x 45 base grid."""
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed
+    from diffusers.pipelines.cogvideo.pipeline_cogvideox import get_resize_crop_region_for_grid
+
+    crops = get_resize_crop_region_for_grid((rows, cols), 45, 30)
+    return get_3d_rotary_pos_embed(64, crops, grid_size=(rows, cols), temporal_size=frames)
+
+
+def _hunyuan_dit(rows, cols):
+    """The HunyuanDiT pipeline's table: the grid's crop region of the 32 x 32 base grid."""
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed
+    from diffusers.pipelines.hunyuandit.pipeline_hunyuandit import get_resize_crop_region_for_grid
+
+    return get_2d_rotary_pos_embed(88, get_resize_crop_region_for_grid((rows, cols), 32), (rows, cols), use_real=True)
+
+
+def _complex(table):  # a use_real=False table: its real and imaginary parts, as cos and sin
+    return table.real.float(), table.imag.float()
+
+
+def _lumina_next(rows, cols, **factors):
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed_lumina
+
+    return _complex(get_2d_rotary_pos_embed_lumina(72, 384, 384, **factors)[:rows, :cols].flatten(0, 1))
+
+
+def _lumina2(rows, cols, captions):
+    from diffusers.models.transformers.transformer_lumina2 import Lumina2RotaryPosEmbed
+
+    module = Lumina2RotaryPosEmbed(10000, (32, 32, 32), (300, 512, 512), 2)
+    joint = module(torch.empty(1, 16, 2 * rows, 2 * cols), torch.ones(1, captions, dtype=torch.long))[3]
+    return _complex(joint[0])
+
+
+def _qwenimage(rows, cols, text):
+    from diffusers.models.transformers.transformer_qwenimage import QwenEmbedRope
+
+    image, words = QwenEmbedRope(10000, [16, 56, 56], scale_rope=True)([[(1, rows, cols)]], torch.device("cpu"),
+                                                                        max_txt_seq_len=text)
+    return _complex(torch.cat([words, image]))
+
+
+# preset, its tokens as pe-cli options, and diffusers building the same table; the first of
+# each is the size real pipelines use (FLUX at 1024 x 1024: 64 x 64 patches after 512 text
+# tokens; Wan 2.1 at 480 x 832, 81 frames; CogVideoX 1.5 at 768 x 1360, 81 frames)
+CASES = [
+    ("flux", dict(grid="64x64", text_tokens=512), lambda: _flux(64, 64, 512)),
+    ("flux", dict(grid="24x40", text_tokens=77), lambda: _flux(24, 40, 77)),
+    ("flux2", dict(grid="64x64", text_tokens=512), lambda: _flux2(64, 64, 512)),
+    ("flux2", dict(grid="12x20", text_tokens=9), lambda: _flux2(12, 20, 9)),
+    ("wan", dict(grid="21x30x52"), lambda: _wan(21, 30, 52)),
+    ("wan", dict(grid="3x5x7"), lambda: _wan(3, 5, 7)),
+    ("hunyuan-video", dict(grid="5x24x40"), lambda: _hunyuan_video(5, 24, 40)),
+    ("hunyuan-image", dict(grid="64x64"), lambda: _hunyuan_image(64, 64)),
+    ("cogvideox-1.5", dict(grid="11x48x85"), lambda: _cogvideox_15(11, 48, 85)),
+    ("cogvideox-1.5", dict(grid="4x10x12"), lambda: _cogvideox_15(4, 10, 12)),
+    ("cogview4", dict(grid="64x64"), lambda: _cogview4(64, 64)),
+    ("cogview4", dict(grid="48x80"), lambda: _cogview4(48, 80)),
+    ("glm-image", dict(grid="64x64"), lambda: _glm_image(64, 64)),
+    ("glm-image", dict(grid="12x20"), lambda: _glm_image(12, 20)),
+    ("cosmos", dict(grid="1x88x120"), lambda: _cosmos(1, 88, 120)),
+    ("cosmos", dict(grid="3x10x15"), lambda: _cosmos(3, 10, 15)),
+    # CogVideoX 1.0 at 480 x 720 (its base grid: whole positions), and at sizes whose crop
+    # regions put the patches at fractions; HunyuanDiT at 1024 x 1024 (patches at k/2), and not
+    # square
+    ("cogvideox", dict(grid="13x30x45"), lambda: _cogvideox(13, 30, 45)),
+    ("cogvideox", dict(grid="3x24x50"), lambda: _cogvideox(3, 24, 50)),
+    ("cogvideox", dict(grid="2x40x40"), lambda: _cogvideox(2, 40, 40)),
+    ("hunyuan-dit", dict(grid="64x64"), lambda: _hunyuan_dit(64, 64)),
+    ("hunyuan-dit", dict(grid="48x64"), lambda: _hunyuan_dit(48, 64)),
+    # the complex tables (use_real=False): Lumina-Next at 1024 x 1024, Lumina2 with 256 caption
+    # tokens, QwenImage at 1024 x 1024 with 512 text tokens, odd sizes (centred unevenly)
+    ("lumina-next", dict(grid="64x64"), lambda: _lumina_next(64, 64)),
+    ("lumina-next", dict(grid="12x20"), lambda: _lumina_next(12, 20)),
+    ("lumina2", dict(grid="64x64", text_tokens=256), lambda: _lumina2(64, 64, 256)),
+    ("lumina2", dict(grid="12x20", text_tokens=30), lambda: _lumina2(12, 20, 30)),
+    ("qwenimage", dict(grid="64x64", text_tokens=512), lambda: _qwenimage(64, 64, 512)),
+    ("qwenimage", dict(grid="13x19", text_tokens=40), lambda: _qwenimage(13, 19, 40)),
+]
+
+
+def _table(preset, variant, part, **tokens):
+    return pe_cli.build(preset=preset, variant=variant, part=part, **tokens).numpy()
+
+
+@pytest.mark.parametrize("preset, tokens, module", CASES, ids=[f"{c[0]}-{c[1]['grid']}" for c in CASES])
+def test_diffusers_variant_is_the_module_bit_for_bit(preset, tokens, module):
+    cos, sin = (t.reshape(-1, t.shape[-1]).numpy() for t in module())
+    for part, expected in (("cos", cos), ("sin", sin)):
+        assert np.array_equal(_table(preset, "diffusers", part, **tokens), expected), part
+
+
+@pytest.mark.parametrize("preset, tokens, module", [c for c in CASES if c[0] in ("flux", "flux2", "wan", "lumina2")][1::2])
+def test_float64_presets_are_the_exact_table(preset, tokens, module):
+    """FLUX, FLUX.2, Wan and Lumina2 compute in float64 and round once: their tables are the
+    correctly rounded ones at these sizes (the exact table is checked against mpmath below)."""
+    cos, sin = (t.reshape(-1, t.shape[-1]).numpy() for t in module())
+    assert np.array_equal(_table(preset, "exact", "cos", **tokens), cos)
+    assert np.array_equal(_table(preset, "exact", "sin", **tokens), sin)
+
+
+def _exact_value(position, theta, dim, i, part):
+    angle = mpmath.mpf(position) * mpmath.power(theta, -mpmath.mpf(2 * i) / dim)
+    return round_to(mpmath.cos(angle) if part == "cos" else mpmath.sin(angle), "float32")
+
+
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_exact_split_table_against_mpmath(part):
+    """HunyuanVideo's layout (theta 256, axes 16, 56, 56, interleaved): every element of a
+    few tokens, each axis at its own position."""
+    table = _table("hunyuan-video", "exact", part, grid="3x7x9")
+    for row in (0, 1, 9, 62, 188):
+        t, h, w = row // 63, row // 9 % 7, row % 9
+        c = 0
+        for position, dim in ((t, 16), (h, 56), (w, 56)):
+            for i in range(dim // 2):
+                expected = _exact_value(position, 256, dim, i, part)
+                assert table[row, c] == table[row, c + 1] == expected, (row, c)
+                c += 2
+
+
+def test_ids_file_at_fractional_positions_against_mpmath(tmp_path):
+    """--ids: any positions, fractional ones exactly (k/4, k/3 rounded to float32 as given)."""
+    ids = np.array([[0, 0.25, 1.75], [3, 2.5, 0.125], [1 / 3, 7, 12.0]], dtype=np.float32)
+    np.save(tmp_path / "ids.npy", ids)
+    table = pe_cli.build(preset="flux", ids=str(tmp_path / "ids.npy"), part="sin").numpy()
+    for row in range(3):
+        c = 0
+        for axis, dim in enumerate((16, 56, 56)):
+            for i in range(dim // 2):
+                expected = _exact_value(mpmath.mpf(float(ids[row, axis])), 10000, dim, i, "sin")
+                assert table[row, c] == expected, (row, c)
+                c += 2
+
+
+def test_lumina_next_scaling_factors():
+    """diffusers' linear_factor and ntk_factor: --rope rope_type=linear, factor, ntk_factor."""
+    cos, sin = _lumina_next(12, 20, linear_factor=1.5, ntk_factor=2.0)
+    rope = {"axes_dim": "36,36", "rope_type": "linear", "factor": 1.5, "ntk_factor": 2.0}
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = pe_cli.build(preset="lumina-next", grid="12x20", rope=rope, part=part, variant="diffusers")
+        assert np.array_equal(table.numpy(), expected.numpy())
+    exact = pe_cli.build(preset="lumina-next", grid="12x20", rope=rope, part="cos").numpy()
+    frequency = mpmath.power(20000, -mpmath.mpf(2 * 5) / 36) / mpmath.mpf(1.5)
+    assert exact[21, 2 * 5] == round_to(mpmath.cos(1 * frequency), "float32")  # row 1's h, frequency 5
+    assert exact[21, 2 * 5 + 1] == round_to(mpmath.cos(1 * frequency), "float32")  # its w: column 1
+
+
+def test_ids_file_is_the_grid_it_lists(tmp_path):
+    spec = pe_cli.TableSpec(family="rope", d_model=128, axes="split", rope={"axes_dim": "16,56,56"},
+                            convention="interleaved", grid="6x8", text_tokens=5)
+    from pe_cli.families.rope import axes_positions
+
+    np.save(tmp_path / "ids.npy", axes_positions(spec).astype(np.int32))
+    by_ids = pe_cli.build(preset="flux", ids=str(tmp_path / "ids.npy"), part="cos").numpy()
+    assert np.array_equal(by_ids, pe_cli.build(preset="flux", grid="6x8", text_tokens=5, part="cos").numpy())
+    assert np.array_equal(by_ids, _flux(6, 8, 5)[0].numpy())
+
+
+COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25)]
+
+
+@pytest.mark.parametrize("preset, tokens, module", COMPARED, ids=[c[0] for c in COMPARED])
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_compare_names_the_preset_and_its_tokens(cli, tmp_path, preset, tokens, module, part):
+    table = module()[part == "sin"]
+    table = table.reshape(-1, table.shape[-1]).numpy()
+    np.save(tmp_path / "t.npy", table)
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    assert code == 0 and err == ""
+    found = json.loads(out)
+    assert found["explained"]
+    identical = [c for c in found["candidates"] if c["differing"] == 0]
+    assert identical and identical[0] == found["candidates"][0]
+    names = [c["name"] for c in identical]
+    assert "library diffusers" in names
+    spec = next(c["spec"] for c in identical if c["name"] == "library diffusers")
+    assert spec["grid"] == tokens["grid"] and spec["text_tokens"] == tokens.get("text_tokens", 0)
+    args = ["--text-tokens", spec["text_tokens"]] if spec["text_tokens"] else []
+    code, _, err = cli("generate", "--preset", preset, "--grid", spec["grid"], *args, "--part", part,
+                       "--variant", "diffusers", "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "again.npy"), table)
+
+
+def test_an_altered_flux_table_is_near_but_not_bit_for_bit(cli, tmp_path):
+    table = _flux(8, 12, 16)[0].numpy()
+    table[40, 30] = np.nextafter(table[40, 30], np.float32(2))
+    np.save(tmp_path / "t.npy", table)
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    best = json.loads(out)["candidates"][0]
+    assert code == 0 and best["name"].startswith("preset flux") and best["differing"] == 1
+
+
+def test_a_table_of_scattered_ids_is_not_called_a_grid(cli, tmp_path):
+    """Whole positions that are not text tokens and a grid: a note, no far-off match."""
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+
+    ids = torch.tensor([[0, 5, 3], [0, 1, 1], [0, 9, 2], [0, 0, 7]], dtype=torch.float32)
+    np.save(tmp_path / "t.npy", FluxPosEmbed(10000, [16, 56, 56])(ids)[0].numpy())
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    assert code == 0 and err == "" and not found["explained"]
+    assert any("flux RoPE at whole positions, but its tokens are not text tokens and a grid" in note
+               for note in found["notes"])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,56,50"], "must add up to it"),
+    (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,55,57"], "even whole number"),
+    (["--family", "rope", "--text-tokens", "3"], "--text-tokens gives the tokens of a split"),
+    (["--preset", "flux", "--grid", "4x4", "--variant", "hf-rope"], "--variant diffusers"),
+    (["--preset", "flux", "--grid", "4x4", "--offset", "3"], "--offset"),
+    (["--preset", "wan"], "needs its tokens"),
+    (["--preset", "flux", "--grid", "2x2", "--ids", "ids.npy"], "drop --grid"),
+    (["--preset", "flux", "--grid", "4x4", "--rope", "rope_type=yarn", "--rope", "factor=2", "--rope",
+      "original_max_position_embeddings=64"], "rope_type default or linear"),
+    (["--family", "rope", "--freqs-dtype", "float64"], "--freqs-dtype"),
+    (["--preset", "flux", "--rope-config", "x.json"], "choose one"),
+])
+def test_refusals(cli, args, message):
+    code, _, err = cli("generate", *args)
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    (np.zeros((4, 2)), "not (tokens, 3)"),
+    (np.array([[0, 1, 2]], dtype=object), "not a readable .npy"),
+    (np.array([[0, np.inf, 2.0]]), "finite"),
+    (np.array([[0, 1e-12, 2.0]]), "binary places"),
+])
+def test_bad_ids_files(cli, tmp_path, content, message):
+    np.save(tmp_path / "ids.npy", content, allow_pickle=True)
+    code, _, err = cli("generate", "--preset", "flux", "--ids", tmp_path / "ids.npy")
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("grid, base", [("24x50", (30, 45)), ("40x40", (30, 45)), ("7x9", (30, 45))])
+def test_cropped_positions_against_fractions(grid, base):
+    """CogVideoX 1.0's rows and columns at linspace(start, stop (G - 1)/G, G) over the crop
+    region, computed here with fractions from the region's definition (the grid's aspect fitted
+    into the base grid, centred), and the exact table's elements at them against mpmath."""
+    from fractions import Fraction
+
+    rows, cols = map(int, grid.split("x"))
+    th, tw = base
+    height, width = (th, round(th * cols / rows)) if rows * tw > th * cols else (round(tw * rows / cols), tw)
+    top, left = round((th - height) / 2), round((tw - width) / 2)
+    table = pe_cli.build(preset="cogvideox", grid=f"2x{grid}", part="cos").numpy()
+    for row in (0, cols + 1, rows * cols - 1, rows * cols + 5):
+        h, w = row // cols % rows, row % cols
+        expected = []
+        for start, size, k in ((top, rows, h), (left, cols, w)):
+            end = Fraction((start + (height if size == rows else width)) * (size - 1), size)
+            expected.append(start + k * (end - start) / (size - 1))
+        c = 16
+        for position in expected:
+            for i in range(12):
+                value = _exact_value(mpmath.mpf(position.numerator) / position.denominator, 10000, 24, i, "cos")
+                assert table[row, c] == table[row, c + 1] == value, (row, c)
+                c += 2
