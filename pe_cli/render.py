@@ -22,7 +22,7 @@ def console(stderr: bool = False):
     from rich.console import Console
 
     plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, **plain)
+    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, emoji=False, **plain)
 
 
 def _number(value: float, dtype: str) -> str:
@@ -36,6 +36,7 @@ def _number(value: float, dtype: str) -> str:
 def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> None:
     """The short report `pe-cli generate` prints when it writes no data."""
     from rich.table import Table
+    from rich.text import Text
 
     out = console()
     params = Table.grid(padding=(0, 2))
@@ -55,7 +56,7 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
         ("sha256", f"{facts.sha256}\n(raw little-endian bytes, as --format raw writes)"),
     ]
     for key, value in rows:
-        params.add_row(key, value)
+        params.add_row(key, Text(value))  # as written: a path or range is not markup
     out.print(params)
     out.print()
     out.print(_corners(spec, facts))

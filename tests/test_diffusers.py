@@ -3,12 +3,14 @@ diffusers itself: `--variant diffusers` writes them bit for bit, and `compare FI
 
 import json
 
+import mpmath
 import numpy as np
 import pytest
 import torch
 from diffusers.models.embeddings import Timesteps, get_timestep_embedding
 
 import pe_cli
+from tests.reference import round_to
 
 # (flip_sin_to_cos, downscale_freq_shift) -> pe-cli's convention
 LAYOUTS = {(True, 0): "timestep", (True, 1): "musicgen", (False, 1): "tensor2tensor", (False, 0): "concat"}
@@ -149,3 +151,66 @@ def test_exact_2d_table_at_fractional_positions_is_correctly_rounded(grid, base_
             angle = (x if block < 2 else y) * mpmath.power(10000, -mpmath.mpf(i) / n)
             truth = (mpmath.sin if block % 2 == 0 else mpmath.cos)(angle)
             assert float(table[patch, j]) == reference.round_to(truth, "float32"), (patch, j)
+
+
+# Timesteps a scheduler hands the model: DDIM's 50 of 1000 (a range), and a flow-matching
+# schedule's fractional sigma * 1000 (a file)
+
+
+@pytest.mark.parametrize("flip, shift", [(True, 0), (False, 1)])
+def test_timesteps_range_is_a_schedule(flip, shift):
+    expected = Timesteps(320, flip, shift)(torch.arange(999, -1, -20)).numpy()
+    table = pe_cli.build(variant="diffusers", convention=LAYOUTS[flip, shift], d_model=320, timesteps="999:-1:-20")
+    assert np.array_equal(table.numpy(), expected)
+
+
+def test_fractional_timesteps_from_a_file(tmp_path):
+    sigmas = np.linspace(1, 1 / 28, 28, dtype=np.float32) * np.float32(1000)
+    np.save(tmp_path / "t.npy", sigmas)
+    expected = Timesteps(256, True, 0, scale=1.0)(torch.from_numpy(sigmas)).numpy()
+    library = pe_cli.build(variant="diffusers", convention="timestep", d_model=256, timesteps=str(tmp_path / "t.npy"))
+    assert np.array_equal(library.numpy(), expected)
+    exact = pe_cli.build(convention="timestep", d_model=256, timesteps=str(tmp_path / "t.npy")).numpy()
+    n = 128
+    for row in (0, 5, 27):
+        t = mpmath.mpf(float(sigmas[row]))  # the float32 value the file holds, exactly
+        for i in (0, 1, 40, 127):
+            w = mpmath.exp(-mpmath.log(10000) * i / n)
+            assert exact[row, i] == round_to(mpmath.cos(t * w), "float32")
+            assert exact[row, n + i] == round_to(mpmath.sin(t * w), "float32")
+
+
+def test_timesteps_refusals(cli, tmp_path):
+    for args, message in ((["--timesteps", "5:1"], "non-empty range"), (["--timesteps", "1:2.5"], "whole numbers"),
+                          (["--timesteps", "0:9", "--offset", "3"], "drop --offset"),
+                          (["--timesteps", "0:9", "--variant", "fairseq", "--convention", "fairseq"],
+                           "consecutive positions only"),
+                          (["--timesteps", str(tmp_path / "none.npy")], "not a readable .npy")):
+        code, _, err = cli("generate", *args)
+        assert code == 2 and message in err and "Traceback" not in err, (args, err)
+
+
+@pytest.mark.parametrize("channels, flip, shift", [(128, False, 1), (320, True, 0), (256, True, 1), (64, False, 0)])
+@pytest.mark.parametrize("schedule", [(999, -1, -20), (0, 1000, 37)])
+def test_schedule_tables_are_identified_and_rebuilt(cli, tmp_path, channels, flip, shift, schedule):
+    """Timesteps at a scheduler's timesteps: compare FILE reads them back as a range."""
+    table = Timesteps(channels, flip, shift)(torch.arange(*schedule)).numpy()
+    np.save(tmp_path / "t.npy", table)
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    identical = [c for c in found["candidates"] if c["differing"] == 0]
+    assert code == 0 and found["explained"] and identical and identical[0] == found["candidates"][0]
+    best = next(c for c in identical if c["name"] == "library diffusers")
+    assert best["spec"]["convention"] == LAYOUTS[flip, shift] and best["spec"]["base"] == 10000
+    code, _, err = cli("generate", "--variant", "diffusers", "--convention", best["spec"]["convention"],
+                       "--d-model", channels, "--timesteps", best["spec"]["timesteps"], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "again.npy"), table)
+
+
+def test_scattered_timesteps_get_a_note(cli, tmp_path):
+    np.save(tmp_path / "t.npy", Timesteps(256, True, 0)(torch.tensor([999, 500, 3, 7, 40])).numpy())
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    assert code == 0 and err == "" and not found["explained"]
+    assert any("whole timesteps 999 .. 40 that are not a range" in note for note in found["notes"])

@@ -274,6 +274,44 @@ def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
     return tuple(numbers)
 
 
+def positions_file(path: str, flag: str, columns: int | None):
+    """Positions from a .npy file a user hands us (never unpickled): (rows, columns) float64,
+    or (rows,) where `columns` is None; finite numbers of an integer or float dtype."""
+    import numpy as np
+
+    try:
+        found = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{flag} {path}: not a readable .npy file ({e})") from None
+    shape = "(count,)" if columns is None else f"(tokens, {columns})"
+    if found.ndim != (1 if columns is None else 2) or found.shape[0] < 1 or (
+            columns is not None and found.shape[1] != columns):
+        raise BadInput(f"{flag} {path}: shape {tuple(found.shape)} is not {shape}")
+    if found.dtype.kind not in "iuf" or found.dtype.itemsize > 8:
+        raise BadInput(f"{flag} {path}: dtype {found.dtype} is not an integer or float type")
+    values = np.asarray(found, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise BadInput(f"{flag} {path}: positions must be finite")
+    return values
+
+
+def binary_fractions(values, flag: str):
+    """Positions (float64, any shape) as integers over the power of two that makes them all
+    whole: (numerators, denominator), so that exact tables take them at frequencies w / q."""
+    import numpy as np
+
+    from ..core.limits import MAX_POSITION
+
+    scale = 0  # the finest binary place the values use
+    while scale <= 32 and not np.array_equal(np.ldexp(values, scale), np.round(np.ldexp(values, scale))):
+        scale += 1
+    whole = np.ldexp(values, scale)
+    if scale > 32 or np.max(np.abs(whole)) > MAX_POSITION:
+        raise BadInput(f"{flag}: positions that need {scale} binary places reach past 2^32 times 2^-{scale}, "
+                       "beyond pe-cli's exact positions")
+    return whole.astype(np.int64), 1 << scale
+
+
 def axes_facts(frequencies, columns: dict) -> list[dict]:
     """show's frequency facts for a table of several coordinates: each frequency, its
     wavelength and its columns {"sin x": ..., "cos x": ...}, from {(axis, "sin" or "cos"):

@@ -19,7 +19,7 @@ from ..core.errors import BadInput
 from ..core.names import choice, did_you_mean
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
-from .base import Family, plausible_bases, variant
+from .base import Family, binary_fractions, plausible_bases, positions_file, variant
 from .hf_config import LayerTypes, read
 
 # ---------------------------------------------------------------------------------------------
@@ -677,32 +677,10 @@ def ids_tokens(path: str, axes: int):
     integers over the power of two that makes them whole."""
     import numpy as np
 
-    from ..core.limits import MAX_POSITION
-
-    try:
-        ids = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise BadInput(f"--ids {path}: not a readable .npy file ({e})") from None
-    if ids.ndim != 2 or ids.shape[1] != axes or ids.shape[0] < 1:
-        raise BadInput(f"--ids {path}: shape {tuple(ids.shape)} is not (tokens, {axes}) for {axes} position axes")
-    if ids.dtype.kind not in "iuf" or ids.dtype.itemsize > 8:
-        raise BadInput(f"--ids {path}: dtype {ids.dtype} is not an integer or float type")
-    values = np.asarray(ids, dtype=np.float64)
-    if not np.all(np.isfinite(values)):
-        raise BadInput(f"--ids {path}: positions must be finite")
-    numerators, denominators = np.empty(values.shape, dtype=np.int64), []
-    for a in range(axes):
-        column = values[:, a]
-        scale = 0  # the finest binary place the axis's values use
-        while scale <= 32 and not np.array_equal(np.ldexp(column, scale), np.round(np.ldexp(column, scale))):
-            scale += 1
-        whole = np.ldexp(column, scale)
-        if scale > 32 or np.max(np.abs(whole)) > MAX_POSITION:
-            raise BadInput(f"--ids {path}: axis {a}'s positions need {scale} binary places; times "
-                           f"2^{scale} they pass 2^32, beyond pe-cli's exact positions")
-        numerators[:, a] = whole.astype(np.int64)
-        denominators.append(1 << scale)
-    return numerators, tuple(denominators), lambda: values.astype(np.float32)  # FLUX's ids.float()
+    values = positions_file(path, "--ids", axes)
+    found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
+    numerators = np.stack([n for n, _ in found], axis=1)
+    return numerators, tuple(q for _, q in found), lambda: values.astype(np.float32)  # FLUX's ids.float()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,12 +12,16 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import Family, close, digits, even_width, plausible_bases, positional_encodings_axis, variant
+from .base import (
+    Family, binary_fractions, close, digits, even_width, plausible_bases, positional_encodings_axis,
+    positions_file, variant,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Conventions: which frequencies, and where sin and cos go
@@ -375,6 +379,36 @@ def _hf_musicgen(spec, device):
     return _fairseq_table(spec.offset, spec.seq_len, spec.d_model, cos_first=True)
 
 
+@lru_cache(maxsize=4)
+def timesteps(spec):
+    """(the rows' positions as integers over a denominator q, q, their float64 values): the
+    --timesteps range START:STOP[:STEP] (whole numbers, as Python's range) or file (any t)."""
+    import numpy as np
+
+    text = spec.timesteps
+    if ":" in text:
+        try:
+            bounds = [int(part) for part in text.split(":")]
+            steps = range(*bounds) if 2 <= len(bounds) <= 3 else None
+        except ValueError:
+            steps = None
+        if not steps:
+            raise BadInput(f"--timesteps {text!r} is not a non-empty range START:STOP[:STEP] of whole "
+                           "numbers (a file of t values takes fractions)")
+        values = np.array(steps, dtype=np.float64)
+    else:
+        values = positions_file(text, "--timesteps", None)
+    numerators, q = binary_fractions(values, f"--timesteps {text}")
+    return numerators, q, values
+
+
+def _positions(spec, start: int, stop: int) -> list[int]:
+    """Rows start..stop's positions: --offset onwards, or --timesteps' numerators."""
+    if spec.timesteps is None:
+        return list(range(spec.offset + start, spec.offset + stop))
+    return timesteps(spec)[0][start:stop].tolist()
+
+
 def _timestep_table(spec, flip: bool, shift: int):
     """diffusers' get_timestep_embedding for timesteps offset .. offset + seq_len - 1, all in
     float32: exponents -ln(max_period) * arange(n) / (n - shift), exp, the timesteps times
@@ -384,18 +418,21 @@ def _timestep_table(spec, flip: bool, shift: int):
 
     n = spec.d_model // 2
     freq = torch.exp(-math.log(spec.base) * torch.arange(n, dtype=torch.float32) / (n - shift))
-    timesteps = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
-    angles = spec.timestep_scale * (timesteps[:, None] * freq[None])
+    if spec.timesteps is None:
+        t = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
+    else:  # the timesteps tensor a scheduler hands the model, in float32
+        t = torch.from_numpy(timesteps(spec)[2]).float()
+    angles = spec.timestep_scale * (t[:, None] * freq[None])
     halves = [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
     table = torch.cat(halves, dim=-1)
     if spec.d_model % 2:
-        table = torch.cat([table, torch.zeros(spec.seq_len, 1)], dim=1)
+        table = torch.cat([table, torch.zeros(len(t), 1)], dim=1)
     return table
 
 
 @variant(VARIANTS, "hf-timestep",
          source="transformers 5.23 VibeVoiceDiffusionHeadSinusoidalEmbedding (base: diffusion_max_period)",
-         conventions=("timestep",), parameters=frozenset({"base", "offset"}))
+         conventions=("timestep",), parameters=frozenset({"base", "offset", "timesteps"}))
 def _hf_timestep(spec, device):
     # diffusers' arithmetic with flip_sin_to_cos and no frequency shift
     return _timestep_table(spec, flip=True, shift=0)
@@ -419,7 +456,7 @@ def _diffusers_refusal(spec):
          source="diffusers 0.42 get_timestep_embedding / Timesteps (--base: max_period; the convention: "
                 "flip_sin_to_cos and downscale_freq_shift)",
          conventions=("timestep", "tensor2tensor", "musicgen", "concat"),
-         parameters=frozenset({"base", "offset", "timestep_scale"}), refuse=_diffusers_refusal)
+         parameters=frozenset({"base", "offset", "timestep_scale", "timesteps"}), refuse=_diffusers_refusal)
 def _diffusers(spec, device):
     # timestep: flip_sin_to_cos, shift 0; musicgen: flip, shift 1; tensor2tensor: shift 1
     # (Timesteps(d, False, 1), DDPM's); concat: shift 0
@@ -601,6 +638,9 @@ class Sinusoidal(Family):
               float, fixed="has no min_timescale"),
         Param("timestep_scale", 1.0, "every angle multiplied by this (diffusers' get_timestep_embedding "
               "scale; QwenImage: 1000).", float, fixed="has no angle scale"),
+        Param("timesteps", None, "the rows' positions, instead of --offset and --seq-len: a range "
+              "START:STOP[:STEP] (as Python's; 999:-1:-20 is a 50-step DDIM schedule) or a .npy file "
+              "of any t values, fractional ones exact.", str, fixed="takes consecutive positions only"),
     )
     variants = VARIANTS
     shapes = ("2d", "batch-first", "seq-first")
@@ -616,6 +656,13 @@ class Sinusoidal(Family):
             )
         if not (0 < spec.timestep_scale < math.inf):
             raise BadInput(f"--timestep-scale must be a positive number, got {spec.timestep_scale}")
+        if spec.timesteps is not None:
+            if spec.offset or spec.padding_idx is not None:
+                raise BadInput("--timesteps gives every row's position: drop --offset and --padding-idx")
+            timesteps(spec)
+
+    def rows(self, spec):
+        return spec.seq_len if spec.timesteps is None else len(timesteps(spec)[0])
         if spec.min_timescale != 1.0:
             if not convention.timescales:
                 timed = ", ".join(c.name for c in CONVENTIONS.values() if c.timescales)
@@ -628,18 +675,21 @@ class Sinusoidal(Family):
     def frequencies(self, spec):
         exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
         frequencies = power_law(exponents, spec.base, spec.min_timescale)
-        if spec.timestep_scale != 1.0:
+        q = 1 if spec.timesteps is None else timesteps(spec)[1]
+        if spec.timestep_scale != 1.0 or q != 1:  # t = k / q: whole k at frequencies w / q
             with context():
-                frequencies = [w * Decimal(spec.timestep_scale) for w in frequencies]
+                frequencies = [w * Decimal(spec.timestep_scale) / q for w in frequencies]
         return frequencies, Decimal(1)
 
     def exact_rows(self, spec, start, stop, work):
-        sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
+        sin, cos = work.planes(_positions(spec, start, stop))
         out = work.zeros(stop - start, spec.d_model)
         CONVENTIONS[spec.convention].place(out, sin, cos, spec.d_model)
         return _zero_padding_row(spec, out, start, stop)
 
     def fast_columns(self, spec):
+        if spec.timesteps is not None:  # the kernel steps through consecutive positions
+            return None
         from ..numerics.fast import Columns
 
         return Columns(spec.d_model, *CONVENTIONS[spec.convention].columns(spec.d_model))
@@ -653,13 +703,24 @@ class Sinusoidal(Family):
             lines.append(("min timescale", f"{spec.min_timescale:g}"))
         if spec.timestep_scale != 1.0:
             lines.append(("angle scale", f"{spec.timestep_scale:g} (every angle multiplied by it)"))
-        lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
+        if spec.timesteps is None:
+            lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
+        else:
+            values = timesteps(spec)[2]
+            lines.append(("positions", f"timesteps {spec.timesteps} ({len(values)}: {values[0]:g} .. {values[-1]:g})"))
         if spec.padding_idx is not None:
             lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
         return lines
 
     def identity(self, spec) -> str:
-        return f"base {spec.base:g}, first position {spec.offset}"
+        where = f"first position {spec.offset}" if spec.timesteps is None else f"timesteps {spec.timesteps}"
+        return f"base {spec.base:g}, {where}"
+
+    def row_label(self, spec):
+        if spec.timesteps is None:
+            return super().row_label(spec)
+        values = timesteps(spec)[2]
+        return lambda i: f"{values[i]:g}"
 
     def facts(self, spec) -> dict:
         frequencies, _ = self.frequencies(spec)
@@ -675,7 +736,8 @@ class Sinusoidal(Family):
                 }
                 for i, w in enumerate(frequencies)
             ],
-            "positions": [spec.offset, spec.last_position],
+            "positions": [spec.offset, spec.last_position] if spec.timesteps is None
+            else [float(timesteps(spec)[2].min()), float(timesteps(spec)[2].max())],
         }
 
     def audit(self, spec, compute):
@@ -741,7 +803,7 @@ class Sinusoidal(Family):
         ]
 
     def prefix(self, spec, rows):
-        return spec.replace(seq_len=rows)
+        return spec.replace(seq_len=rows) if spec.timesteps is None else None
 
     def candidates(self, values, dtype, notes, bench):
         """Each layout the angles fit, with a plausible base, offset and padding row, and the
@@ -765,6 +827,64 @@ class Sinusoidal(Family):
                 yield bench.candidate(label, spec, reference=reference)
                 for label, formula, source in self._formulas(spec, dtype, bench):
                     yield bench.candidate(label, formula, source, reference)
+        yield from self._schedules(values, notes, bench)
+
+    def _schedules(self, values, notes, bench):
+        """A timestep embedding at a scheduler's timesteps (999, 979, ...): in each of
+        diffusers' layouts, the base from the two lowest frequencies' angles (atan2 of each
+        sin and cos pair), each row's t read from the lowest frequency up, and t as a range."""
+        import numpy as np
+
+        rows, d = values.shape
+        if bench.sampled or rows < 2:
+            return
+        unread = []
+        for name in ("timestep", "musicgen", "tensor2tensor", "concat"):
+            try:
+                CONVENTIONS[name].check(d)
+            except BadInput:
+                continue
+            sin_col, cos_col, _ = CONVENTIONS[name].columns(d)
+            exponents = CONVENTIONS[name].exponents(d)
+            n = len(exponents)
+            if n < 3 or min(cos_col) < 0:
+                continue
+            angles = np.arctan2(values[:, sin_col], values[:, cos_col])  # (rows, n)
+            at = int(np.argmax(np.abs(angles[:, -1])))
+            low, lower = angles[at, -1], angles[at, -2]
+            if not (low > 0 and lower > 0) and not (low < 0 and lower < 0):
+                continue
+            fitted = (lower / low) ** (1 / float(exponents[-1] - exponents[-2]))
+            for base in sorted(plausible_bases(float(fitted)), key=lambda b: (digits(b), b)):  # roundest first
+                probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
+                if probe is None:
+                    continue
+                w = np.array([float(x) for x in self.frequencies(probe)[0]])
+                t = angles[:, -1] / w[-1]
+                for i in range(n - 2, -1, -1):  # each angle in the turn nearest the estimate
+                    t = (angles[:, i] + 2 * np.pi * np.round((t * w[i] - angles[:, i]) / (2 * np.pi))) / w[i]
+                whole = np.round(t)
+                if np.max(np.abs(t - whole)) > 1e-3:
+                    continue
+                steps = np.diff(whole)
+                if not np.all(steps == steps[0]) or steps[0] == 0:
+                    unread.append((name, whole))
+                    continue
+                if steps[0] == 1:  # consecutive positions: the fit above
+                    continue
+                step = int(steps[0])
+                text = f"{int(whole[0])}:{int(whole[-1]) + step}:{step}"
+                spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text, dtype="float64")
+                if spec is None:
+                    continue
+                reference = bench.reference(spec)
+                yield bench.candidate(f"{name}, timesteps {text}", spec, reference=reference)
+                yield from bench.libraries(spec, reference)
+                break
+        if unread:
+            name, whole = unread[0]
+            notes.append(f"the rows read as {name} embeddings of whole timesteps {whole[0]:g} .. {whole[-1]:g} "
+                         "that are not a range: give them with --timesteps FILE to compare")
 
     @staticmethod
     def _choose_base(values, spec, dtype: str, bench):
