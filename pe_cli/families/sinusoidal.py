@@ -656,13 +656,6 @@ class Sinusoidal(Family):
             )
         if not (0 < spec.timestep_scale < math.inf):
             raise BadInput(f"--timestep-scale must be a positive number, got {spec.timestep_scale}")
-        if spec.timesteps is not None:
-            if spec.offset or spec.padding_idx is not None:
-                raise BadInput("--timesteps gives every row's position: drop --offset and --padding-idx")
-            timesteps(spec)
-
-    def rows(self, spec):
-        return spec.seq_len if spec.timesteps is None else len(timesteps(spec)[0])
         if spec.min_timescale != 1.0:
             if not convention.timescales:
                 timed = ", ".join(c.name for c in CONVENTIONS.values() if c.timescales)
@@ -671,6 +664,13 @@ class Sinusoidal(Family):
                 raise BadInput(
                     f"--min-timescale must be between 0 and --base, got {spec.min_timescale}"
                 )
+        if spec.timesteps is not None:
+            if spec.offset or spec.padding_idx is not None:
+                raise BadInput("--timesteps gives every row's position: drop --offset and --padding-idx")
+            timesteps(spec)
+
+    def rows(self, spec):
+        return spec.seq_len if spec.timesteps is None else len(timesteps(spec)[0])
 
     def frequencies(self, spec):
         exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
