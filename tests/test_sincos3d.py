@@ -142,5 +142,91 @@ def test_compare_and_audit(cli, tmp_path):
     assert 0 < result["max_abs"] < 1e-5 and result["differing"] > 0
     code, out, err = cli("compare", "--family", "sincos3d", "--grid", "3x5x5", "-d", "64", "--json")
     assert code == 0, err
-    (row,) = json.loads(out)
-    assert row["variant"] == "positional-encodings" and row["max_abs"] == result["max_abs"]
+    rows = {row["variant"]: row for row in json.loads(out)}  # each against its own layout's exact table
+    assert rows["positional-encodings"]["max_abs"] == result["max_abs"]
+    assert 0 < rows["diffusers"]["max_abs"] < 1e-5
+
+
+# CogVideoX's layout: diffusers' get_3d_sincos_pos_embed and the CogVideoXPatchEmbed buffer
+
+
+def _cogvideox_truth(spec_grid, d, spatial, temporal, text, row, column):
+    """From the layout's definition: text rows of zeros, then [t | w | h], each [sin | cos] of
+    10000**(-i/n) (n = d/8 for t, 3d/16 for w and h) at positions k / scale."""
+    if row < text:
+        return mpmath.mpf(0)
+    _, height, width = spec_grid
+    patch = row - text
+    t, h, w = patch // (height * width), patch // width % height, patch % width
+    blocks = [("t", d // 4, mpmath.mpf(t) / mpmath.mpf(temporal)), ("w", 3 * d // 8, mpmath.mpf(w) / mpmath.mpf(spatial)),
+              ("h", 3 * d // 8, mpmath.mpf(h) / mpmath.mpf(spatial))]
+    for _, width_, position in blocks:
+        if column < width_:
+            n = width_ // 2
+            fn, i = (mpmath.sin, column) if column < n else (mpmath.cos, column - n)
+            return fn(position * mpmath.power(10000, -mpmath.mpf(i) / n))
+        column -= width_
+    raise AssertionError(column)
+
+
+@pytest.mark.parametrize("spatial, temporal", [(1.875, 1.0), (1.5, 2.0), (1.0, 1.0)])
+def test_cogvideox_exact_against_mpmath(spatial, temporal):
+    grid, d, text = (3, 4, 5), 32, 2
+    table = build(family="sincos3d", convention="cogvideox", grid="3x4x5", d_model=d, text_tokens=text,
+                  interpolation_scale=spatial, temporal_interpolation_scale=temporal).numpy()
+    for row in (0, 1, 2, 3, 8, 23, 40, 61):
+        for column in range(d):
+            expected = ref.round_to(_cogvideox_truth(grid, d, spatial, temporal, text, row, column), "float32")
+            assert table[row, column] == expected, (row, column)
+
+
+def test_cogvideox_patch_embed_buffer_bit_for_bit():
+    """CogVideoX 2B: 480 x 720, 49 frames (13 x 30 x 45 patches), 226 text rows, width 1920,
+    spatial interpolation 1.875: the buffer CogVideoXPatchEmbed adds to its tokens."""
+    from diffusers.models.embeddings import CogVideoXPatchEmbed
+
+    module = CogVideoXPatchEmbed(patch_size=2, embed_dim=1920, sample_width=90, sample_height=60, sample_frames=49,
+                                 max_text_seq_length=226, spatial_interpolation_scale=1.875,
+                                 use_learned_positional_embeddings=False)
+    expected = module.pos_embedding[0].float().numpy()
+    table = build(family="sincos3d", convention="cogvideox", variant="diffusers", grid="13x30x45", d_model=1920,
+                  interpolation_scale=1.875, text_tokens=226).numpy()
+    assert np.array_equal(table, expected)
+
+
+@pytest.mark.parametrize("grid, d, spatial, temporal", [((3, 4, 6), 64, 1.5, 2.0), ((1, 7, 5), 48, 1.0, 1.0),
+                                                         ((5, 2, 3), 16, 0.5, 3.0)])
+def test_cogvideox_get_3d_sincos_pos_embed(grid, d, spatial, temporal):
+    from diffusers.models.embeddings import get_3d_sincos_pos_embed
+
+    frames, height, width = grid
+    expected = get_3d_sincos_pos_embed(d, (width, height), frames, spatial, temporal).reshape(-1, d).float()
+    table = build(family="sincos3d", convention="cogvideox", variant="diffusers", grid="x".join(map(str, grid)),
+                  d_model=d, interpolation_scale=spatial, temporal_interpolation_scale=temporal)
+    assert np.array_equal(table.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("grid, text, spatial, temporal", [("13x30x45", 226, 1.875, 1.0), ("3x4x6", 0, 1.5, 2.0)])
+def test_cogvideox_tables_are_identified_and_rebuilt(cli, tmp_path, grid, text, spatial, temporal):
+    args = ["--family", "sincos3d", "--convention", "cogvideox", "--variant", "diffusers", "--grid", grid, "-d", 1920,
+            "--text-tokens", text, "--interpolation-scale", spatial, "--temporal-interpolation-scale", temporal]
+    code, _, err = cli("generate", *args, "-o", tmp_path / "t.npy")
+    assert code == 0, err
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    best = found["candidates"][0]
+    assert code == 0 and found["explained"] and best["name"] == "library diffusers" and best["differing"] == 0
+    assert best["spec"]["grid"] == [int(x) for x in grid.split("x")] and best["spec"]["text_tokens"] == text
+    assert best["spec"]["interpolation_scale"] == spatial and best["spec"]["temporal_interpolation_scale"] == temporal
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--convention", "cogvideox", "-d", "40"], "multiple of 16"),
+    (["--interpolation-scale", "2"], "belongs to the cogvideox layout"),
+    (["--text-tokens", "3"], "belongs to the cogvideox layout"),
+    (["--convention", "cogvideox", "-d", "32", "--temporal-interpolation-scale", "0"], "positive"),
+    (["--convention", "cogvideox", "-d", "32", "--variant", "diffusers", "--base", "500"], "hardcodes base 10000"),
+])
+def test_cogvideox_refusals(cli, args, message):
+    code, _, err = cli("generate", "--family", "sincos3d", "--grid", "2x3x4", *args)
+    assert code == 2 and message in err and "Traceback" not in err, err

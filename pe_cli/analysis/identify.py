@@ -35,7 +35,7 @@ FIT_ELEMENTS = 1 << 20  # fewer where its rows are wide (at least 16)
 SAMPLE_HEAD, SAMPLE_TAIL = 128, 16  # first and last rows of the sample
 CONFIRMED = 4  # candidates confirmed over the whole table
 WORST_ROWS = 8  # rows where a confirmed candidate differs most, added to its measured rows
-_VARIANT_BUDGET = 1 << 30  # bytes a variant's whole table may take to be confirmed
+_VARIANT_BUDGET = 1 << 31  # bytes a variant's whole table may take to be confirmed
 
 
 @dataclass

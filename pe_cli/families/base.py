@@ -315,11 +315,13 @@ def binary_fractions(values, flag: str):
 def axes_facts(frequencies, columns: dict) -> list[dict]:
     """show's frequency facts for a table of several coordinates: each frequency, its
     wavelength and its columns {"sin x": ..., "cos x": ...}, from {(axis, "sin" or "cos"):
-    [column of each frequency]} (a list may stop short where d_model cuts it)."""
+    [column of each frequency]} (a list may stop short where d_model cuts it, and hold None
+    where the axis does not have that frequency)."""
     return [
         {
             "index": i,
-            "columns": {f"{fn} {axis}": found[i] for (axis, fn), found in columns.items() if i < len(found)},
+            "columns": {f"{fn} {axis}": found[i] for (axis, fn), found in columns.items()
+                        if i < len(found) and found[i] is not None},
             "frequency": float(w),
             "wavelength": 2 * math.pi / float(w),
         }

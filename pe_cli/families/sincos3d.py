@@ -1,8 +1,13 @@
 """The sincos3d family: the 3-D sin-cos tables of video transformers, for a grid of T frames of
-H x W patches. For each coordinate t, h and w: sin and cos of n frequencies T**(-i/n),
-n = ceil(d_model/6), interleaved per frequency, in blocks [t | h | w] of 2n columns, the whole
-cut to d_model (positional-encodings' PositionalEncoding3D). Rows run over the grid in
-row-major order, t slowest.
+H x W patches, rows in row-major order, t slowest. Two layouts:
+
+- interleaved (positional-encodings' PositionalEncoding3D): for each coordinate t, h and w,
+  sin and cos of n frequencies T**(-i/n), n = ceil(d_model/6), interleaved per frequency, in
+  blocks [t | h | w] of 2n columns, the whole cut to d_model;
+- cogvideox (diffusers' get_3d_sincos_pos_embed, CogVideoX): [t | w | h], each block [sin | cos]
+  of its own frequencies 10000**(-i/n): t on d/4 columns (n = d/8), w and h on 3d/8 each
+  (n = 3d/16); positions k / interpolation scale (spatial, temporal), and text rows of zeros
+  before the grid (CogVideoXPatchEmbed's).
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from decimal import Decimal
 from fractions import Fraction
 
 from ..core.errors import BadInput
+from ..core.limits import MAX_POSITION
 from ..core.params import Param
-from ..numerics.frequencies import power_law
+from ..numerics.frequencies import context, power_law
 from .base import Family, axes_facts, parse_grid, positional_encodings_axis, variant
 
 AXES = ("t", "h", "w")
@@ -29,10 +35,37 @@ def _columns(n: int, d_model: int) -> dict:
             for k, axis in enumerate(AXES) for j, fn in enumerate(("sin", "cos"))}
 
 
+def _cogvideox_counts(d_model: int) -> tuple[int, int]:
+    """(t's frequencies, each spatial axis's) of the cogvideox layout."""
+    return d_model // 8, 3 * d_model // 16
+
+
+def _cogvideox_columns(d_model: int) -> dict:
+    """{(axis, fn): [column of each frequency, None where the axis does not have it]}: t's
+    frequencies first in the frequency list, then the spatial ones w and h share."""
+    nt, ns = _cogvideox_counts(d_model)
+    found = {("t", "sin"): list(range(nt)) + [None] * ns, ("t", "cos"): list(range(nt, 2 * nt)) + [None] * ns}
+    for k, axis in enumerate(("w", "h")):
+        first = 2 * nt + 2 * ns * k
+        found[axis, "sin"] = [None] * nt + list(range(first, first + ns))
+        found[axis, "cos"] = [None] * nt + list(range(first + ns, first + 2 * ns))
+    return found
+
+
+def _steps(spec) -> tuple[Fraction, Fraction]:
+    """(t's, h and w's) position step: 1 / the interpolation scale, exactly."""
+    return 1 / Fraction(spec.temporal_interpolation_scale), 1 / Fraction(spec.interpolation_scale)
+
+
 def _coordinates(spec, rows):
-    """(t, h, w) of table rows (numpy integer arrays)."""
+    """(t, h, w) of table rows (numpy integer arrays), text rows at -1."""
+    import numpy as np
+
     _, height, width = spec.grid
-    return rows // (height * width), rows // width % height, rows % width
+    patch = rows - spec.text_tokens
+    t, h, w = patch // (height * width), patch // width % height, patch % width
+    text = patch < 0
+    return tuple(np.where(text, -1, c) for c in (t, h, w))
 
 
 VARIANTS: dict = {}
@@ -57,14 +90,56 @@ def _positional_encodings(spec, device):
     return table[..., :org_channels].reshape(frames * height * width, org_channels)
 
 
+def _diffusers_sincos(torch, width: int, positions):
+    # diffusers' get_1d_sincos_pos_embed_from_grid: omega = 1 / 10000**(i / (width/2)) in float64,
+    # torch.outer with the float32 positions (promoted to float64), [sin | cos]
+    omega = torch.arange(width // 2, dtype=torch.float64)
+    omega /= width / 2.0
+    omega = 1.0 / 10000**omega
+    angles = torch.outer(positions.reshape(-1), omega)
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
+
+
+@variant(VARIANTS, "diffusers", source="diffusers 0.42 get_3d_sincos_pos_embed (CogVideoXPatchEmbed, text rows "
+         "of zeros first)", conventions=("cogvideox",),
+         parameters=frozenset({"interpolation_scale", "temporal_interpolation_scale", "text_tokens"}))
+def _diffusers(spec, device):
+    # float32 positions arange(G) / scale; the spatial block [w | h] of the grid's
+    # meshgrid(w, h) (rows of patches, h slower); the temporal block repeated over each frame's
+    # patches; float64 values, float32 as the model adds them
+    import torch
+
+    frames, height, width = spec.grid
+    d = spec.d_model
+    spatial_h = torch.arange(height, dtype=torch.float32) / spec.interpolation_scale
+    spatial_w = torch.arange(width, dtype=torch.float32) / spec.interpolation_scale
+    h, w = torch.meshgrid(spatial_h, spatial_w, indexing="ij")
+    spatial = torch.cat([_diffusers_sincos(torch, 3 * d // 8, w), _diffusers_sincos(torch, 3 * d // 8, h)], dim=1)
+    temporal = _diffusers_sincos(torch, d // 4, torch.arange(frames, dtype=torch.float32)
+                                 / spec.temporal_interpolation_scale)
+    grid = torch.cat([temporal.repeat_interleave(height * width, dim=0), spatial.repeat(frames, 1)], dim=1)
+    return torch.cat([torch.zeros(spec.text_tokens, d, dtype=grid.dtype), grid]).float()
+
+
 class Sincos3d(Family):
     name = "sincos3d"
-    summary = "3-D sin-cos tables for video patch grids (positional-encodings)"
+    summary = "3-D sin-cos tables for video patch grids (positional-encodings, CogVideoX)"
     conventions = {
         "interleaved": "[t | h | w], sin and cos interleaved per frequency, 2*ceil(d/6) columns "
                        "each, cut to d_model (positional-encodings PositionalEncoding3D)",
+        "cogvideox": "[t | w | h], each [sin | cos] of its own frequencies: t on d/4 columns, w and h "
+                     "on 3d/8 (diffusers get_3d_sincos_pos_embed, CogVideoX)",
     }
-    params = (Param("grid", None, "grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),)
+    params = (
+        Param("grid", None, "grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),
+        Param("interpolation_scale", 1.0, "diffusers' interpolation_scale: every position divided by it "
+              "(sincos3d: the rows' and columns'; CogVideoX 2B: 1.875).", float, fixed="has no interpolation scale"),
+        Param("temporal_interpolation_scale", 1.0, "sincos3d cogvideox: every frame's position divided by it.",
+              float, fixed="has no temporal interpolation scale"),
+        Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
+              "512 at 0, FLUX.2's along its last axis); sincos3d's are rows of zeros (CogVideoX's 226).",
+              int, minimum=0),
+    )
     variants = VARIANTS
     paired_columns = True
 
@@ -76,41 +151,97 @@ class Sincos3d(Family):
             raise BadInput("--family sincos3d needs --grid TxHxW (e.g. 8x14x14)")
         if spec.offset:
             raise BadInput("3-D tables start at frame and patch (0, 0, 0): --offset does not apply")
+        if spec.convention == "interleaved":
+            for flag, value, default in (("--interpolation-scale", spec.interpolation_scale, 1.0),
+                                         ("--temporal-interpolation-scale", spec.temporal_interpolation_scale, 1.0),
+                                         ("--text-tokens", spec.text_tokens, 0)):
+                if value != default:
+                    raise BadInput(f"{flag} belongs to the cogvideox layout (diffusers), not interleaved")
+            return
+        if spec.d_model % 16:
+            raise BadInput(f"the cogvideox layout splits d_model into 1/4 for t and 3/8 for each of w and h, "
+                           f"each [sin | cos]: it needs a multiple of 16 (got --d-model {spec.d_model})")
+        for flag, value in (("--interpolation-scale", spec.interpolation_scale),
+                            ("--temporal-interpolation-scale", spec.temporal_interpolation_scale)):
+            if not (0 < value < math.inf):
+                raise BadInput(f"{flag} must be a positive number, got {value}")
+        for step, size in zip((*_steps(spec), _steps(spec)[1]), spec.grid):
+            if step.numerator * (size - 1) > MAX_POSITION:
+                raise BadInput("an interpolation scale whose float value is a fraction too fine for exact "
+                               "positions (its numerator times the grid passes 2^32)")
 
     def rows(self, spec):
-        return math.prod(spec.grid)
+        return math.prod(spec.grid) + spec.text_tokens
 
     def frequencies(self, spec):
-        n = _frequency_count(spec.d_model)
-        return power_law([Fraction(i, n) for i in range(n)], spec.base), Decimal(1)
+        if spec.convention == "interleaved":
+            n = _frequency_count(spec.d_model)
+            return power_law([Fraction(i, n) for i in range(n)], spec.base), Decimal(1)
+        # cogvideox: position k * p / q on an axis is k * p at frequencies w / q
+        nt, ns = _cogvideox_counts(spec.d_model)
+        found = []
+        with context():
+            for n, step in zip((nt, ns), _steps(spec)):
+                found += [w / step.denominator for w in power_law([Fraction(i, n) for i in range(n)], spec.base)]
+        return found, Decimal(1)
 
     def exact_rows(self, spec, start, stop, work):
         import numpy as np
 
         coordinates = _coordinates(spec, np.arange(start, stop))
-        planes = {axis: dict(zip(("sin", "cos"), work.planes(c.tolist())))
-                  for axis, c in zip(AXES, coordinates)}
         out = work.zeros(stop - start, spec.d_model)
-        for (axis, fn), columns in _columns(_frequency_count(spec.d_model), spec.d_model).items():
-            if columns:  # a narrow table may have no columns of h or w
-                out[:, columns] = planes[axis][fn][:, : len(columns)]
+        if spec.convention == "interleaved":
+            planes = {axis: dict(zip(("sin", "cos"), work.planes(c.tolist())))
+                      for axis, c in zip(AXES, coordinates)}
+            for (axis, fn), columns in _columns(_frequency_count(spec.d_model), spec.d_model).items():
+                if columns:  # a narrow table may have no columns of h or w
+                    out[:, columns] = planes[axis][fn][:, : len(columns)]
+            return out
+        live = coordinates[0] >= 0  # text rows stay zero
+        if not live.any():
+            return out
+        steps = dict(zip(("t", "h", "w"), (_steps(spec)[0].numerator, *[_steps(spec)[1].numerator] * 2)))
+        planes = {axis: dict(zip(("sin", "cos"), work.planes((c[live] * steps[axis]).tolist())))
+                  for axis, c in zip(AXES, coordinates)}
+        rows = np.flatnonzero(live)
+        for (axis, fn), columns in _cogvideox_columns(spec.d_model).items():
+            frequencies = [i for i, c in enumerate(columns) if c is not None]
+            out[rows[:, None], [columns[i] for i in frequencies]] = planes[axis][fn][:, frequencies]
         return out
 
     def settings(self, spec):
-        return [*super().settings(spec), ("base", f"{spec.base:g}"),
-                ("grid", " x ".join(map(str, spec.grid)) + " (frames, rows, columns)")]
+        lines = [*super().settings(spec), ("base", f"{spec.base:g}"),
+                 ("grid", " x ".join(map(str, spec.grid)) + " (frames, rows, columns)")]
+        if spec.convention == "cogvideox":
+            lines.append(("positions", f"rows and columns k / {spec.interpolation_scale:g}, frames k / "
+                          f"{spec.temporal_interpolation_scale:g}"
+                          + (f", after {spec.text_tokens} text rows of zeros" if spec.text_tokens else "")))
+        return lines
 
     def row_label(self, spec):
         import numpy as np
 
-        return lambda i: "({},{},{})".format(*(int(c) for c in _coordinates(spec, np.int64(i))))
+        def label(i):
+            t, h, w = (int(c) for c in _coordinates(spec, np.int64(i)))
+            return "text" if t < 0 else f"({t},{h},{w})"
+
+        return label
 
     def facts(self, spec):
         frequencies, _ = self.frequencies(spec)
-        return {"frequencies": axes_facts(frequencies, _columns(len(frequencies), spec.d_model))}
+        if spec.convention == "interleaved":
+            columns = _columns(len(frequencies), spec.d_model)
+        else:
+            columns = _cogvideox_columns(spec.d_model)
+            nt, _ = _cogvideox_counts(spec.d_model)
+            steps = [_steps(spec)[0]] * nt + [_steps(spec)[1]] * (len(frequencies) - nt)
+            with context():  # per unit of position, as the model has them (not per patch)
+                frequencies = [w * step.denominator for w, step in zip(frequencies, steps)]
+        return {"frequencies": axes_facts(frequencies, columns)}
 
     def candidates(self, values, dtype, notes, bench):
         """The grid read off the table: a t block changes every H*W rows, an h block every W."""
+        yield from self._cogvideox(values, bench)
         if bench.sampled:  # its fit needs every row
             return
         import numpy as np
@@ -134,6 +265,57 @@ class Sincos3d(Family):
         if np.max(np.abs(reference - values)) > 1e-2:
             return
         yield bench.candidate(f"sincos3d, grid {'x'.join(map(str, grid))}", spec, reference=reference)
+        yield from bench.libraries(spec, reference)
+
+    def _cogvideox(self, values, bench):
+        """CogVideoX's layout: text rows of zeros, then the grid: W where the h block first
+        changes, H x W where the t block does (looked up in the rows of a long table), and each
+        interpolation scale from the angle of the first frequency at position 1."""
+        import numpy as np
+
+        rows, cols = values.shape
+        if cols % 16 or cols < 16:
+            return
+        nt, ns = _cogvideox_counts(cols)
+        zero = ~values.any(axis=1)
+        if zero.all():
+            return
+        text = int(np.argmin(zero))
+        count = bench.length - text  # the grid's rows
+
+        def changes(column: int, within) -> int | None:  # the first grid row where `column` moves
+            moved = np.flatnonzero(within[:, column] != within[0, column])
+            return int(moved[0]) if len(moved) else None
+
+        grid_rows = values[text:]
+        if len(grid_rows) < 2:
+            return
+        width = changes(2 * nt + 2 * ns, grid_rows) or count  # the h block: every W rows
+        plane = changes(0, grid_rows)  # the t block: every H x W rows
+        if plane is None and count > len(grid_rows):  # beyond the rows at hand: look there
+            for height in range(1, count // width + 1):
+                if count % (height * width) == 0 and bench.target.at([text + height * width])[0, 0] != 0:
+                    plane = height * width
+                    break
+        plane = plane or count
+        if count % plane or plane % width:
+            return
+        frames, height = count // plane, plane // width
+        probe = bench.target.at(sorted({text + min(1, count - 1), text + min(plane, count - 1)}))
+
+        def scale(row, sin_col, cos_col):  # position 1 at frequency 1: the angle is 1 / scale
+            angle = float(np.arctan2(row[sin_col], row[cos_col]))
+            return float(f"{1 / angle:.6g}") if angle > 0 else 1.0
+
+        spatial = scale(probe[0], 2 * nt, 2 * nt + ns) if width > 1 else 1.0
+        temporal = scale(probe[-1], 0, nt) if frames > 1 else 1.0
+        grid = f"{frames}x{height}x{width}"
+        spec = bench.spec(family=self.name, convention="cogvideox", grid=grid, d_model=cols, text_tokens=text,
+                          interpolation_scale=spatial, temporal_interpolation_scale=temporal, dtype="float64")
+        if spec is None:
+            return
+        reference = bench.reference(spec)
+        yield bench.candidate(f"sincos3d cogvideox, grid {grid}", spec, reference=reference)
         yield from bench.libraries(spec, reference)
 
 
