@@ -214,3 +214,93 @@ def test_scattered_timesteps_get_a_note(cli, tmp_path):
     found = json.loads(out)
     assert code == 0 and err == "" and not found["explained"]
     assert any("whole timesteps 999 .. 40 that are not a range" in note for note in found["notes"])
+
+
+# SD3's cropped_pos_embed (the centre of a pos_embed_max_size grid) and CogView3Plus's table
+# (text rows of zeros, then the top-left of its 128 x 128 grid)
+
+
+@pytest.mark.parametrize("rows, cols", [(64, 64), (48, 80), (96, 96), (7, 192)])
+def test_sd3_cropped_pos_embed_bit_for_bit(rows, cols):
+    from diffusers.models.embeddings import PatchEmbed
+
+    module = PatchEmbed(height=128, width=128, patch_size=2, in_channels=16, embed_dim=1536, pos_embed_max_size=192)
+    expected = module.cropped_pos_embed(2 * rows, 2 * cols)[0].numpy()
+    table = pe_cli.build(family="sincos2d", variant="diffusers", grid=(rows, cols), d_model=1536, base_size=64,
+                         pos_embed_max_size=192)
+    assert np.array_equal(table.numpy(), expected)
+
+
+def test_sd3_crop_exact_against_mpmath():
+    """Patch (i, j) of a 6 x 10 crop of a 16 x 16 grid, base_size 8: at ((5 + i) / 2, (3 + j) / 2)."""
+    d = 16
+    table = pe_cli.build(family="sincos2d", grid=(6, 10), d_model=d, base_size=8, pos_embed_max_size=16).numpy()
+    n = d // 4
+    for patch in (0, 1, 13, 59):
+        y, x = mpmath.mpf(5 + patch // 10) / 2, mpmath.mpf(3 + patch % 10) / 2
+        for j in range(d):
+            block, i = divmod(j, n)
+            angle = (x if block < 2 else y) * mpmath.power(10000, -mpmath.mpf(i) / n)
+            assert table[patch, j] == round_to((mpmath.sin if block % 2 == 0 else mpmath.cos)(angle), "float32")
+
+
+def test_cogview3_plus_table_bit_for_bit():
+    from diffusers.models.embeddings import CogView3PlusPatchEmbed
+
+    module = CogView3PlusPatchEmbed(in_channels=16, hidden_size=2560, patch_size=2, text_hidden_size=4096,
+                                    pos_embed_max_size=128)
+    rows, cols, text = 64, 48, 224
+    expected = torch.cat([torch.zeros(text, 2560), module.pos_embed[:rows, :cols].reshape(rows * cols, -1)])
+    table = pe_cli.build(family="sincos2d", variant="diffusers", grid=(rows, cols), d_model=2560, text_tokens=text)
+    assert np.array_equal(table.numpy(), expected.numpy())
+
+
+def _sd3(rows, cols):
+    from diffusers.models.embeddings import PatchEmbed
+
+    module = PatchEmbed(height=128, width=128, patch_size=2, in_channels=16, embed_dim=256, pos_embed_max_size=192)
+    return module.cropped_pos_embed(2 * rows, 2 * cols)[0].numpy()
+
+
+def _cogview3(rows, cols, text):
+    from diffusers.models.embeddings import CogView3PlusPatchEmbed
+
+    module = CogView3PlusPatchEmbed(in_channels=16, hidden_size=256, patch_size=2, text_hidden_size=64,
+                                    pos_embed_max_size=128)
+    return torch.cat([torch.zeros(text, 256), module.pos_embed[:rows, :cols].reshape(rows * cols, -1)]).numpy()
+
+
+def _get_2d(grid, **keywords):
+    from diffusers.models.embeddings import get_2d_sincos_pos_embed
+
+    return get_2d_sincos_pos_embed(256, grid, **keywords).float().numpy()
+
+
+@pytest.mark.parametrize("name, table, expected", [
+    ("sd3 crop", lambda: _sd3(48, 80), dict(grid=[48, 80], pos_embed_max_size=192, base_size=64)),
+    ("pixart", lambda: _get_2d(32, base_size=32, interpolation_scale=2.0), dict(grid=[32, 32])),
+    ("non-square", lambda: _get_2d((24, 40), base_size=16), dict(grid=[24, 40], base_size=16)),
+    ("cogview3", lambda: _cogview3(24, 16, 20), dict(grid=[24, 16], text_tokens=20)),
+])
+def test_fractional_and_cropped_2d_tables_are_identified(cli, tmp_path, name, table, expected):
+    values = table()
+    np.save(tmp_path / "t.npy", values)
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    identical = [c for c in found["candidates"] if c["differing"] == 0]
+    assert code == 0 and found["explained"] and identical and identical[0] == found["candidates"][0]
+    library = next(c for c in identical if c["name"] == "library diffusers")
+    assert all(library["spec"][k] == v for k, v in expected.items()), library["spec"]
+    rebuilt = pe_cli.build(pe_cli.TableSpec(**{**library["spec"], "dtype": "float32", "shape": "2d"})).numpy()
+    assert np.array_equal(rebuilt, values)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--grid", "20x20", "--pos-embed-max-size", "16"], "larger than --pos-embed-max-size"),
+    (["--grid", "4x4", "--cls-token", "--text-tokens", "3"], "give one"),
+    (["--grid", "4x4", "--text-tokens", "3", "--variant", "mae"], "has no text rows"),
+    (["--grid", "4x4", "--pos-embed-max-size", "8", "--variant", "mae"], "has no cropped grid"),
+])
+def test_2d_refusals(cli, args, message):
+    code, _, err = cli("generate", "--family", "sincos2d", "-d", "16", *args)
+    assert code == 2 and message in err and "Traceback" not in err, err

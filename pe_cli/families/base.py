@@ -312,6 +312,21 @@ def binary_fractions(values, flag: str):
     return whole.astype(np.int64), 1 << scale
 
 
+def read_positions(angles, frequencies):
+    """Each row's position from the angles of its sin/cos pairs (atan2, known up to whole turns)
+    at these frequencies: from the lowest frequency up, each angle taken in the turn nearest
+    the estimate so far. Exact for positions below pi / the lowest frequency."""
+    import numpy as np
+
+    order = np.argsort(frequencies)
+    w = np.asarray(frequencies, dtype=np.float64)[order]
+    angles = np.asarray(angles)[:, order]
+    estimate = angles[:, 0] / w[0]
+    for i in range(1, len(w)):
+        estimate = (angles[:, i] + 2 * np.pi * np.round((estimate * w[i] - angles[:, i]) / (2 * np.pi))) / w[i]
+    return estimate
+
+
 def axes_facts(frequencies, columns: dict) -> list[dict]:
     """show's frequency facts for a table of several coordinates: each frequency, its
     wavelength and its columns {"sin x": ..., "cos x": ...}, from {(axis, "sin" or "cos"):

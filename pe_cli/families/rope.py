@@ -848,7 +848,8 @@ def _diffusers_refusal(spec) -> str | None:
 
 @variant(VARIANTS, "diffusers", source="diffusers 0.42 get_1d_rotary_pos_embed (FluxPosEmbed, WanRotaryPosEmbed, "
          "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
-         conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal, **_HF)
+         conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal,
+         parameters=frozenset({"base", "offset", "text_tokens"}))
 def _diffusers_rope(spec, device):
     import torch
 
@@ -975,8 +976,9 @@ class Rope(Family):
         Param("preset", None, "a diffusion model's RoPE: head dim, theta, axes and layout (" +
               ", ".join(PRESETS) + "); give its tokens with --grid (and --text-tokens) or --ids.",
               str, field=False, choices=tuple(PRESETS)),
-        Param("text_tokens", 0, "text tokens before a split layout's grid (FLUX's 512 text ids at "
-              "position 0; FLUX.2's along its last axis).", int, minimum=0),
+        Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
+              "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
+              "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
         Param("ids", None, "a split layout's token positions: a .npy file of shape (tokens, axes), "
               "integers or floats, as FLUX's ids.", str),
         Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "

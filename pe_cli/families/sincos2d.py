@@ -16,7 +16,7 @@ from ..core.errors import BadInput
 from ..core.params import Param
 from ..core.limits import MAX_POSITION
 from ..numerics.frequencies import context, power_law
-from .base import Family, axes_facts, parse_grid, positional_encodings_axis, variant
+from .base import Family, axes_facts, parse_grid, positional_encodings_axis, read_positions, variant
 
 
 def _blocks(*order: tuple[str, str]) -> Callable:
@@ -58,13 +58,21 @@ def _power_law(spec) -> list[Decimal]:
     return power_law([Fraction(i, n) for i in range(n)], spec.base)
 
 
-def _steps(spec) -> tuple[tuple[int, int], int]:
-    """Patch k of each axis (rows, columns) sits at k * step / denominator, integers: k, or
-    diffusers' k * base_size / G / interpolation_scale, exactly."""
+def _steps(spec) -> tuple[tuple[int, int], int, tuple[int, int]]:
+    """Patch k of each axis (rows, columns) sits at (first + k) * step / denominator, integers:
+    k, or diffusers' k * base_size / G / interpolation_scale, exactly; with SD3's
+    pos_embed_max_size M, G is M and the grid is the centre of it (first (M - size) // 2)."""
     scale = Fraction(spec.interpolation_scale)
-    exact = [Fraction(spec.base_size if spec.base_size is not None else size, size) / scale for size in spec.grid]
+    extent = [spec.pos_embed_max_size or size for size in spec.grid]
+    exact = [Fraction(spec.base_size if spec.base_size is not None else m, m) / scale for m in extent]
     denominator = math.lcm(*(f.denominator for f in exact))
-    return tuple(int(f * denominator) for f in exact), denominator
+    firsts = tuple((m - size) // 2 for m, size in zip(extent, spec.grid))
+    return tuple(int(f * denominator) for f in exact), denominator, firsts
+
+
+def _zero_rows(spec) -> int:
+    """Rows of zeros before the patches: MAE's class token, or CogView3's text tokens."""
+    return int(spec.cls_token) + spec.text_tokens
 
 
 # 2-D sin-cos tables as the libraries compute them
@@ -146,8 +154,9 @@ def _diffusers_refusal(spec) -> str | None:
 
 
 @variant(VARIANTS, "diffusers",
-         source="diffusers 0.42 get_2d_sincos_pos_embed (PatchEmbed: SD3, PixArt, DiT; cls_token: one "
-                "extra token)", conventions=("mae",), parameters=frozenset({"base_size", "interpolation_scale"}),
+         source="diffusers 0.42 get_2d_sincos_pos_embed (PatchEmbed: SD3's cropped_pos_embed, PixArt, DiT; "
+                "CogView3PlusPatchEmbed's text rows)", conventions=("mae",),
+         parameters=frozenset({"base_size", "interpolation_scale", "pos_embed_max_size", "text_tokens"}),
          refuse=_diffusers_refusal)
 def _diffusers(spec, device):
     # diffusers get_2d_sincos_pos_embed: float32 positions arange(G) / (G / base_size) /
@@ -157,11 +166,13 @@ def _diffusers(spec, device):
 
     rows, columns = spec.grid
 
-    def axis(size):
-        positions = torch.arange(size, dtype=torch.float32)
+    def axis(size):  # SD3: the max grid's positions, its centre crop taken
+        extent = spec.pos_embed_max_size or size
+        positions = torch.arange(extent, dtype=torch.float32)
         if spec.base_size is not None:
-            positions = positions / (size / spec.base_size)
-        return positions / spec.interpolation_scale
+            positions = positions / (extent / spec.base_size)
+        first = (extent - size) // 2
+        return (positions / spec.interpolation_scale)[first:first + size]
 
     grid = torch.stack(torch.meshgrid(axis(columns), axis(rows), indexing="xy"))
 
@@ -173,9 +184,7 @@ def _diffusers(spec, device):
         return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
 
     table = torch.cat([one_axis(grid[0]), one_axis(grid[1])], dim=1)
-    if spec.cls_token:
-        table = torch.cat([torch.zeros([1, spec.d_model], dtype=table.dtype), table])
-    return table
+    return torch.cat([torch.zeros([_zero_rows(spec), spec.d_model], dtype=table.dtype), table])
 
 
 class Sincos2d(Family):
@@ -189,6 +198,12 @@ class Sincos2d(Family):
               "k * base_size / G (SD3, PixArt).", int, minimum=1, fixed="has patch positions 0, 1, ..."),
         Param("interpolation_scale", 1.0, "diffusers' interpolation_scale: every position divided by it "
               "(PixArt-alpha: 2).", float, fixed="has patch positions 0, 1, ..."),
+        Param("pos_embed_max_size", None, "SD3's pos_embed_max_size M: the grid is the centre of an M x M "
+              "grid (positions as that grid's: base_size / M apart).", int, minimum=1,
+              fixed="has no cropped grid"),
+        Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
+              "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
+              "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
     )
     variants = VARIANTS
     paired_columns = True
@@ -208,8 +223,13 @@ class Sincos2d(Family):
             raise BadInput("2-D tables start at patch (0, 0): --offset does not apply")
         if not (0 < spec.interpolation_scale < math.inf):
             raise BadInput(f"--interpolation-scale must be a positive number, got {spec.interpolation_scale}")
-        steps, _ = _steps(spec)
-        if max(step * (size - 1) for step, size in zip(steps, spec.grid)) > MAX_POSITION:
+        if spec.cls_token and spec.text_tokens:
+            raise BadInput("--cls-token is one row of zeros, --text-tokens several: give one")
+        if spec.pos_embed_max_size is not None and spec.pos_embed_max_size < max(spec.grid):
+            raise BadInput(f"--grid {spec.grid[0]}x{spec.grid[1]} is larger than --pos-embed-max-size "
+                           f"{spec.pos_embed_max_size}: it is a crop of that grid")
+        steps, _, firsts = _steps(spec)
+        if max(step * (first + size - 1) for step, first, size in zip(steps, firsts, spec.grid)) > MAX_POSITION:
             scale = Fraction(spec.interpolation_scale)
             raise BadInput(
                 f"--interpolation-scale {spec.interpolation_scale:g} is {scale.numerator}/{scale.denominator} "
@@ -218,13 +238,13 @@ class Sincos2d(Family):
             )
 
     def rows(self, spec):
-        return spec.grid[0] * spec.grid[1] + spec.cls_token
+        return spec.grid[0] * spec.grid[1] + _zero_rows(spec)
 
     def frequencies(self, spec):
         # w_i = T**(-i/n), i < n = ceil(D/4), in MAE, timm and positional-encodings alike; a
         # patch at position k * step / denominator is k * step at frequencies w_i / denominator
         frequencies = _power_law(spec)
-        _, denominator = _steps(spec)
+        _, denominator, _ = _steps(spec)
         if denominator != 1:
             with context():
                 frequencies = [w / denominator for w in frequencies]
@@ -239,10 +259,11 @@ class Sincos2d(Family):
         import numpy as np
 
         width = spec.grid[1]
-        patch = np.arange(start, stop) - int(spec.cls_token)
+        patch = np.arange(start, stop) - _zero_rows(spec)
         live = patch >= 0
-        (step_y, step_x), _ = _steps(spec)
-        coordinate = {"y": (patch[live] // width * step_y).tolist(), "x": (patch[live] % width * step_x).tolist()}
+        (step_y, step_x), _, (first_y, first_x) = _steps(spec)
+        coordinate = {"y": ((first_y + patch[live] // width) * step_y).tolist(),
+                      "x": ((first_x + patch[live] % width) * step_x).tolist()}
         planes = {c: dict(zip(("sin", "cos"), work.planes(positions))) for c, positions in coordinate.items()}
         table = work.zeros(int(live.sum()), spec.d_model)
         for (c, fn), columns in self._columns(spec).items():
@@ -256,19 +277,25 @@ class Sincos2d(Family):
 
     def settings(self, spec):
         rows, cols = spec.grid
-        lines = [*super().settings(spec), ("base", f"{spec.base:g}"),
-                 ("grid", f"{rows} x {cols} patches" + (" and a class row" if spec.cls_token else ""))]
-        if spec.base_size is not None or spec.interpolation_scale != 1.0:
-            def rule(size: int) -> str:
-                return "k" + (f" * {spec.base_size}/{size}" if spec.base_size is not None else "") + (
+        zeros = (" and a class row" if spec.cls_token else
+                 f", after {spec.text_tokens} text rows of zeros" if spec.text_tokens else "")
+        lines = [*super().settings(spec), ("base", f"{spec.base:g}"), ("grid", f"{rows} x {cols} patches{zeros}")]
+        if spec.base_size is not None or spec.interpolation_scale != 1.0 or spec.pos_embed_max_size:
+            _, _, firsts = _steps(spec)
+
+            def rule(size: int, first: int) -> str:
+                extent = spec.pos_embed_max_size or size
+                return ("k" if not first else f"({first} + k)") + (
+                    f" * {spec.base_size}/{extent}" if spec.base_size is not None else "") + (
                     f" / {spec.interpolation_scale:g}" if spec.interpolation_scale != 1.0 else "")
-            lines.append(("positions", f"patch k of a row at {rule(cols)}, of a column at {rule(rows)}"))
+            lines.append(("positions", f"patch k of a row at {rule(cols, firsts[1])}, "
+                                       f"of a column at {rule(rows, firsts[0])}"))
         return lines
 
     def row_label(self, spec):
         def patch(i: int) -> str:
-            k = i - spec.cls_token
-            return "cls" if k < 0 else f"({k // spec.grid[1]},{k % spec.grid[1]})"
+            k = i - _zero_rows(spec)
+            return ("cls" if spec.cls_token else "text") if k < 0 else f"({k // spec.grid[1]},{k % spec.grid[1]})"
 
         return patch
 
@@ -297,7 +324,9 @@ class Sincos2d(Family):
 
     def candidates(self, values, dtype, notes, bench):
         """Each factorization of the rows into a grid (near-square first), each layout, after
-        an all-zero class row if there is one."""
+        the rows of zeros if there are any (a class row, or text rows); in diffusers' layout,
+        patches at fractions (base_size, interpolation_scale) or a crop of a larger grid (SD3),
+        read off the angles of the first row and column of patches."""
         if bench.sampled:  # its fit needs every row
             return
         import numpy as np
@@ -305,21 +334,81 @@ class Sincos2d(Family):
         rows, cols = values.shape
         if rows < 2:
             return
-        cls = not values[0].any()
-        patches = rows - cls
+        live = np.flatnonzero(values.any(axis=1))
+        zeros = int(live[0]) if len(live) else rows
+        patches = rows - zeros
+        if patches < 1:
+            return
+        extra = [dict(cls_token=True)] if zeros == 1 else []
+        extra.append(dict(text_tokens=zeros) if zeros else {})
         grids = [(h, patches // h) for h in range(1, patches + 1) if patches % h == 0]
         for grid in sorted(grids, key=lambda g: abs(g[0] - g[1]))[:6]:
-            for convention in self.conventions:
-                spec = bench.spec(family=self.name, grid=grid, d_model=cols, convention=convention,
-                                  cls_token=cls, dtype="float64")
-                if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
-                    continue
-                reference = bench.reference(spec)
-                if np.max(np.abs(reference - values)) > 1e-2:
-                    continue
-                yield bench.candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec,
-                                      reference=reference)
-                yield from bench.libraries(spec, reference)
+            for rows_of_zeros in extra:
+                for convention in self.conventions:
+                    for placed in [{}, *self._placements(values, grid, zeros, convention)]:
+                        spec = bench.spec(family=self.name, grid=grid, d_model=cols, convention=convention,
+                                          dtype="float64", **rows_of_zeros, **placed)
+                        if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+                            continue
+                        reference = bench.reference(spec)
+                        if np.max(np.abs(reference - values)) > 1e-2:
+                            continue
+                        yield bench.candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec,
+                                              reference=reference)
+                        yield from bench.libraries(spec, reference)
+
+    def _placements(self, values, grid, zeros: int, convention: str) -> list[dict]:
+        """diffusers' parameters that put the patches where the table's angles say: the first
+        row's and column's positions read back, as (first + k) * step on each axis; step
+        base_size / G (or 1 / interpolation_scale), first the centre of pos_embed_max_size."""
+        import numpy as np
+
+        height, width = grid
+        if convention != "mae" or max(grid) < 2:
+            return []
+        columns = LAYOUTS[convention].columns(_frequency_count(values.shape[1]))
+        frequencies = [float(w) for w in _power_law_of(values.shape[1])]
+
+        def axis(c, rows):
+            angles = np.arctan2(values[rows][:, columns[c, "sin"]], values[rows][:, columns[c, "cos"]])
+            return read_positions(angles, frequencies)
+
+        read = [axis("y", zeros + np.arange(height) * width), axis("x", zeros + np.arange(width))]
+        steps = [float(p[-1] - p[0]) / (len(p) - 1) if len(p) > 1 else None for p in read]
+        if any(s is not None and s <= 0 for s in steps):
+            return []
+        steps = [s if s is not None else next(t for t in steps if t is not None) for s in steps]
+        firsts = [p[0] / s for p, s in zip(read, steps)]
+        if any(abs(f - round(f)) > 1e-3 for f in firsts):
+            return []
+        firsts = [round(f) for f in firsts]
+
+        def whole(x: float) -> int | None:  # the float-read figure as the whole number it stands for
+            return round(x) if abs(x - round(x)) < 1e-3 * max(1.0, abs(x)) else None
+
+        found = []
+        if firsts == [0, 0]:  # k * base_size / G / interpolation_scale on each axis
+            if all(abs(s - 1) < 1e-6 for s in steps):
+                return []
+            for scale in {1.0, 2.0, float(f"{1 / steps[0]:.6g}")}:
+                bases = {whole(s * size * scale) for s, size in zip(steps, grid)}
+                if len(bases) == 1 and None not in bases:
+                    found.append(dict(base_size=bases.pop(), interpolation_scale=scale))
+            if abs(steps[0] - steps[1]) < 1e-6 * steps[0]:
+                found.append(dict(interpolation_scale=float(f"{1 / steps[0]:.6g}")))
+        elif abs(steps[0] - steps[1]) < 1e-4 * steps[0]:  # a crop of an M x M grid: base_size / M apart
+            extents = {2 * f + size + extra for f, size in zip(firsts, grid) for extra in (0, 1)}
+            for m in sorted(extents):
+                base = whole(steps[0] * m)
+                if base is not None:
+                    found.append(dict(pos_embed_max_size=m, base_size=base))
+        found = [{k: v for k, v in p.items() if not (k == "interpolation_scale" and v == 1.0)} for p in found]
+        return list({tuple(sorted(p.items())): p for p in found}.values())
+
+
+def _power_law_of(d_model: int) -> list[Decimal]:
+    n = _frequency_count(d_model)
+    return power_law([Fraction(i, n) for i in range(n)], 10000.0)
 
 
 FAMILY = Sincos2d()

@@ -137,8 +137,8 @@ class Sincos3d(Family):
         Param("temporal_interpolation_scale", 1.0, "sincos3d cogvideox: every frame's position divided by it.",
               float, fixed="has no temporal interpolation scale"),
         Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
-              "512 at 0, FLUX.2's along its last axis); sincos3d's are rows of zeros (CogVideoX's 226).",
-              int, minimum=0),
+              "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
+              "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
     )
     variants = VARIANTS
     paired_columns = True

@@ -20,7 +20,7 @@ from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
     Family, binary_fractions, close, digits, even_width, plausible_bases, positional_encodings_axis,
-    positions_file, variant,
+    positions_file, read_positions, variant,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -859,10 +859,7 @@ class Sinusoidal(Family):
                 probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
                 if probe is None:
                     continue
-                w = np.array([float(x) for x in self.frequencies(probe)[0]])
-                t = angles[:, -1] / w[-1]
-                for i in range(n - 2, -1, -1):  # each angle in the turn nearest the estimate
-                    t = (angles[:, i] + 2 * np.pi * np.round((t * w[i] - angles[:, i]) / (2 * np.pi))) / w[i]
+                t = read_positions(angles, [float(x) for x in self.frequencies(probe)[0]])
                 whole = np.round(t)
                 if np.max(np.abs(t - whole)) > 1e-3:
                     continue
