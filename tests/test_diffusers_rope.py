@@ -93,6 +93,18 @@ def _hunyuan_dit(rows, cols):
     return get_2d_rotary_pos_embed(88, get_resize_crop_region_for_grid((rows, cols), 32), (rows, cols), use_real=True)
 
 
+def _allegro(frames, rows, cols):
+    """The Allegro pipeline's tables: per axis at positions / interpolation scale, laid out per
+    token as the transformer looks them up (t, h, w blocks)."""
+    from diffusers.models.embeddings import get_3d_rotary_pos_embed_allegro
+
+    t, h, w, *_ = get_3d_rotary_pos_embed_allegro(96, ((0, 0), (rows, cols)), (rows, cols), frames,
+                                                   interpolation_scale=(2.2, 2.0, 2.0))
+    index = [g.reshape(-1) for g in torch.meshgrid(torch.arange(frames), torch.arange(rows), torch.arange(cols),
+                                                     indexing="ij")]
+    return tuple(torch.cat([t[k][index[0]], h[k][index[1]], w[k][index[2]]], dim=1) for k in (0, 1))
+
+
 def _complex(table):  # a use_real=False table: its real and imaginary parts, as cos and sin
     return table.real.float(), table.imag.float()
 
@@ -155,6 +167,9 @@ CASES = [
     ("lumina2", dict(grid="12x20", text_tokens=30), lambda: _lumina2(12, 20, 30)),
     ("qwenimage", dict(grid="64x64", text_tokens=512), lambda: _qwenimage(64, 64, 512)),
     ("qwenimage", dict(grid="13x19", text_tokens=40), lambda: _qwenimage(13, 19, 40)),
+    # Allegro at 720 x 1280, 88 frames (22 x 45 x 80), and small
+    ("allegro", dict(grid="22x45x80"), lambda: _allegro(22, 45, 80)),
+    ("allegro", dict(grid="5x6x10"), lambda: _allegro(5, 6, 10)),
 ]
 
 
@@ -236,7 +251,7 @@ def test_ids_file_is_the_grid_it_lists(tmp_path):
     assert np.array_equal(by_ids, _flux(6, 8, 5)[0].numpy())
 
 
-COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25)]
+COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27)]
 
 
 @pytest.mark.parametrize("preset, tokens, module", COMPARED, ids=[c[0] for c in COMPARED])

@@ -307,6 +307,7 @@ class Axes:
     text: Callable | None = None  # (spec, text tokens, axes) -> their integer positions (tokens, axes)
     origin: Callable | None = None  # (spec) -> where the axes a grid leaves out are (default 0)
     trailing: int = 0  # last axes a grid never covers (at 0 on image tokens: FLUX.2's text axis)
+    divisors: tuple[float, ...] = ()  # each axis's positions divided by this (Allegro's interpolation scales)
 
     @property
     def vision(self) -> bool:
@@ -399,7 +400,7 @@ def _crop(spec, base: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]
     """The (start, stop) of rows and of columns: the grid's aspect ratio fitted into the base
     grid (rows, columns) the model was trained at, centred (diffusers' pipelines'
     get_resize_crop_region_for_grid, in Python floats as they compute it)."""
-    rows, cols = grid_shape(spec)[-2:]
+    rows, cols = _rows_columns(spec)
     th, tw = base
     if rows / cols > th / tw:
         height, width = th, int(round(th / rows * cols))
@@ -440,6 +441,14 @@ def _cropped_floats(base):
     return floats
 
 
+def _rows_columns(spec) -> tuple[int, int]:
+    """The grid's rows and columns, for the layouts whose positions depend on both."""
+    shape = grid_shape(spec)
+    if len(shape) < 2:
+        raise BadInput(f"--rope-axes {spec.axes} places patches by rows and columns: --grid needs both (HxW)")
+    return shape[-2], shape[-1]
+
+
 def _centred(spec, axis: int, size: int):
     """QwenImage's scale_rope: patch k of G at k - ceil(G/2) (its rows and columns; frames count)."""
     import numpy as np
@@ -447,6 +456,14 @@ def _centred(spec, axis: int, size: int):
     if axis == 0:
         return _counting(spec, axis, size)
     return np.arange(size, dtype=np.int64) - (size - size // 2), 1
+
+
+def _divided_floats(spec, axis: int, size: int):
+    """Allegro's float32 positions: linspace(0, G (G - 1)/G, G) divided by its interpolation scale."""
+    import torch
+
+    divisor = AXES[spec.axes].divisors[axis]
+    return (torch.linspace(0, size * (size - 1) / size, size, dtype=torch.float32) / divisor).numpy()
 
 
 def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
@@ -470,7 +487,7 @@ def _text_after_image(spec, count: int, axes: int):
     """QwenImage: text token k at max(H//2, W//2) + k on every axis."""
     import numpy as np
 
-    rows, cols = grid_shape(spec)[-2:]
+    rows, cols = _rows_columns(spec)
     return np.repeat((max(rows // 2, cols // 2) + np.arange(count, dtype=np.int64))[:, None], axes, axis=1)
 
 
@@ -521,6 +538,9 @@ AXES = {a.name: a for a in (
     Axes("qwenimage", "QwenImage: split axes, rows and columns centred (k - ceil(G/2)), text tokens after "
          "max(H/2, W/2) on every axis", axes=("t", "h", "w"), dim=None, columns=None, convention="single",
          place=_centred, text=_text_after_image),
+    Axes("allegro", "Allegro: split axes, each block doubled, positions k / 2.2 (frames), k / 2 (rows, columns)",
+         axes=("t", "h", "w"), dim=None, columns=None, convention="half", place=_counting,
+         floats=_divided_floats, divisors=(2.2, 2.0, 2.0)),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -669,6 +689,22 @@ def split_tokens(spec):
         text = style.text(spec, spec.text_tokens, k)
     numerators = np.concatenate([text * np.array(denominators), grid])
     return numerators, tuple(denominators), floats
+
+
+def law_frequencies(spec) -> list[Decimal]:
+    """A split layout's frequencies per unit of position: each axis's power law, in order."""
+    rope = {k: v for k, v in spec.rope if k != "partial_rotary_factor"}
+    return [w for dim, theta in split_laws(spec) for w in rope_frequencies(dim, theta, rope, 0)[0]]
+
+
+def split_positions(spec):
+    """A split layout's token positions as float64 (tokens, axes): integers over each axis's
+    denominator, divided by its divisor."""
+    import numpy as np
+
+    numerators, denominators, _ = split_tokens(spec)
+    divisors = AXES[spec.axes].divisors or (1.0,) * numerators.shape[1]
+    return numerators / np.array(denominators) / np.array(divisors)
 
 
 @lru_cache(maxsize=4)
@@ -923,6 +959,8 @@ PRESETS = {
                       96, 10000.0, "lumina2", (32, 32, 32), "single", "float64"),
     "qwenimage": Preset("QwenImage (Edit): QwenEmbedRope with scale_rope, complex64, text tokens first",
                         128, 10000.0, "qwenimage", (16, 56, 56), "single", "float32"),
+    "allegro": Preset("Allegro: get_3d_rotary_pos_embed_allegro (interpolation scales 2.2, 2, 2)",
+                      96, 10000.0, "allegro", (32, 32, 32), "half", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
@@ -1145,9 +1183,10 @@ class Rope(Family):
             if not AXES[spec.axes].split:
                 return rope_frequencies(laws[0][0], spec.base, rope, self._end(spec))
             frequencies = []
-            with context():  # an axis at positions k / q: integers k at frequencies w / q
-                for (dim, theta), q in zip(laws, split_tokens(spec)[1]):
-                    frequencies += [w / q for w in rope_frequencies(dim, theta, rope, 0)[0]]
+            divisors = AXES[spec.axes].divisors or (1.0,) * len(laws)
+            with context():  # an axis at positions k / (q * divisor): integers k at frequencies w / (q * divisor)
+                for (dim, theta), q, divisor in zip(laws, split_tokens(spec)[1], divisors):
+                    frequencies += [w / q / Decimal(divisor) for w in rope_frequencies(dim, theta, rope, 0)[0]]
             return frequencies, Decimal(1)
         return rope_frequencies(spec.d_model, spec.base, rope, self._end(spec))
 
@@ -1221,12 +1260,15 @@ class Rope(Family):
         if self._vector(spec):
             return lambda i: "-"
         if spec.axes and AXES[spec.axes].split:  # a token's position on each axis
-            numerators, denominators, _ = split_tokens(spec)
-            return lambda i: "({})".format(",".join(f"{n / q:g}" for n, q in zip(numerators[i], denominators)))
+            positions = split_positions(spec)
+            return lambda i: "({})".format(",".join(f"{p:g}" for p in positions[i]))
         return super().row_label(spec)
 
     def facts(self, spec):
         frequencies, attention = self.frequencies(spec)
+        split = spec.axes and AXES[spec.axes].split
+        if split:  # per unit of position, as the model has them (the kernel's are per step)
+            frequencies = law_frequencies(spec)
         if spec.axes:  # each frequency's columns, by position axis
             names = axis_names(spec)
             where: dict = {}
@@ -1237,7 +1279,8 @@ class Rope(Family):
             columns = range(2 * len(frequencies))
             first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
             placed = {i: sorted({first[i], second[i]}) for i in range(len(frequencies))}
-        positions = axes_positions(spec) if spec.axes and spec.grid is not None else None
+        positions = split_positions(spec) if split else axes_positions(spec) if spec.axes and spec.grid is not None \
+            else None
         return {
             "attention_factor": float(attention),
             "frequencies": [] if self._vector(spec) else [
@@ -1251,6 +1294,7 @@ class Rope(Family):
                 for i, w in enumerate(frequencies)
             ],
             "positions": [spec.offset, spec.last_position] if positions is None
+            else [float(positions.min()), float(positions.max())] if split
             else [int(positions.min()), int(positions.max())],
         }
 
@@ -1348,7 +1392,15 @@ class Rope(Family):
                     positions = _read_positions(values, spec, part)
                     if not np.all(np.isfinite(positions)):
                         continue
-                    tokens = _as_grid(positions, spec, part, bench.length)
+                    def read_at(rows, spec=spec, part=part, positions=positions):
+                        inside = [r for r in rows if r < len(positions)]
+                        beyond = [r for r in rows if r >= len(positions)]
+                        found = [positions[r] for r in inside]
+                        if beyond:  # rows of a long table past those the families fit from
+                            found += list(_read_positions(bench.target.at(beyond), spec, part))
+                        return found
+
+                    tokens = _as_grid(positions, spec, part, bench.length, read_at)
                     if tokens is None:
                         if np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
                             scattered.append(name)  # else a wrong theta or layout: scattered fractions
@@ -1373,7 +1425,7 @@ def _read_positions(values, spec, part: str):
     import numpy as np
 
     laws, columns = axes_plan(spec)
-    frequencies = [float(w) for w in FAMILY.frequencies(spec)[0]]
+    frequencies = [float(w) for w in law_frequencies(spec)]
     first = {}
     for c, (axis, j) in enumerate(columns):
         first.setdefault(j, c)
@@ -1415,36 +1467,36 @@ def _read_positions(values, spec, part: str):
 _CLOSE = 1e-3  # positions read back within this are the same
 
 
-def _as_grid(positions, spec, part: str, length: int):
-    """(grid, text tokens) whose tokens are these positions (the first rows of a table of
-    `length` rows), or None. The grid is read off where each axis first changes (row-major
-    order), and the layout then says where its tokens are, which must be where they were read
-    (up to sign in a cos table)."""
+def _as_grid(positions, spec, part: str, length: int, read_at):
+    """(grid, text tokens) whose tokens are these positions (read from the first rows of a
+    table of `length` rows), or None. Row-major, an axis's size is how many of its strides (the
+    product of the inner axes' sizes) pass before its position returns to where it started;
+    rows past those at hand are read with `read_at(rows)`. The layout then says where every
+    token is, which must be where the first rows were read (up to sign in a cos table)."""
     import numpy as np
 
-    style = AXES[spec.axes]
-    covered = positions.shape[1] - style.trailing
+    covered = positions.shape[1] - AXES[spec.axes].trailing
     for text in _text_counts(positions):
-        image = positions[text:]
         count = length - text
-        if len(image) == 0 or count < 1:
+        if count < 1 or text >= len(positions):
             continue
-        moved = np.abs(image[:, :covered] - image[0, :covered]) > _CLOSE
-        change = [int(np.argmax(moved[:, a])) if moved[:, a].any() else count for a in range(covered)]
-        order = sorted(set(change) - {count})
-        if order and order[0] != 1:
+        start, shape, stride = positions[text], [], 1
+        for a in range(covered - 1, 0, -1):
+            sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
+            found = read_at([text + d * stride for d in sizes if text + d * stride < length])
+            back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < _CLOSE]
+            size = back[0] if back else count // stride
+            shape.insert(0, size)
+            stride *= size
+        if count % stride:
             continue
-        strides = order + [count]
-        shape = [strides[strides.index(c) + 1] // c if c < count else 1 for c in change]
-        if math.prod(shape) != count:
-            continue
+        shape.insert(0, count // stride)
         for lead in sorted({0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True):
             grid = "x".join(map(str, shape[lead:]))
             try:
-                numerators, denominators, _ = split_tokens(spec.replace(grid=grid, text_tokens=text))
+                expected = split_positions(spec.replace(grid=grid, text_tokens=text))[: len(positions)]
             except BadInput:
                 continue
-            expected = numerators[: len(positions)] / np.array(denominators)
             if part == "cos":  # cos tells a position only up to its sign
                 expected = np.abs(expected)
             if len(expected) == len(positions) and np.all(np.abs(expected - positions) < _CLOSE):
