@@ -364,7 +364,7 @@ class Sincos2d(Family):
         import numpy as np
 
         height, width = grid
-        if convention != "mae" or max(grid) < 2:
+        if convention != "mae" or max(grid) < 2 or values.shape[1] % 4:  # mae: four blocks of d/4
             return []
         columns = LAYOUTS[convention].columns(_frequency_count(values.shape[1]))
         frequencies = [float(w) for w in _power_law_of(values.shape[1])]
