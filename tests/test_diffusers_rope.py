@@ -105,6 +105,25 @@ def _allegro(frames, rows, cols):
     return tuple(torch.cat([t[k][index[0]], h[k][index[1]], w[k][index[2]]], dim=1) for k in (0, 1))
 
 
+def _z_image(rows, cols, captions):
+    from diffusers.models.transformers.transformer_z_image import RopeEmbedder
+    from diffusers.models.transformers.transformer_z_image import ZImageTransformer2DModel as ZImage
+
+    words = ZImage.create_coordinate_grid((captions, 1, 1), (1, 0, 0)).flatten(0, 2)
+    image = ZImage.create_coordinate_grid((1, rows, cols), (captions + 1, 0, 0)).flatten(0, 2)
+    return _complex(RopeEmbedder(256.0, [32, 48, 48], [1024, 512, 512])(torch.cat([words, image])))
+
+
+def _cosmos_video(frames, rows, cols, fps):
+    from diffusers.models.transformers.transformer_cosmos import CosmosRotaryPosEmbed
+
+    module = CosmosRotaryPosEmbed(128, (128, 240, 240), (1, 2, 2), 24, (2.0, 1.0, 1.0))
+    return module(torch.empty(1, 16, frames, 2 * rows, 2 * cols), fps=fps)
+
+
+COSMOS = {"axes_dim": "44,42,42", "axes_theta": f"{10000.0 * 2.0 ** (44 / 42)!r},10000,10000"}
+
+
 def _complex(table):  # a use_real=False table: its real and imaginary parts, as cos and sin
     return table.real.float(), table.imag.float()
 
@@ -170,6 +189,12 @@ CASES = [
     # Allegro at 720 x 1280, 88 frames (22 x 45 x 80), and small
     ("allegro", dict(grid="22x45x80"), lambda: _allegro(22, 45, 80)),
     ("allegro", dict(grid="5x6x10"), lambda: _allegro(5, 6, 10)),
+    # Z-Image at 1024 x 1024 after 512 caption tokens (a multiple of 32, as it pads them)
+    ("z-image", dict(grid="64x64", text_tokens=512), lambda: _z_image(64, 64, 512)),
+    ("z-image", dict(grid="12x20", text_tokens=32), lambda: _z_image(12, 20, 32)),
+    # Cosmos videos: frames at k * 24/fps (Cosmos 1.0's 30, Cosmos 2's 16)
+    ("cosmos", dict(grid="16x22x40", rope={**COSMOS, "fps": 30}), lambda: _cosmos_video(16, 22, 40, 30)),
+    ("cosmos", dict(grid="5x10x15", rope={**COSMOS, "fps": 16}), lambda: _cosmos_video(5, 10, 15, 16)),
 ]
 
 
@@ -251,7 +276,7 @@ def test_ids_file_is_the_grid_it_lists(tmp_path):
     assert np.array_equal(by_ids, _flux(6, 8, 5)[0].numpy())
 
 
-COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27)]
+COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29)]
 
 
 @pytest.mark.parametrize("preset, tokens, module", COMPARED, ids=[c[0] for c in COMPARED])
@@ -311,6 +336,9 @@ def test_a_table_of_scattered_ids_is_not_called_a_grid(cli, tmp_path):
       "original_max_position_embeddings=64"], "rope_type default or linear"),
     (["--family", "rope", "--freqs-dtype", "float64"], "--freqs-dtype"),
     (["--preset", "flux", "--rope-config", "x.json"], "choose one"),
+    (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,56,56", "--rope", "fps=30"], "Cosmos's frame rate"),
+    (["--family", "rope", "-d", "128", "--rope", "axes_dim=16,56,56"], "needs a split layout"),
+    (["--preset", "cogvideox", "--grid", "30"], "--grid needs both"),
 ])
 def test_refusals(cli, args, message):
     code, _, err = cli("generate", *args)
@@ -353,3 +381,21 @@ def test_cropped_positions_against_fractions(grid, base):
                 value = _exact_value(mpmath.mpf(position.numerator) / position.denominator, 10000, 24, i, "cos")
                 assert table[row, c] == table[row, c + 1] == value, (row, c)
                 c += 2
+
+
+@pytest.mark.parametrize("positions", [300, 5000])
+def test_omnigen_is_hf_rope_longrope(positions):
+    """OmniGen's OmniGenSuScaledRotaryEmbedding is Phi-3's LongRoPE: --variant hf-rope with its
+    factors (short below 4096 positions, long above), bit for bit."""
+    from diffusers.models.transformers.transformer_omnigen import OmniGenSuScaledRotaryEmbedding
+
+    rng = np.random.default_rng(0)
+    short, long = (1 + rng.random(48)).round(4).tolist(), (1 + 3 * rng.random(48)).round(4).tolist()
+    module = OmniGenSuScaledRotaryEmbedding(96, max_position_embeddings=131072, original_max_position_embeddings=4096,
+                                            base=10000, rope_scaling={"short_factor": short, "long_factor": long})
+    cos, sin = module(torch.empty(1, positions, 96), torch.arange(positions)[None])
+    rope = {"rope_type": "longrope", "short_factor": ",".join(map(str, short)), "long_factor": ",".join(map(str, long)),
+            "original_max_position_embeddings": 4096, "max_position_embeddings": 131072}
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = pe_cli.build(family="rope", d_model=96, seq_len=positions, rope=rope, variant="hf-rope", part=part)
+        assert np.array_equal(table.numpy(), expected.reshape(positions, -1).numpy())

@@ -55,6 +55,8 @@ ROPE_KEYS = {
     "axes_theta": list,
     # diffusers' get_1d_rotary_pos_embed ntk_factor: theta times it (Lumina-Next)
     "ntk_factor": float,
+    # Cosmos: a video's frame rate; frame k sits at k * 24 / fps (images: k)
+    "fps": float,
 }
 _REQUIRED = {
     "linear": ("factor",),
@@ -116,7 +118,7 @@ def rope_parameters(items) -> tuple:
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
     for key in ("factor", "partial_rotary_factor", "max_position_embeddings",
-                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "ntk_factor"):
+                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "ntk_factor", "fps"):
         if key in out and out[key] <= 0:
             raise BadInput(f"rope parameter {key} must be > 0, got {out[key]}")
     if "partial_rotary_factor" in out and out["partial_rotary_factor"] > 1:
@@ -308,6 +310,7 @@ class Axes:
     origin: Callable | None = None  # (spec) -> where the axes a grid leaves out are (default 0)
     trailing: int = 0  # last axes a grid never covers (at 0 on image tokens: FLUX.2's text axis)
     divisors: tuple[float, ...] = ()  # each axis's positions divided by this (Allegro's interpolation scales)
+    angles32: bool = False  # diffusers' arithmetic rounds the angles to float32 before torch.polar (Z-Image)
 
     @property
     def vision(self) -> bool:
@@ -466,6 +469,42 @@ def _divided_floats(spec, axis: int, size: int):
     return (torch.linspace(0, size * (size - 1) / size, size, dtype=torch.float32) / divisor).numpy()
 
 
+def _after_text(spec, axis: int, size: int):
+    """Z-Image: frames after the caption (N + 1 + f for N caption tokens), rows and columns count."""
+    numbers, q = _counting(spec, axis, size)
+    return (numbers + spec.text_tokens + 1 if axis == 0 else numbers), q
+
+
+def _text_from_one(spec, count: int, axes: int):  # Z-Image: caption token k at (1 + k, 0, 0)
+    import numpy as np
+
+    ids = np.zeros((count, axes), dtype=np.int64)
+    ids[:, 0] = 1 + np.arange(count)
+    return ids
+
+
+def _cosmos_place(spec, axis: int, size: int):
+    """Cosmos: a video's frame k at k * 24 / fps (its base_fps), exactly; rows, columns and an
+    image's frames count."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    fps = dict(spec.rope).get("fps")
+    if axis or fps is None:
+        return _counting(spec, axis, size)
+    step = Fraction(24) / Fraction(fps)
+    return np.arange(size, dtype=np.int64) * step.numerator, step.denominator
+
+
+def _cosmos_floats(spec, axis: int, size: int):  # its float32 seq / fps * base_fps
+    import torch
+
+    fps = dict(spec.rope).get("fps")
+    positions = torch.arange(size, dtype=torch.float32)
+    return (positions if axis or fps is None else positions / fps * 24).numpy()
+
+
 def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
     import numpy as np
 
@@ -541,6 +580,12 @@ AXES = {a.name: a for a in (
     Axes("allegro", "Allegro: split axes, each block doubled, positions k / 2.2 (frames), k / 2 (rows, columns)",
          axes=("t", "h", "w"), dim=None, columns=None, convention="half", place=_counting,
          floats=_divided_floats, divisors=(2.2, 2.0, 2.0)),
+    Axes("z-image", "Z-Image: split axes, complex, caption token k at (1 + k, 0, 0), patches at "
+         "(captions + 1 + frame, row, column); angles rounded to float32 before torch.polar",
+         axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_after_text,
+         text=_text_from_one, origin=lambda spec: spec.text_tokens + 1, angles32=True),
+    Axes("cosmos", "Cosmos: as split-doubled, a video's frames at k * 24/fps (--rope fps=F)",
+         axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_cosmos_place, floats=_cosmos_floats),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -902,6 +947,8 @@ def _diffusers_rope(spec, device):
         freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
         freqs = freqs / rope.get("factor", 1.0)
         angles = torch.outer(positions[:, axis], freqs)
+        if spec.axes and AXES[spec.axes].angles32:  # Z-Image: float64 angles rounded, then float32 polar
+            angles = angles.float()
         if spec.convention == "single":  # use_real=False: complex64 (complex128 from float64 frequencies)
             value = torch.polar(torch.ones_like(angles), angles)
             plane = value.real if spec.part == "cos" else value.imag
@@ -961,13 +1008,15 @@ PRESETS = {
                         128, 10000.0, "qwenimage", (16, 56, 56), "single", "float32"),
     "allegro": Preset("Allegro: get_3d_rotary_pos_embed_allegro (interpolation scales 2.2, 2, 2)",
                       96, 10000.0, "allegro", (32, 32, 32), "half", "float32"),
+    "z-image": Preset("Z-Image: RopeEmbedder, complex64 of float32 angles, captions first (padded to a "
+                      "multiple of 32)", 128, 256.0, "z-image", (32, 48, 48), "single", "float64"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
     # Cosmos: theta 10000 * rope_scale ** (dim / (dim - 2)) per axis, rope_scale (2, 1, 1) of
     # Cosmos-1.0-Diffusion-7B (temporal positions of images; a video's are scaled by 24/fps)
-    "cosmos": Preset("Cosmos 1.0 7B: CosmosRotaryPosEmbed, rope_scale (2, 1, 1), images (fps None)",
-                     128, 10000.0, "split-doubled", (44, 42, 42), "half", "float32",
+    "cosmos": Preset("Cosmos 1.0 7B: CosmosRotaryPosEmbed, rope_scale (2, 1, 1); a video's frame rate with "
+                     "--rope fps=F", 128, 10000.0, "cosmos", (44, 42, 42), "half", "float32",
                      axes_theta=(10000.0 * 2.0 ** (44 / 42), 10000.0, 10000.0)),
 }
 
@@ -1131,11 +1180,18 @@ class Rope(Family):
 
     @staticmethod
     def _check_split(spec, style, kind: str) -> None:
+        rope = dict(spec.rope)
+        if "fps" in rope and spec.axes != "cosmos":
+            raise BadInput("rope parameter fps is Cosmos's frame rate: it needs --rope-axes cosmos (--preset cosmos)")
         if style is None or not style.split:
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
                 if value != default:
                     raise BadInput(f"--{name.replace('_', '-')} gives the tokens of a split layout "
                                    "(--rope-axes split, or a --preset)")
+            for key in ("axes_dim", "axes_theta"):
+                if key in rope:
+                    raise BadInput(f"rope parameter {key} splits the head over position axes: it needs a "
+                                   "split layout (--rope-axes split, or a --preset)")
             return
         if spec.variant not in ("exact", "diffusers"):
             raise BadInput(f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)")
@@ -1421,7 +1477,9 @@ class Rope(Family):
 def _read_positions(values, spec, part: str):
     """Each token's position on each axis of a split layout's (cos or sin) table, read from
     its columns from the lowest frequency up (each frequency's angle is taken in the turn
-    nearest the estimate so far): (rows, axes), to about 1e-4."""
+    nearest the estimate so far): (rows, axes), to about 1e-4. The lowest frequency's angle
+    is known only up to its reflection (arccos: sign; arcsin: pi - angle); each reading is
+    followed through, and the one whose values agree with the table better kept."""
     import numpy as np
 
     laws, columns = axes_plan(spec)
@@ -1429,38 +1487,28 @@ def _read_positions(values, spec, part: str):
     first = {}
     for c, (axis, j) in enumerate(columns):
         first.setdefault(j, c)
+    function = np.cos if part == "cos" else np.sin
     found = np.zeros((values.shape[0], len(laws)))
     start = 0
     for axis, (dim, _) in enumerate(laws):
-        indices = range(start, start + dim // 2)
+        order = sorted(range(start, start + dim // 2), key=lambda j: frequencies[j])
         start += dim // 2
-        lowest = True
-        for j in sorted(indices, key=lambda j: frequencies[j]):
-            w, value = frequencies[j], np.clip(values[:, first[j]], -1, 1)
-            if part == "cos":
-                angle = np.arccos(value)
-                if lowest:
-                    estimate = angle / w
-                    lowest = False
-                    continue
-                turns = np.round((estimate * w - angle) / (2 * np.pi))
-                plus = angle + 2 * np.pi * turns
-                turns = np.round((estimate * w + angle) / (2 * np.pi))
-                minus = 2 * np.pi * turns - angle
-                chosen = np.where(np.abs(plus - estimate * w) <= np.abs(minus - estimate * w), plus, minus)
-            else:
-                angle = np.arcsin(value)
-                if lowest:
-                    estimate = angle / w
-                    lowest = False
-                    continue
-                turns = np.round((estimate * w - angle) / (2 * np.pi))
-                near = angle + 2 * np.pi * turns
-                turns = np.round((estimate * w - (np.pi - angle)) / (2 * np.pi))
-                far = np.pi - angle + 2 * np.pi * turns
-                chosen = np.where(np.abs(near - estimate * w) <= np.abs(far - estimate * w), near, far)
-            estimate = chosen / w
-        found[:, axis] = estimate
+        w = np.array([frequencies[j] for j in order])
+        seen = np.clip(values[:, [first[j] for j in order]], -1, 1)  # (rows, n)
+        angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
+        mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
+        readings = []
+        for begin in (angles[:, 0], mirror[:, 0]):
+            estimate = begin / w[0]
+            for i in range(1, len(w)):
+                guess = estimate * w[i]
+                near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
+                far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
+                estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
+            misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
+            readings.append((estimate, misfit))
+        (one, one_misfit), (other, other_misfit) = readings
+        found[:, axis] = np.where(one_misfit <= other_misfit, one, other)
     return found
 
 
@@ -1516,7 +1564,8 @@ def _text_counts(positions) -> list[int]:
     looks = [np.all(np.abs(positions - positions[:, :1]) < _CLOSE, axis=1)]
     for a in range(k):
         others = np.abs(np.delete(positions, a, axis=1)) < _CLOSE
-        looks.append(np.all(others, axis=1) & (np.abs(np.abs(positions[:, a]) - index) < _CLOSE))
+        counting = np.abs(np.abs(positions[:, a]) - np.abs(positions[0, a]) - index) < _CLOSE  # from any start
+        looks.append(np.all(others, axis=1) & counting)
     counts = {0}
     for same in looks:
         run = int(np.argmin(same)) if not same.all() else len(same)

@@ -339,8 +339,7 @@ class Sincos2d(Family):
         patches = rows - zeros
         if patches < 1:
             return
-        extra = [dict(cls_token=True)] if zeros == 1 else []
-        extra.append(dict(text_tokens=zeros) if zeros else {})
+        extra = [dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}]
         grids = [(h, patches // h) for h in range(1, patches + 1) if patches % h == 0]
         for grid in sorted(grids, key=lambda g: abs(g[0] - g[1]))[:6]:
             for rows_of_zeros in extra:
