@@ -399,3 +399,18 @@ def test_omnigen_is_hf_rope_longrope(positions):
     for part, expected in (("cos", cos), ("sin", sin)):
         table = pe_cli.build(family="rope", d_model=96, seq_len=positions, rope=rope, variant="hf-rope", part=part)
         assert np.array_equal(table.numpy(), expected.reshape(positions, -1).numpy())
+
+
+@pytest.mark.parametrize("name, build_table, grid, text", [
+    ("flux 2048 px", lambda: _flux(128, 128, 512)[1], "128x128", 512),
+    ("wan 480 x 832", lambda: _wan(21, 30, 52)[0], "21x30x52", 0),
+])
+def test_long_tables_are_named_from_a_sample(cli, tmp_path, name, build_table, grid, text):
+    """Tables past 2^21 elements: the grid is found by reading the rows where each axis returns
+    to its start (past the first rows, read from the file), then confirmed on every row."""
+    table = build_table()
+    np.save(tmp_path / "t.npy", table.reshape(-1, table.shape[-1]).numpy())
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    best = json.loads(out)["candidates"][0]
+    assert code == 0 and best["differing"] == 0 and best["confirmed"]
+    assert best["spec"]["grid"] == grid and best["spec"]["text_tokens"] == text
