@@ -124,6 +124,15 @@ def _cosmos_video(frames, rows, cols, fps):
 COSMOS = {"axes_dim": "44,42,42", "axes_theta": f"{10000.0 * 2.0 ** (44 / 42)!r},10000,10000"}
 
 
+def _ltx(frames, rows, cols, fps=25):
+    from diffusers.models.transformers.transformer_ltx import LTXVideoRotaryPosEmbed
+
+    module = LTXVideoRotaryPosEmbed(2048, 20, 2048, 2048, 1, 1, 10000.0)
+    cos, sin = module(torch.empty(1, frames * rows * cols, 128), frames, rows, cols,
+                      rope_interpolation_scale=(8 / fps, 32, 32))
+    return cos[0], sin[0]
+
+
 def _complex(table):  # a use_real=False table: its real and imaginary parts, as cos and sin
     return table.real.float(), table.imag.float()
 
@@ -195,6 +204,9 @@ CASES = [
     # Cosmos videos: frames at k * 24/fps (Cosmos 1.0's 30, Cosmos 2's 16)
     ("cosmos", dict(grid="16x22x40", rope={**COSMOS, "fps": 30}), lambda: _cosmos_video(16, 22, 40, 30)),
     ("cosmos", dict(grid="5x10x15", rope={**COSMOS, "fps": 16}), lambda: _cosmos_video(5, 10, 15, 16)),
+    # LTX-Video at 704 x 480, 161 frames (21 x 15 x 22 latent patches), and small at 24 fps
+    ("ltx-video", dict(grid="21x15x22"), lambda: _ltx(21, 15, 22)),
+    ("ltx-video", dict(grid="3x5x7", rope={"axes_dim": "684,682,682", "fps": 24}), lambda: _ltx(3, 5, 7, fps=24)),
 ]
 
 
@@ -276,7 +288,7 @@ def test_ids_file_is_the_grid_it_lists(tmp_path):
     assert np.array_equal(by_ids, _flux(6, 8, 5)[0].numpy())
 
 
-COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29)]
+COMPARED = [CASES[i] for i in (1, 3, 5, 6, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 33)]
 
 
 @pytest.mark.parametrize("preset, tokens, module", COMPARED, ids=[c[0] for c in COMPARED])
@@ -414,3 +426,30 @@ def test_long_tables_are_named_from_a_sample(cli, tmp_path, name, build_table, g
     best = json.loads(out)["candidates"][0]
     assert code == 0 and best["differing"] == 0 and best["confirmed"]
     assert best["spec"]["grid"] == grid and best["spec"]["text_tokens"] == text
+
+
+def test_ltx_exact_against_mpmath():
+    """LTX-Video's exact table: (pi/2) 10000^(j/340) at 2p - 1, p = k * (8/25) / 20 (frames), k / 64
+    (rows, columns); two padding columns (cos 1, sin 0) first."""
+    table = pe_cli.build(preset="ltx-video", grid="3x4x5", part="sin").numpy()
+    n = 2048 // 6
+    for row in (0, 7, 33, 59):
+        t, h, w = row // 20, row // 5 % 4, row % 5
+        positions = [2 * mpmath.mpf(t) * 8 / 25 / 20 - 1, 2 * mpmath.mpf(h) / 64 - 1, 2 * mpmath.mpf(w) / 64 - 1]
+        assert table[row, 0] == table[row, 1] == 0
+        for j in (0, 1, 170, 340):
+            frequency = mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(j) / (n - 1))
+            for axis in range(3):
+                column = 2 + 6 * j + 2 * axis
+                expected = round_to(mpmath.sin(positions[axis] * frequency), "float32")
+                assert table[row, column] == table[row, column + 1] == expected, (row, j, axis)
+
+
+def test_an_angle_at_a_multiple_of_pi_gives_exactly_zero():
+    """LTX-Video's frequency (pi/2) 10000^(170/340) = 50 pi at position -1: sin is 0 exactly, in
+    float64 too (the kernel's own value is some 1e-35 off; such elements are recomputed)."""
+    for dtype in ("float32", "float64"):
+        table = pe_cli.build(preset="ltx-video", grid="1x2x2", part="sin", dtype=dtype).numpy()
+        assert table[0, 2 + 6 * 170] == 0.0 and table[0, 2 + 6 * 170 + 2] == 0.0
+        cos = pe_cli.build(preset="ltx-video", grid="1x2x2", part="cos", dtype=dtype).numpy()
+        assert cos[0, 2 + 6 * 170] == 1.0

@@ -311,6 +311,10 @@ class Axes:
     trailing: int = 0  # last axes a grid never covers (at 0 on image tokens: FLUX.2's text axis)
     divisors: tuple[float, ...] = ()  # each axis's positions divided by this (Allegro's interpolation scales)
     angles32: bool = False  # diffusers' arithmetic rounds the angles to float32 before torch.polar (Z-Image)
+    # an axis's frequencies when they are not theta**(-2i/dim) (LTX-Video): exactly, (spec, axis,
+    # dim, theta) -> [Decimal], and in diffusers' arithmetic, (torch, spec, axis, dim, theta) -> tensor
+    law: Callable | None = None
+    torch_law: Callable | None = None
 
     @property
     def vision(self) -> bool:
@@ -505,6 +509,67 @@ def _cosmos_floats(spec, axis: int, size: int):  # its float32 seq / fps * base_
     return (positions if axis or fps is None else positions / fps * 24).numpy()
 
 
+def _ltx_ratio(spec, axis: int):
+    """LTX-Video's scale of patch k on an axis (patch size 1): frames k * (8/fps) / 20 (its VAE's
+    temporal compression over the frame rate, over base_num_frames), rows and columns k * 32 /
+    2048 (spatial compression over base_height and base_width)."""
+    from fractions import Fraction
+
+    if axis == 0:
+        return Fraction(8) / Fraction(dict(spec.rope).get("fps", 25.0)) / 20
+    return Fraction(32, 2048)
+
+
+def _ltx_place(spec, axis: int, size: int):
+    """LTX-Video's positions 2p - 1 (in [-1, 1)) of p = k * ratio, exactly."""
+    import numpy as np
+
+    twice = 2 * _ltx_ratio(spec, axis)
+    q = twice.denominator
+    return np.arange(size, dtype=np.int64) * twice.numerator - q, q
+
+
+def _ltx_floats(spec, axis: int, size: int):  # its float32 grid * scale * patch / base, then 2p - 1
+    import torch
+
+    grid = torch.arange(size, dtype=torch.float32)
+    if axis == 0:
+        grid = grid * (8 / dict(spec.rope).get("fps", 25.0)) * 1 / 20
+    else:
+        grid = grid * 32 * 1 / 2048
+    return (grid * 2 - 1).numpy()
+
+
+def _ltx_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
+    """(pi/2) * theta**(j/(n-1)), n = d_model // 6, on every axis; the first axis's block also
+    holds the padding columns (frequency 0: cos 1, sin 0)."""
+    n = spec.d_model // 6
+    with context():
+        log_theta = Decimal(theta).ln()
+        law = [PI / 2 * (log_theta * j / (n - 1)).exp() for j in range(n)]
+    return [Decimal(0)] * (dim // 2 - n) + law
+
+
+def _ltx_torch_law(torch, spec, axis: int, dim: int, theta: float):
+    # LTXVideoRotaryPosEmbed: theta ** linspace(log_theta(1), log_theta(theta), n) in float32,
+    # times pi, over 2; zeros for the padding
+    n = spec.d_model // 6
+    freqs = theta ** torch.linspace(math.log(1.0, theta), math.log(theta, theta), n, dtype=torch.float32)
+    freqs = freqs * math.pi / 2.0
+    return torch.cat([torch.zeros(dim // 2 - n), freqs])
+
+
+def _ltx_columns(laws, convention):
+    """The padding columns first, then per frequency the frames', rows' and columns' angles,
+    each twice: [t0 t0 h0 h0 w0 w0 t1 ...]."""
+    n = laws[1][0] // 2
+    pad = laws[0][0] // 2 - n
+    firsts = [0, laws[0][0] // 2, laws[0][0] // 2 + n]
+    padding = [(0, z) for z in range(pad) for _ in (0, 1)]
+    return padding + [(axis, firsts[axis] + (pad if axis == 0 else 0) + j) for j in range(n) for axis in range(3)
+                      for _ in (0, 1)]
+
+
 def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
     import numpy as np
 
@@ -586,6 +651,10 @@ AXES = {a.name: a for a in (
          text=_text_from_one, origin=lambda spec: spec.text_tokens + 1, angles32=True),
     Axes("cosmos", "Cosmos: as split-doubled, a video's frames at k * 24/fps (--rope fps=F)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_cosmos_place, floats=_cosmos_floats),
+    Axes("ltx-video", "LTX-Video: (pi/2) theta^(j/(n-1)) over the whole inner dim, frames, rows and columns "
+         "alternating per frequency, at 2p - 1 of p = k * 8/fps / 20 (frames), k * 32/2048 (rows, columns)",
+         axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved", place=_ltx_place,
+         floats=_ltx_floats, law=_ltx_law, torch_law=_ltx_torch_law),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -736,10 +805,13 @@ def split_tokens(spec):
     return numerators, tuple(denominators), floats
 
 
-def law_frequencies(spec) -> list[Decimal]:
-    """A split layout's frequencies per unit of position: each axis's power law, in order."""
+def law_frequencies(spec) -> list[list[Decimal]]:
+    """A split layout's frequencies per unit of position: each axis's (its power law, or its
+    layout's own law)."""
+    style = AXES[spec.axes]
     rope = {k: v for k, v in spec.rope if k != "partial_rotary_factor"}
-    return [w for dim, theta in split_laws(spec) for w in rope_frequencies(dim, theta, rope, 0)[0]]
+    return [style.law(spec, axis, dim, theta) if style.law else rope_frequencies(dim, theta, rope, 0)[0]
+            for axis, (dim, theta) in enumerate(split_laws(spec))]
 
 
 def split_positions(spec):
@@ -943,9 +1015,13 @@ def _diffusers_rope(spec, device):
         laws, columns = [(spec.d_model, spec.base)], None
         positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[:, None]
     planes = []
+    style = AXES.get(spec.axes or "")
     for axis, (dim, theta) in enumerate(laws):
-        freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
-        freqs = freqs / rope.get("factor", 1.0)
+        if style is not None and style.torch_law is not None:
+            freqs = style.torch_law(torch, spec, axis, dim, theta)
+        else:
+            freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
+            freqs = freqs / rope.get("factor", 1.0)
         angles = torch.outer(positions[:, axis], freqs)
         if spec.axes and AXES[spec.axes].angles32:  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
@@ -954,6 +1030,8 @@ def _diffusers_rope(spec, device):
             plane = value.real if spec.part == "cos" else value.imag
         else:
             plane = angles.cos() if spec.part == "cos" else angles.sin()
+        if style is not None and style.torch_law is not None:  # LTX-Video's padding: ones and (+)zeros
+            plane[:, freqs == 0] = 1.0 if spec.part == "cos" else 0.0
         planes.append(plane.float())
     if columns is None:
         return _lay_out(planes[0], spec.convention)
@@ -1010,6 +1088,9 @@ PRESETS = {
                       96, 10000.0, "allegro", (32, 32, 32), "half", "float32"),
     "z-image": Preset("Z-Image: RopeEmbedder, complex64 of float32 angles, captions first (padded to a "
                       "multiple of 32)", 128, 256.0, "z-image", (32, 48, 48), "single", "float64"),
+    "ltx-video": Preset("LTX-Video 0.9: LTXVideoRotaryPosEmbed over the 2048-wide inner dim (head h takes "
+                        "columns 64h .. 64h + 63); a frame rate other than 25 with --rope fps=F",
+                        2048, 10000.0, "ltx-video", (684, 682, 682), "interleaved", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
@@ -1181,8 +1262,9 @@ class Rope(Family):
     @staticmethod
     def _check_split(spec, style, kind: str) -> None:
         rope = dict(spec.rope)
-        if "fps" in rope and spec.axes != "cosmos":
-            raise BadInput("rope parameter fps is Cosmos's frame rate: it needs --rope-axes cosmos (--preset cosmos)")
+        if "fps" in rope and spec.axes not in ("cosmos", "ltx-video"):
+            raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
+                           "cosmos or ltx-video (their --preset)")
         if style is None or not style.split:
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
                 if value != default:
@@ -1241,8 +1323,8 @@ class Rope(Family):
             frequencies = []
             divisors = AXES[spec.axes].divisors or (1.0,) * len(laws)
             with context():  # an axis at positions k / (q * divisor): integers k at frequencies w / (q * divisor)
-                for (dim, theta), q, divisor in zip(laws, split_tokens(spec)[1], divisors):
-                    frequencies += [w / q / Decimal(divisor) for w in rope_frequencies(dim, theta, rope, 0)[0]]
+                for law, q, divisor in zip(law_frequencies(spec), split_tokens(spec)[1], divisors):
+                    frequencies += [w / q / Decimal(divisor) for w in law]
             return frequencies, Decimal(1)
         return rope_frequencies(spec.d_model, spec.base, rope, self._end(spec))
 
@@ -1324,7 +1406,7 @@ class Rope(Family):
         frequencies, attention = self.frequencies(spec)
         split = spec.axes and AXES[spec.axes].split
         if split:  # per unit of position, as the model has them (the kernel's are per step)
-            frequencies = law_frequencies(spec)
+            frequencies = [w for law in law_frequencies(spec) for w in law]
         if spec.axes:  # each frequency's columns, by position axis
             names = axis_names(spec)
             where: dict = {}
@@ -1483,7 +1565,7 @@ def _read_positions(values, spec, part: str):
     import numpy as np
 
     laws, columns = axes_plan(spec)
-    frequencies = [float(w) for w in law_frequencies(spec)]
+    frequencies = [float(w) for law in law_frequencies(spec) for w in law]
     first = {}
     for c, (axis, j) in enumerate(columns):
         first.setdefault(j, c)
@@ -1491,8 +1573,10 @@ def _read_positions(values, spec, part: str):
     found = np.zeros((values.shape[0], len(laws)))
     start = 0
     for axis, (dim, _) in enumerate(laws):
-        order = sorted(range(start, start + dim // 2), key=lambda j: frequencies[j])
+        order = sorted((j for j in range(start, start + dim // 2) if frequencies[j] > 0), key=lambda j: frequencies[j])
         start += dim // 2
+        if not order:  # an axis that never turns says nothing of its positions
+            continue
         w = np.array([frequencies[j] for j in order])
         seen = np.clip(values[:, [first[j] for j in order]], -1, 1)  # (rows, n)
         angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)

@@ -18,6 +18,10 @@ import numpy as np
 from . import exact
 
 
+_TINY = 2.0**-100  # kernel values this small are looked at again in decimal
+_ZERO = Decimal(10) ** -50
+
+
 class Sinusoids:
     """Per-table constants of the exact kernel: the frequencies in turns, their chunks, and
     the factor every sin and cos is multiplied by (RoPE's attention factor; None for 1)."""
@@ -48,8 +52,12 @@ class Sinusoids:
 
     def true_value(self, position: int, index: int, plane: int) -> Fraction:
         """sin (plane 0) or cos (plane 1) of position * w_index, times the scale, to about 60
-        digits, as an exact rational for rounding."""
+        digits, as an exact rational for rounding. Below 1e-50 it is 0: the angle is then a
+        multiple of pi/2 exactly (frequencies that are rational multiples of pi, as LTX-Video's
+        (pi/2) 10^m), since otherwise p * w stays some 1e-10 from one for every p below 2^32."""
         value = exact.decimal_sin_cos(position, self.turns[index])[plane]
+        if abs(value) < _ZERO:
+            return Fraction(0)
         if self.scale is not None:
             value = value * self.scale
         return Fraction(value)
@@ -71,6 +79,8 @@ class Sinusoids:
             results = [exact.round_to(xp, v, dtype) for v in values]
         planes = []
         for plane, (rounded, suspect) in enumerate(results):
+            # an exact zero the kernel misses by its error (not zeros it gets: position or frequency 0)
+            suspect = suspect | ((xp.abs(rounded) < _TINY) & (rounded != 0))
             self._fix_suspects(xp, rounded, suspect, positions, plane, dtype)
             planes.append(rounded)
         return planes
