@@ -12,6 +12,17 @@ from diffusers.models.embeddings import Timesteps, get_timestep_embedding
 import pe_cli
 from tests.reference import round_to
 
+def _named(cli, tmp_path, table, name="library diffusers") -> dict:
+    """compare FILE of the table: explained, a bit-for-bit candidate first, and the candidate
+    `name` among the bit-for-bit ones (returned)."""
+    np.save(tmp_path / "t.npy", table)
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    identical = [c for c in found["candidates"] if c["differing"] == 0]
+    assert code == 0 and found["explained"] and identical and identical[0] == found["candidates"][0]
+    return next(c for c in identical if c["name"] == name)
+
+
 # (flip_sin_to_cos, downscale_freq_shift) -> pe-cli's convention
 LAYOUTS = {(True, 0): "timestep", (True, 1): "musicgen", (False, 1): "tensor2tensor", (False, 0): "concat"}
 
@@ -36,13 +47,7 @@ def test_diffusers_variant_is_get_timestep_embedding_bit_for_bit(flip, shift, d,
 @pytest.mark.parametrize("channels, flip, shift", [(128, False, 1), (320, True, 0), (256, True, 1), (64, False, 0)])
 def test_timesteps_tables_are_identified_and_rebuilt(cli, tmp_path, channels, flip, shift):
     table = Timesteps(channels, flip, shift)(torch.arange(1000)).numpy()
-    np.save(tmp_path / "t.npy", table)
-    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
-    found = json.loads(out)
-    identical = [c for c in found["candidates"] if c["differing"] == 0]
-    assert code == 0 and found["explained"]
-    assert "library diffusers" in [c["name"] for c in identical] and identical[0] == found["candidates"][0]
-    spec = next(c["spec"] for c in identical if c["name"] == "library diffusers")
+    spec = _named(cli, tmp_path, table)["spec"]
     assert spec["convention"] == LAYOUTS[flip, shift] and spec["base"] == 10000
     code, _, err = cli("generate", "--variant", "diffusers", "--convention", spec["convention"],
                        "--d-model", channels, "--seq-len", 1000, "-o", tmp_path / "again.npy")
@@ -195,12 +200,7 @@ def test_timesteps_refusals(cli, tmp_path):
 def test_schedule_tables_are_identified_and_rebuilt(cli, tmp_path, channels, flip, shift, schedule):
     """Timesteps at a scheduler's timesteps: compare FILE reads them back as a range."""
     table = Timesteps(channels, flip, shift)(torch.arange(*schedule)).numpy()
-    np.save(tmp_path / "t.npy", table)
-    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
-    found = json.loads(out)
-    identical = [c for c in found["candidates"] if c["differing"] == 0]
-    assert code == 0 and found["explained"] and identical and identical[0] == found["candidates"][0]
-    best = next(c for c in identical if c["name"] == "library diffusers")
+    best = _named(cli, tmp_path, table)
     assert best["spec"]["convention"] == LAYOUTS[flip, shift] and best["spec"]["base"] == 10000
     code, _, err = cli("generate", "--variant", "diffusers", "--convention", best["spec"]["convention"],
                        "--d-model", channels, "--timesteps", best["spec"]["timesteps"], "-o", tmp_path / "again.npy")
@@ -284,12 +284,7 @@ def _get_2d(grid, **keywords):
 ])
 def test_fractional_and_cropped_2d_tables_are_identified(cli, tmp_path, name, table, expected):
     values = table()
-    np.save(tmp_path / "t.npy", values)
-    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
-    found = json.loads(out)
-    identical = [c for c in found["candidates"] if c["differing"] == 0]
-    assert code == 0 and found["explained"] and identical and identical[0] == found["candidates"][0]
-    library = next(c for c in identical if c["name"] == "library diffusers")
+    library = _named(cli, tmp_path, values)
     assert all(library["spec"][k] == v for k, v in expected.items()), library["spec"]
     rebuilt = pe_cli.build(pe_cli.TableSpec(**{**library["spec"], "dtype": "float32", "shape": "2d"})).numpy()
     assert np.array_equal(rebuilt, values)
