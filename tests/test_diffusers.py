@@ -299,3 +299,33 @@ def test_fractional_and_cropped_2d_tables_are_identified(cli, tmp_path, name, ta
 def test_2d_refusals(cli, args, message):
     code, _, err = cli("generate", "--family", "sincos2d", "-d", "16", *args)
     assert code == 2 and message in err and "Traceback" not in err, err
+
+
+# get_1d_sincos_pos_embed_from_grid: Latte's temporal table, SkyReels-V2's timesteps, and its
+# float32 arithmetic (dtype=float32, what it uses on MPS)
+
+
+@pytest.mark.parametrize("d", [6, 256, 1152])
+@pytest.mark.parametrize("flip", [False, True])
+@pytest.mark.parametrize("variant, dtype", [("diffusers-grid", None), ("diffusers-grid-mps", torch.float32)])
+def test_get_1d_sincos_pos_embed_from_grid_bit_for_bit(d, flip, variant, dtype):
+    from diffusers.models.embeddings import get_1d_sincos_pos_embed_from_grid
+
+    convention = "timestep" if flip else "concat"
+    expected = get_1d_sincos_pos_embed_from_grid(d, torch.arange(7, 307).float(), flip_sin_to_cos=flip, dtype=dtype)
+    table = pe_cli.build(variant=variant, convention=convention, d_model=d, seq_len=300, offset=7)
+    assert np.array_equal(table.numpy(), expected.float().numpy())
+    schedule = get_1d_sincos_pos_embed_from_grid(d, torch.arange(999, -1, -20).float(), flip_sin_to_cos=flip, dtype=dtype)
+    table = pe_cli.build(variant=variant, convention=convention, d_model=d, timesteps="999:-1:-20")
+    assert np.array_equal(table.numpy(), schedule.float().numpy())
+
+
+@pytest.mark.parametrize("name, make, variant", [
+    ("latte", lambda g: g(1152, torch.arange(0, 16).unsqueeze(1)), "diffusers-grid"),
+    ("skyreels", lambda g: g(256, torch.arange(999, -1, -20).float(), flip_sin_to_cos=True), "diffusers-grid"),
+    ("mps", lambda g: g(256, torch.arange(0, 300).float(), dtype=torch.float32), "diffusers-grid-mps"),
+])
+def test_get_1d_sincos_tables_are_named(cli, tmp_path, name, make, variant):
+    from diffusers.models.embeddings import get_1d_sincos_pos_embed_from_grid
+
+    _named(cli, tmp_path, make(get_1d_sincos_pos_embed_from_grid).float().numpy(), f"library {variant}")

@@ -5,6 +5,11 @@ Frequencies and factor are Hugging Face modeling_rope_utils' for each rope_type,
 exactly here. The two columns of frequency i are i and i + dim/2 (half: GPT-NeoX, Hugging
 Face's rotate_half) or 2i and 2i + 1 (interleaved: GPT-J, RoFormer, Meta's llama); `_pairs`
 is the one place that says so.
+
+Tables of several position axes are one mechanism, AXES: transformers' M-RoPE and vision
+RoPE (one power law, each column on one axis), and diffusers' split layouts (each axis its
+own power law over its share of the head dim, tokens from a grid, text tokens or an ids
+file), with a --preset for each diffusion model whose table diffusers builds from a formula.
 """
 
 from __future__ import annotations
@@ -298,7 +303,8 @@ class Axes:
     summary: str
     axes: tuple[str, ...]  # the position axes, in the order of a grid's dimensions
     dim: Callable | None  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
-    columns: Callable | None  # (frequencies, sections) -> ((axis, frequency) of each column)
+    columns: Callable | None  # (frequencies, sections) -> ((axis, frequency) of each column); split
+    #                           layouts: (laws, convention) -> the same, frequency j counting through the laws
     convention: str | None = "half"  # how the columns pair up when rotated (None: --convention's)
     merged: bool = False  # patches come in spatial-merge blocks (the model's token order)
     whole: bool = True  # mrope_section splits all the frequencies (else it bounds where h, w reach)
@@ -802,6 +808,11 @@ def split_tokens(spec):
             raise BadInput(f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions")
         text = style.text(spec, spec.text_tokens, k)
     numerators = np.concatenate([text * np.array(denominators), grid])
+    from ..core.limits import MAX_POSITION
+
+    if len(numerators) and np.abs(numerators).max() > MAX_POSITION:
+        raise BadInput(f"--rope-axes {spec.axes}: its positions are fractions too fine for exact positions "
+                       f"(over their denominators {', '.join(map(str, denominators))} they pass 2^32)")
     return numerators, tuple(denominators), floats
 
 

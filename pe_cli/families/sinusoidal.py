@@ -463,6 +463,37 @@ def _diffusers(spec, device):
     return _timestep_table(spec, *_DIFFUSERS[spec.convention])
 
 
+# diffusers' get_1d_sincos_pos_embed_from_grid (Latte's temporal table, SkyReels-V2's timesteps):
+# omega = 1 / 10000**(arange(D/2) / (D/2)) in float64 (float32 on MPS, which has no float64),
+# torch.outer with the positions (promoted to omega's dtype), [sin | cos] or, with
+# flip_sin_to_cos, [cos | sin]; float32 as the models keep it
+
+
+def _grid_table(spec, dtype_name: str):
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    if spec.timesteps is None:
+        positions = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
+    else:
+        positions = torch.from_numpy(timesteps(spec)[2]).float()
+    omega = torch.arange(spec.d_model // 2, dtype=dtype)
+    omega /= spec.d_model / 2.0
+    omega = 1.0 / 10000**omega
+    angles = torch.outer(positions, omega)
+    halves = [torch.cos(angles), torch.sin(angles)] if spec.convention == "timestep" else \
+        [torch.sin(angles), torch.cos(angles)]
+    return torch.cat(halves, dim=1).float()
+
+
+for _name, _dtype, _where in (("diffusers-grid", "float64", ""), ("diffusers-grid-mps", "float32", ", on MPS")):
+    variant(VARIANTS, _name, source=f"diffusers 0.42 get_1d_sincos_pos_embed_from_grid, omega in {_dtype}{_where} "
+            "(concat; timestep: flip_sin_to_cos)", conventions=("concat", "timestep"),
+            parameters=frozenset({"offset", "timesteps"}), refuse=even_width("get_1d_sincos_pos_embed_from_grid"))(
+        lambda spec, device, dtype=_dtype: _grid_table(spec, dtype)
+    )
+
+
 @variant(VARIANTS, "whisper", source="openai-whisper model.py sinusoids (transformers 5.23 modeling_whisper)",
          conventions=("whisper",), parameters=frozenset({"base"}))
 def _whisper(spec, device):
