@@ -329,3 +329,11 @@ def test_get_1d_sincos_tables_are_named(cli, tmp_path, name, make, variant):
     from diffusers.models.embeddings import get_1d_sincos_pos_embed_from_grid
 
     _named(cli, tmp_path, make(get_1d_sincos_pos_embed_from_grid).float().numpy(), f"library {variant}")
+
+
+def test_sinusoidal_positional_embedding_is_the_annotated_table(cli, tmp_path):
+    from diffusers.models.embeddings import SinusoidalPositionalEmbedding
+
+    table = SinusoidalPositionalEmbedding(512, max_seq_length=1024).pe[0].numpy()
+    assert np.array_equal(pe_cli.build(variant="annotated", d_model=512, seq_len=1024).numpy().reshape(1024, 512), table)
+    _named(cli, tmp_path, table, "library annotated")

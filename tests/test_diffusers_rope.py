@@ -348,7 +348,7 @@ def test_a_table_of_scattered_ids_is_not_called_a_grid(cli, tmp_path):
       "original_max_position_embeddings=64"], "rope_type default or linear"),
     (["--family", "rope", "--freqs-dtype", "float64"], "--freqs-dtype"),
     (["--preset", "flux", "--rope-config", "x.json"], "choose one"),
-    (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,56,56", "--rope", "fps=30"], "Cosmos's frame rate"),
+    (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,56,56", "--rope", "fps=30"], "LTX-Video's frame rate"),
     (["--family", "rope", "-d", "128", "--rope", "axes_dim=16,56,56"], "needs a split layout"),
     (["--preset", "cogvideox", "--grid", "30"], "--grid needs both"),
 ])
