@@ -1524,44 +1524,40 @@ class Rope(Family):
         reads as whole positions that make no grid, a note says so (when none is found)."""
         import numpy as np
 
-        rows, cols = values.shape
         found, scattered = [], []
         for name, preset in PRESETS.items():
-            for convention in dict.fromkeys((preset.convention, "single")):
-                if preset.head_dim // (2 if convention == "single" else 1) != cols:
+            if preset.head_dim // (2 if preset.convention == "single" else 1) != values.shape[1]:
+                continue
+            style = AXES[preset.axes]
+            point = "x".join(["1"] * (len(preset.axes_dim) - style.trailing))  # one token
+            for part in ("cos", "sin"):
+                spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes,
+                                  rope=preset.rope, convention=preset.convention, part=part, grid=point,
+                                  freqs_dtype=preset.freqs_dtype, dtype="float64")
+                if spec is None:
                     continue
-                style = AXES[preset.axes]
-                point = "x".join(["1"] * (len(preset.axes_dim) - style.trailing))  # one token
-                for part in ("cos", "sin"):
-                    spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta,
-                                      axes=preset.axes, rope=preset.rope, convention=convention, part=part,
-                                      grid=point, freqs_dtype=preset.freqs_dtype, dtype="float64")
-                    if spec is None:
-                        continue
-                    positions = _read_positions(values, spec, part)
-                    if not np.all(np.isfinite(positions)):
-                        continue
-                    def read_at(rows, spec=spec, part=part, positions=positions):
-                        inside = [r for r in rows if r < len(positions)]
-                        beyond = [r for r in rows if r >= len(positions)]
-                        found = [positions[r] for r in inside]
-                        if beyond:  # rows of a long table past those the families fit from
-                            found += list(_read_positions(bench.target.at(beyond), spec, part))
-                        return found
+                positions = _read_positions(values, spec, part)
+                if not np.all(np.isfinite(positions)):
+                    continue
 
-                    tokens = _as_grid(positions, spec, part, bench.length, read_at)
-                    if tokens is None:
-                        if np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
-                            scattered.append(name)  # else a wrong theta or layout: scattered fractions
-                        continue
-                    grid, text = tokens
-                    spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
-                    if spec is None:
-                        continue
-                    reference = bench.reference(spec)
-                    found.append(name)
-                    yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
-                    yield from bench.libraries(spec, reference)
+                def read_at(rows, spec=spec, part=part, positions=positions):
+                    beyond = [r for r in rows if r >= len(positions)]  # past the rows families fit from
+                    seen = [positions[r] for r in rows if r < len(positions)]
+                    return seen + (list(_read_positions(bench.target.at(beyond), spec, part)) if beyond else [])
+
+                tokens = _as_grid(positions, spec, part, bench.length, read_at)
+                if tokens is None:
+                    if np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
+                        scattered.append(name)  # else a wrong theta or layout: scattered fractions
+                    continue
+                grid, text = tokens
+                spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
+                if spec is None:
+                    continue
+                reference = bench.reference(spec)
+                found.append(name)
+                yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
+                yield from bench.libraries(spec, reference)
         if scattered and not found:
             notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
                          "but its tokens are not text tokens and a grid (give them with --ids to compare)")
