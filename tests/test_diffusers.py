@@ -337,3 +337,22 @@ def test_sinusoidal_positional_embedding_is_the_annotated_table(cli, tmp_path):
     table = SinusoidalPositionalEmbedding(512, max_seq_length=1024).pe[0].numpy()
     assert np.array_equal(pe_cli.build(variant="annotated", d_model=512, seq_len=1024).numpy().reshape(1024, 512), table)
     _named(cli, tmp_path, table, "library annotated")
+
+
+@pytest.mark.parametrize("scale, schedule", [(1000.0, (0, 25)), (100.0, (0, 200, 5))])
+def test_scaled_timestep_tables_are_named(cli, tmp_path, scale, schedule):
+    """Timesteps with a scale (QwenImage's 1000): read back as scale * t, named with the scale."""
+    table = Timesteps(256, True, 0, scale=scale)(torch.arange(*schedule)).numpy()
+    spec = _named(cli, tmp_path, table)["spec"]
+    assert spec["timestep_scale"] == scale and spec["timesteps"] == ":".join(map(str, schedule)) + (
+        ":1" if len(schedule) == 2 else "")
+
+
+def test_cosmos_video_frame_rates_are_read_back(cli, tmp_path):
+    from diffusers.models.transformers.transformer_cosmos import CosmosRotaryPosEmbed
+
+    module = CosmosRotaryPosEmbed(128, (128, 240, 240), (1, 2, 2), 24, (2.0, 1.0, 1.0))
+    for fps in (30, 16):
+        table = module(torch.empty(1, 16, 5, 10, 15), fps=fps)[1].numpy()
+        spec = _named(cli, tmp_path, table)["spec"]
+        assert dict(spec["rope"])["fps"] == fps and spec["grid"] == "5x5x7"

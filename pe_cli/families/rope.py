@@ -1064,6 +1064,7 @@ class Preset:
     convention: str
     freqs_dtype: str  # get_1d_rotary_pos_embed's, as the model calls it
     axes_theta: tuple[float, ...] = ()  # each axis's theta, where they differ (Cosmos's NTK)
+    tries: tuple[dict, ...] = ({},)  # rope settings identification tries beside the preset's (common fps)
 
     @property
     def rope(self) -> dict:
@@ -1101,7 +1102,8 @@ PRESETS = {
                       "multiple of 32)", 128, 256.0, "z-image", (32, 48, 48), "single", "float64"),
     "ltx-video": Preset("LTX-Video 0.9: LTXVideoRotaryPosEmbed over the 2048-wide inner dim (head h takes "
                         "columns 64h .. 64h + 63); a frame rate other than 25 with --rope fps=F",
-                        2048, 10000.0, "ltx-video", (684, 682, 682), "interleaved", "float32"),
+                        2048, 10000.0, "ltx-video", (684, 682, 682), "interleaved", "float32",
+                        tries=({}, *({"fps": fps} for fps in (24, 30, 60)))),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
@@ -1109,7 +1111,8 @@ PRESETS = {
     # Cosmos-1.0-Diffusion-7B (temporal positions of images; a video's are scaled by 24/fps)
     "cosmos": Preset("Cosmos 1.0 7B: CosmosRotaryPosEmbed, rope_scale (2, 1, 1); a video's frame rate with "
                      "--rope fps=F", 128, 10000.0, "cosmos", (44, 42, 42), "half", "float32",
-                     axes_theta=(10000.0 * 2.0 ** (44 / 42), 10000.0, 10000.0)),
+                     axes_theta=(10000.0 * 2.0 ** (44 / 42), 10000.0, 10000.0),
+                     tries=({}, *({"fps": fps} for fps in (30, 16, 24, 25, 60)))),
 }
 
 
@@ -1530,10 +1533,10 @@ class Rope(Family):
                 continue
             style = AXES[preset.axes]
             point = "x".join(["1"] * (len(preset.axes_dim) - style.trailing))  # one token
-            for part in ("cos", "sin"):
+            for extra, part in ((extra, part) for extra in preset.tries for part in ("cos", "sin")):
                 spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes,
-                                  rope=preset.rope, convention=preset.convention, part=part, grid=point,
-                                  freqs_dtype=preset.freqs_dtype, dtype="float64")
+                                  rope={**preset.rope, **extra}, convention=preset.convention, part=part,
+                                  grid=point, freqs_dtype=preset.freqs_dtype, dtype="float64")
                 if spec is None:
                     continue
                 positions = _read_positions(values, spec, part)

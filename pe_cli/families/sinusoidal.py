@@ -898,16 +898,21 @@ class Sinusoidal(Family):
                 if not np.all(steps == steps[0]) or steps[0] == 0:
                     unread.append((name, whole))
                     continue
-                if steps[0] == 1:  # consecutive positions: the fit above
-                    continue
-                step = int(steps[0])
-                text = f"{int(whole[0])}:{int(whole[-1]) + step}:{step}"
-                spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text, dtype="float64")
-                if spec is None:
-                    continue
-                reference = bench.reference(spec)
-                yield bench.candidate(f"{name}, timesteps {text}", spec, reference=reference)
-                yield from bench.libraries(spec, reference)
+                # the angle is scale * t * w: a table of t = whole / scale times diffusers' scale
+                # (QwenImage's 1000) is read as whole; those scales are tried where they divide it
+                for scale in [s for s in (1, 10, 100, 1000) if not np.any(whole % s)]:
+                    step = int(steps[0]) // scale
+                    if step == 1 and scale == 1:  # consecutive positions: the fit above
+                        continue
+                    text = f"{int(whole[0]) // scale}:{int(whole[-1]) // scale + step}:{step}"
+                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text,
+                                      timestep_scale=float(scale), dtype="float64")
+                    if spec is None:
+                        continue
+                    reference = bench.reference(spec)
+                    scaled = f", scale {scale}" if scale != 1 else ""
+                    yield bench.candidate(f"{name}, timesteps {text}{scaled}", spec, reference=reference)
+                    yield from bench.libraries(spec, reference)
                 break
         if unread:
             name, whole = unread[0]
