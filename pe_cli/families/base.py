@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core.errors import BadInput
+from ..core.limits import MAX_POSITION
 from ..core.params import Param
 
 
@@ -300,8 +301,6 @@ def binary_fractions(values, flag: str):
     whole: (numerators, denominator), so that exact tables take them at frequencies w / q."""
     import numpy as np
 
-    from ..core.limits import MAX_POSITION
-
     scale = 0  # the finest binary place the values use
     while scale <= 32 and not np.array_equal(np.ldexp(values, scale), np.round(np.ldexp(values, scale))):
         scale += 1
@@ -342,6 +341,17 @@ def axes_facts(frequencies, columns: dict) -> list[dict]:
         }
         for i, w in enumerate(frequencies)
     ]
+
+
+def diffusers_sincos(torch, width: int, positions, dtype=None):
+    """diffusers' get_1d_sincos_pos_embed_from_grid: omega = 1 / 10000**(i / (width/2)) in float64
+    (or `dtype`), torch.outer with the positions (promoted to omega's dtype), [sin | cos]; the
+    2-D and 3-D tables are made of it."""
+    omega = torch.arange(width // 2, dtype=dtype or torch.float64)
+    omega /= width / 2.0
+    omega = 1.0 / 10000**omega
+    angles = torch.outer(positions.reshape(-1), omega)
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
 
 
 def positional_encodings_axis(torch, size: int, inv_freq):

@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Callable
 
 from ..core.errors import BadInput
+from ..core.limits import MAX_POSITION
 from ..core.names import choice, did_you_mean
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
@@ -485,14 +486,6 @@ def _after_text(spec, axis: int, size: int):
     return (numbers + spec.text_tokens + 1 if axis == 0 else numbers), q
 
 
-def _text_from_one(spec, count: int, axes: int):  # Z-Image: caption token k at (1 + k, 0, 0)
-    import numpy as np
-
-    ids = np.zeros((count, axes), dtype=np.int64)
-    ids[:, 0] = 1 + np.arange(count)
-    return ids
-
-
 def _cosmos_place(spec, axis: int, size: int):
     """Cosmos: a video's frame k at k * 24 / fps (its base_fps), exactly; rows, columns and an
     image's frames count."""
@@ -582,12 +575,14 @@ def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
     return np.zeros((count, axes), dtype=np.int64)
 
 
-def _text_on(axis: int):  # FLUX.2: text token l at (0, 0, 0, l); Lumina2: caption token k at (k, 0, 0)
+def _text_on(axis: int, first: int = 0):
+    """Text token k at first + k on one axis, 0 on the others (FLUX.2: (0, 0, 0, l); Lumina2:
+    (k, 0, 0); Z-Image: (1 + k, 0, 0))."""
     def text(spec, count: int, axes: int):
         import numpy as np
 
         ids = np.zeros((count, axes), dtype=np.int64)
-        ids[:, axis] = np.arange(count)
+        ids[:, axis] = first + np.arange(count)
         return ids
 
     return text
@@ -654,7 +649,7 @@ AXES = {a.name: a for a in (
     Axes("z-image", "Z-Image: split axes, complex, caption token k at (1 + k, 0, 0), patches at "
          "(captions + 1 + frame, row, column); angles rounded to float32 before torch.polar",
          axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_after_text,
-         text=_text_from_one, origin=lambda spec: spec.text_tokens + 1, angles32=True),
+         text=_text_on(0, first=1), origin=lambda spec: spec.text_tokens + 1, angles32=True),
     Axes("cosmos", "Cosmos: as split-doubled, a video's frames at k * 24/fps (--rope fps=F)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_cosmos_place, floats=_cosmos_floats),
     Axes("ltx-video", "LTX-Video: (pi/2) theta^(j/(n-1)) over the whole inner dim, frames, rows and columns "
@@ -808,8 +803,6 @@ def split_tokens(spec):
             raise BadInput(f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions")
         text = style.text(spec, spec.text_tokens, k)
     numerators = np.concatenate([text * np.array(denominators), grid])
-    from ..core.limits import MAX_POSITION
-
     if len(numerators) and np.abs(numerators).max() > MAX_POSITION:
         raise BadInput(f"--rope-axes {spec.axes}: its positions are fractions too fine for exact positions "
                        f"(over their denominators {', '.join(map(str, denominators))} they pass 2^32)")
@@ -1034,15 +1027,15 @@ def _diffusers_rope(spec, device):
             freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
             freqs = freqs / rope.get("factor", 1.0)
         angles = torch.outer(positions[:, axis], freqs)
-        if spec.axes and AXES[spec.axes].angles32:  # Z-Image: float64 angles rounded, then float32 polar
+        if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
         if spec.convention == "single":  # use_real=False: complex64 (complex128 from float64 frequencies)
             value = torch.polar(torch.ones_like(angles), angles)
             plane = value.real if spec.part == "cos" else value.imag
         else:
             plane = angles.cos() if spec.part == "cos" else angles.sin()
-        if style is not None and style.torch_law is not None:  # LTX-Video's padding: ones and (+)zeros
-            plane[:, freqs == 0] = 1.0 if spec.part == "cos" else 0.0
+        # a zero frequency (LTX-Video's padding) is cos 1 and sin +0, also at negative positions
+        plane[:, freqs == 0] = 1.0 if spec.part == "cos" else 0.0
         planes.append(plane.float())
     if columns is None:
         return _lay_out(planes[0], spec.convention)

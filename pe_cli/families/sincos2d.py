@@ -16,7 +16,9 @@ from ..core.errors import BadInput
 from ..core.params import Param
 from ..core.limits import MAX_POSITION
 from ..numerics.frequencies import context, power_law
-from .base import Family, axes_facts, parse_grid, positional_encodings_axis, read_positions, variant
+from .base import (
+    Family, axes_facts, diffusers_sincos, parse_grid, positional_encodings_axis, read_positions, variant,
+)
 
 
 def _blocks(*order: tuple[str, str]) -> Callable:
@@ -54,8 +56,7 @@ def _frequency_count(d_model: int) -> int:
 
 
 def _power_law(spec) -> list[Decimal]:
-    n = _frequency_count(spec.d_model)
-    return power_law([Fraction(i, n) for i in range(n)], spec.base)
+    return _power_law_of(spec.d_model, spec.base)
 
 
 def _steps(spec) -> tuple[tuple[int, int], int, tuple[int, int]]:
@@ -175,15 +176,8 @@ def _diffusers(spec, device):
         return (positions / spec.interpolation_scale)[first:first + size]
 
     grid = torch.stack(torch.meshgrid(axis(columns), axis(rows), indexing="xy"))
-
-    def one_axis(positions):
-        omega = torch.arange(spec.d_model // 4, dtype=torch.float64)
-        omega /= spec.d_model / 4.0
-        omega = 1.0 / 10000**omega
-        angles = torch.outer(positions.reshape(-1), omega)
-        return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
-
-    table = torch.cat([one_axis(grid[0]), one_axis(grid[1])], dim=1)
+    half = spec.d_model // 2
+    table = torch.cat([diffusers_sincos(torch, half, grid[0]), diffusers_sincos(torch, half, grid[1])], dim=1)
     return torch.cat([torch.zeros([_zero_rows(spec), spec.d_model], dtype=table.dtype), table])
 
 
@@ -366,7 +360,7 @@ class Sincos2d(Family):
         if convention != "mae" or max(grid) < 2 or values.shape[1] % 4:  # mae: four blocks of d/4
             return []
         columns = LAYOUTS[convention].columns(_frequency_count(values.shape[1]))
-        frequencies = [float(w) for w in _power_law_of(values.shape[1])]
+        frequencies = [float(w) for w in _power_law_of(values.shape[1], 10000.0)]  # diffusers' base
 
         def axis(c, rows):
             angles = np.arctan2(values[rows][:, columns[c, "sin"]], values[rows][:, columns[c, "cos"]])
@@ -405,9 +399,9 @@ class Sincos2d(Family):
         return list({tuple(sorted(p.items())): p for p in found}.values())
 
 
-def _power_law_of(d_model: int) -> list[Decimal]:
+def _power_law_of(d_model: int, base: float) -> list[Decimal]:
     n = _frequency_count(d_model)
-    return power_law([Fraction(i, n) for i in range(n)], 10000.0)
+    return power_law([Fraction(i, n) for i in range(n)], base)
 
 
 FAMILY = Sincos2d()

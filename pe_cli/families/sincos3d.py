@@ -20,7 +20,7 @@ from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import Family, axes_facts, parse_grid, positional_encodings_axis, variant
+from .base import Family, axes_facts, diffusers_sincos, parse_grid, positional_encodings_axis, variant
 
 AXES = ("t", "h", "w")
 
@@ -90,16 +90,6 @@ def _positional_encodings(spec, device):
     return table[..., :org_channels].reshape(frames * height * width, org_channels)
 
 
-def _diffusers_sincos(torch, width: int, positions):
-    # diffusers' get_1d_sincos_pos_embed_from_grid: omega = 1 / 10000**(i / (width/2)) in float64,
-    # torch.outer with the float32 positions (promoted to float64), [sin | cos]
-    omega = torch.arange(width // 2, dtype=torch.float64)
-    omega /= width / 2.0
-    omega = 1.0 / 10000**omega
-    angles = torch.outer(positions.reshape(-1), omega)
-    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
-
-
 @variant(VARIANTS, "diffusers", source="diffusers 0.42 get_3d_sincos_pos_embed (CogVideoXPatchEmbed, text rows "
          "of zeros first)", conventions=("cogvideox",),
          parameters=frozenset({"interpolation_scale", "temporal_interpolation_scale", "text_tokens"}))
@@ -114,8 +104,8 @@ def _diffusers(spec, device):
     spatial_h = torch.arange(height, dtype=torch.float32) / spec.interpolation_scale
     spatial_w = torch.arange(width, dtype=torch.float32) / spec.interpolation_scale
     h, w = torch.meshgrid(spatial_h, spatial_w, indexing="ij")
-    spatial = torch.cat([_diffusers_sincos(torch, 3 * d // 8, w), _diffusers_sincos(torch, 3 * d // 8, h)], dim=1)
-    temporal = _diffusers_sincos(torch, d // 4, torch.arange(frames, dtype=torch.float32)
+    spatial = torch.cat([diffusers_sincos(torch, 3 * d // 8, w), diffusers_sincos(torch, 3 * d // 8, h)], dim=1)
+    temporal = diffusers_sincos(torch, d // 4, torch.arange(frames, dtype=torch.float32)
                                  / spec.temporal_interpolation_scale)
     grid = torch.cat([temporal.repeat_interleave(height * width, dim=0), spatial.repeat(frames, 1)], dim=1)
     return torch.cat([torch.zeros(spec.text_tokens, d, dtype=grid.dtype), grid]).float()

@@ -19,8 +19,8 @@ from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
-    Family, binary_fractions, close, digits, even_width, plausible_bases, positional_encodings_axis,
-    positions_file, read_positions, variant,
+    Family, binary_fractions, close, diffusers_sincos, digits, even_width, plausible_bases,
+    positional_encodings_axis, positions_file, read_positions, variant,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -472,18 +472,14 @@ def _diffusers(spec, device):
 def _grid_table(spec, dtype_name: str):
     import torch
 
-    dtype = getattr(torch, dtype_name)
     if spec.timesteps is None:
         positions = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
     else:
         positions = torch.from_numpy(timesteps(spec)[2]).float()
-    omega = torch.arange(spec.d_model // 2, dtype=dtype)
-    omega /= spec.d_model / 2.0
-    omega = 1.0 / 10000**omega
-    angles = torch.outer(positions, omega)
-    halves = [torch.cos(angles), torch.sin(angles)] if spec.convention == "timestep" else \
-        [torch.sin(angles), torch.cos(angles)]
-    return torch.cat(halves, dim=1).float()
+    table = diffusers_sincos(torch, spec.d_model, positions, getattr(torch, dtype_name))
+    if spec.convention == "timestep":  # flip_sin_to_cos: [cos | sin]
+        table = torch.cat([table[:, spec.d_model // 2:], table[:, :spec.d_model // 2]], dim=1)
+    return table.float()
 
 
 for _name, _dtype, _where in (("diffusers-grid", "float64", ""), ("diffusers-grid-mps", "float32", ", on MPS")):
