@@ -222,6 +222,9 @@ def spec_from_keywords(**params) -> TableSpec:
     fields as on the command line and the other keywords go on top."""
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
+    if given and isinstance(params.get("rope"), dict):  # on top of the preset's or config's, as --rope is
+        given["rope"] = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
+                         for k, v in params.pop("rope").items()]
     return spec_from_options(given, **params) if given else TableSpec(**params)
 
 

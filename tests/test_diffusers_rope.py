@@ -453,3 +453,104 @@ def test_an_angle_at_a_multiple_of_pi_gives_exactly_zero():
         assert table[0, 2 + 6 * 170] == 0.0 and table[0, 2 + 6 * 170 + 2] == 0.0
         cos = pe_cli.build(preset="ltx-video", grid="1x2x2", part="cos", dtype=dtype).numpy()
         assert cos[0, 2 + 6 * 170] == 1.0
+
+
+# The 2x2 rotation-matrix tables (--part rotation): HiDream-I1 (FLUX's axes, image first, then
+# text tokens at 0) and Kandinsky 5 (exp-form float32 frequencies, angles over its scale_factor)
+
+
+def _hidream(rows, cols, text):
+    """The HiDream-I1 transformer's table: image ids (0, row, column) then text ids at 0,
+    (tokens, 64 pairs x 4) as [cos, -sin, sin, cos] per pair."""
+    from diffusers.models.transformers.transformer_hidream_image import HiDreamImageEmbedND
+
+    image = torch.zeros(rows, cols, 3)
+    image[..., 1] += torch.arange(rows)[:, None]
+    image[..., 2] += torch.arange(cols)[None, :]
+    ids = torch.cat([image.reshape(-1, 3), torch.zeros(text, 3)])[None]
+    return HiDreamImageEmbedND(10000, [64, 32, 32])(ids)[0, :, 0].reshape(rows * cols + text, -1).numpy()
+
+
+def _kandinsky(frames, rows, cols, scale):
+    from diffusers.models.transformers.transformer_kandinsky import Kandinsky5RoPE3D
+
+    module = Kandinsky5RoPE3D((16, 24, 24))
+    table = module((1, frames, rows, cols), [torch.arange(frames), torch.arange(rows), torch.arange(cols)], scale)
+    return table.reshape(frames * rows * cols, -1).numpy()
+
+
+def _kandinsky_text(count):
+    from diffusers.models.transformers.transformer_kandinsky import Kandinsky5RoPE1D
+
+    return Kandinsky5RoPE1D(64)(torch.arange(count)).reshape(count, -1).numpy()
+
+
+ROTATIONS = [
+    # HiDream at 1024 x 1024 (64 x 64 patches) with T5's and Llama's 128 tokens each (twice), and small
+    ("hidream", dict(grid="64x64", text_tokens=384), lambda: _hidream(64, 64, 384)),
+    ("hidream", dict(grid="8x6", text_tokens=5), lambda: _hidream(8, 6, 5)),
+    # Kandinsky 5 at 480 x 832 (30 x 52 patches, scale_factor 1, 2, 2), at another size (1, 3.16,
+    # 3.16), a 1024 x 1024 image (64 x 64, no scale) and its text tokens
+    ("kandinsky5", dict(grid="2x30x52", rope={"axes_scale": "1,2,2"}), lambda: _kandinsky(2, 30, 52, (1, 2, 2))),
+    ("kandinsky5", dict(grid="3x7x9", rope={"axes_scale": "1,3.16,3.16"}),
+     lambda: _kandinsky(3, 7, 9, (1, 3.16, 3.16))),
+    ("kandinsky5", dict(grid="1x64x64"), lambda: _kandinsky(1, 64, 64, (1.0, 1.0, 1.0))),
+    ("kandinsky5-text", dict(grid="256"), lambda: _kandinsky_text(256)),
+]
+_ROTATION_IDS = [f"{c[0]}-{c[1]['grid']}" for c in ROTATIONS]
+
+
+@pytest.mark.parametrize("preset, tokens, module", ROTATIONS, ids=_ROTATION_IDS)
+def test_rotation_tables_are_the_modules_bit_for_bit(preset, tokens, module):
+    expected = module()
+    assert np.array_equal(_table(preset, "diffusers", "rotation", **tokens), expected)
+    # each pair's [cos, -sin, sin, cos]: the cos and sin parts of the same preset, laid out
+    cos, sin = (_table(preset, "diffusers", part, **tokens) for part in ("cos", "sin"))
+    assert np.array_equal(expected[:, 0::4], cos[:, 0::2]) and np.array_equal(expected[:, 3::4], cos[:, 1::2])
+    assert np.array_equal(expected[:, 1::4], -sin[:, 0::2]) and np.array_equal(expected[:, 2::4], sin[:, 1::2])
+
+
+@pytest.mark.parametrize("preset, tokens, module", ROTATIONS[:2], ids=_ROTATION_IDS[:2])
+def test_hidream_float64_angles_are_the_exact_table(preset, tokens, module):
+    assert np.array_equal(_table(preset, "exact", "rotation", **tokens), module())
+
+
+def test_exact_rotation_table_against_mpmath():
+    """Kandinsky 5 at scale 3.16: row k of an axis at k / 3.16 exactly; every element of a few
+    tokens, [cos, -sin, sin, cos] of theta^(-2i/dim) times the position."""
+    table = _table("kandinsky5", "exact", "rotation", grid="3x7x9", rope={"axes_scale": "1,3.16,3.16"})
+    for row in (0, 10, 100, 188):
+        t, h, w = row // 63, row // 9 % 7, row % 9
+        c = 0
+        for position, dim in ((mpmath.mpf(t), 16), (mpmath.mpf(h) / mpmath.mpf("3.16"), 24),
+                              (mpmath.mpf(w) / mpmath.mpf("3.16"), 24)):
+            for i in range(dim // 2):
+                angle = position * mpmath.power(10000, -mpmath.mpf(2 * i) / dim)
+                cos, sin = (round_to(f(angle), "float32") for f in (mpmath.cos, mpmath.sin))
+                assert list(table[row, c:c + 4]) == [cos, -sin, sin, cos], (row, c)
+                c += 4
+
+
+@pytest.mark.parametrize("preset, tokens, module", ROTATIONS[1:], ids=_ROTATION_IDS[1:])
+def test_compare_names_rotation_tables(cli, tmp_path, preset, tokens, module):
+    np.save(tmp_path / "t.npy", module())
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    assert code == 0 and err == ""
+    best = json.loads(out)["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["part"] == "rotation"
+    assert best["spec"]["grid"].endswith(tokens["grid"].removeprefix("1x"))
+    assert best["spec"]["text_tokens"] == tokens.get("text_tokens", 0)
+    scale = dict(best["spec"]["rope"]).get("axes_scale")
+    expected = tokens.get("rope", {}).get("axes_scale")
+    assert (scale is None and expected is None) or [float(s) for s in expected.split(",")] == list(scale)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "flux", "--grid", "4x4", "--part", "rotation", "--convention", "half"], "--convention interleaved"),
+    (["--preset", "flux", "--grid", "4x4", "--rope", "axes_scale=1,2,2"], "Kandinsky 5's scale_factor"),
+    (["--preset", "kandinsky5", "--grid", "2x4x4", "--rope", "axes_scale=2,2"], "2 values for 3 axes"),
+    (["--preset", "kandinsky5", "--grid", "2x4x4", "--rope", "axes_scale=1,0,2"], "must be > 0"),
+])
+def test_rotation_refusals(cli, args, message):
+    code, _, err = cli("generate", *args)
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

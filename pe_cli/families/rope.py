@@ -63,6 +63,8 @@ ROPE_KEYS = {
     "ntk_factor": float,
     # Cosmos: a video's frame rate; frame k sits at k * 24 / fps (images: k)
     "fps": float,
+    # Kandinsky 5: each axis's positions divided by this (its scale_factor: 1,2,2 at 480p)
+    "axes_scale": list,
 }
 _REQUIRED = {
     "linear": ("factor",),
@@ -141,6 +143,8 @@ def rope_parameters(items) -> tuple:
         out["axes_dim"] = tuple(int(d) for d in dims)
     if "axes_theta" in out and not all(t > 1 for t in out["axes_theta"]):
         raise BadInput("rope parameter axes_theta: each axis's theta must be > 1")
+    if "axes_scale" in out and not all(0 < t for t in out["axes_scale"]):
+        raise BadInput("rope parameter axes_scale: each axis's scale must be > 0")
     return tuple(sorted(out.items()))
 
 
@@ -291,6 +295,37 @@ def _lay_out(plane, convention: str):
     return out
 
 
+def _rotation(cos, sin):
+    """Interleaved cos and sin planes, numpy or torch, as each pair's 2x2 rotation
+    [[cos, -sin], [sin, cos]] flattened row-major: columns 2c and 2c + 1 hold column c's
+    (HiDream, Kandinsky 5, FLUX's original EmbedND)."""
+    pieces = (cos[:, 0::2], -sin[:, 0::2], sin[:, 1::2], cos[:, 1::2])
+    if hasattr(cos, "numpy"):
+        import torch
+
+        return torch.stack(pieces, dim=-1).reshape(len(cos), -1)
+    import numpy as np
+
+    return np.stack(pieces, axis=-1).reshape(len(cos), -1)
+
+
+def _part(part: str, cos, sin):
+    """The part asked for, of planes made when called."""
+    if part == "rotation":
+        return _rotation(cos(), sin())
+    return cos() if part == "cos" else sin()
+
+
+def _both_parts(compute):
+    """A variant that builds cos or sin, made to build the rotation part from both."""
+    def run(spec, device):
+        if spec.part != "rotation":
+            return compute(spec, device)
+        return _rotation(compute(spec.replace(part="cos"), device), compute(spec.replace(part="sin"), device))
+
+    return run
+
+
 # ---------------------------------------------------------------------------------------------
 # Several position axes: M-RoPE's (t, h, w) of image and video tokens, and the (row, column)
 # of a vision encoder's patches. Each column of such a table takes one axis and one
@@ -322,6 +357,8 @@ class Axes:
     # dim, theta) -> [Decimal], and in diffusers' arithmetic, (torch, spec, axis, dim, theta) -> tensor
     law: Callable | None = None
     torch_law: Callable | None = None
+    text_after: bool = False  # text tokens follow the grid (HiDream), rather than lead
+    angle_scale: bool = False  # --rope axes_scale divides diffusers' float32 angles, not positions (Kandinsky 5)
 
     @property
     def vision(self) -> bool:
@@ -476,7 +513,7 @@ def _divided_floats(spec, axis: int, size: int):
     """Allegro's float32 positions: linspace(0, G (G - 1)/G, G) divided by its interpolation scale."""
     import torch
 
-    divisor = AXES[spec.axes].divisors[axis]
+    divisor = divisors(spec)[axis]
     return (torch.linspace(0, size * (size - 1) / size, size, dtype=torch.float32) / divisor).numpy()
 
 
@@ -569,6 +606,13 @@ def _ltx_columns(laws, convention):
                       for _ in (0, 1)]
 
 
+def _kandinsky_law(torch, spec, axis: int, dim: int, theta: float):
+    # Kandinsky 5's get_freqs: exp(-ln(theta) * arange(n) / n) in float32, n = dim / 2 (the
+    # power law theta**(-2i/dim), computed another way)
+    n = dim // 2
+    return torch.exp(-math.log(theta) * torch.arange(n, dtype=torch.float32) / n)
+
+
 def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
     import numpy as np
 
@@ -656,6 +700,14 @@ AXES = {a.name: a for a in (
          "alternating per frequency, at 2p - 1 of p = k * 8/fps / 20 (frames), k * 32/2048 (rows, columns)",
          axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved", place=_ltx_place,
          floats=_ltx_floats, law=_ltx_law, torch_law=_ltx_torch_law),
+    Axes("hidream", "HiDream-I1: split axes (0, row, column), the image's tokens first, then its text (and "
+         "padding) tokens at 0", axes=("i", "h", "w"), dim=None, columns=None, convention="interleaved",
+         place=_counting, text=_text_at_zero, text_after=True),
+    Axes("kandinsky5", "Kandinsky 5: split axes over frames, rows, columns, positions divided by --rope "
+         "axes_scale (its scale_factor); diffusers divides the float32 angles", axes=("t", "h", "w"), dim=None,
+         columns=None, convention="interleaved", place=_counting, torch_law=_kandinsky_law, angle_scale=True),
+    Axes("kandinsky5-text", "Kandinsky 5's text tokens: one axis of positions 0, 1, ...", axes=("i",),
+         dim=None, columns=None, convention="interleaved", place=_counting, torch_law=_kandinsky_law),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -792,17 +844,16 @@ def split_tokens(spec):
     grid = _grid_tokens(spec, exact)
 
     def floats():  # the float32 positions diffusers holds
-        if style.floats is None:
-            return np.concatenate([text, grid / np.array(denominators)]).astype(np.float32)
-        return np.concatenate([text.astype(np.float32),
-                               _grid_tokens(spec, lambda axis, size: style.floats(spec, axis, size))])
+        found = grid / np.array(denominators) if style.floats is None else _grid_tokens(
+            spec, lambda axis, size: style.floats(spec, axis, size))
+        return np.concatenate([text, found][:: -1 if style.text_after else 1]).astype(np.float32)
 
     text = np.zeros((0, k), dtype=np.int64)
     if spec.text_tokens:
         if style.text is None:
             raise BadInput(f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions")
         text = style.text(spec, spec.text_tokens, k)
-    numerators = np.concatenate([text * np.array(denominators), grid])
+    numerators = np.concatenate([text * np.array(denominators), grid][:: -1 if style.text_after else 1])
     if len(numerators) and np.abs(numerators).max() > MAX_POSITION:
         raise BadInput(f"--rope-axes {spec.axes}: its positions are fractions too fine for exact positions "
                        f"(over their denominators {', '.join(map(str, denominators))} they pass 2^32)")
@@ -824,8 +875,14 @@ def split_positions(spec):
     import numpy as np
 
     numerators, denominators, _ = split_tokens(spec)
-    divisors = AXES[spec.axes].divisors or (1.0,) * numerators.shape[1]
-    return numerators / np.array(denominators) / np.array(divisors)
+    return numerators / np.array(denominators) / np.array(divisors(spec))
+
+
+def divisors(spec) -> tuple[float, ...]:
+    """What each axis's positions are divided by: the layout's (Allegro's interpolation
+    scales), or --rope axes_scale (Kandinsky 5's scale_factor), or 1."""
+    scales = AXES[spec.axes].divisors or dict(spec.rope).get("axes_scale")
+    return tuple(scales) if scales else (1.0,) * len(split_laws(spec))
 
 
 @lru_cache(maxsize=4)
@@ -970,6 +1027,7 @@ _HF = dict(parameters=frozenset({"base", "offset"}))
 @variant(VARIANTS, "hf-rope", source="transformers 5.23 modeling_rope_utils ROPE_INIT_FUNCTIONS and the "
          "rotary embedding's forward (GPT-NeoX, Llama; Cohere's interleaved; DeepSeek-V2's polar)",
          conventions=("half", "interleaved", "single"), **_HF)
+@_both_parts
 def _hf_rope(spec, device):
     return _rope_table(spec)
 
@@ -979,7 +1037,7 @@ for _stage, _what in (("inv_freq", "inv_freq"), ("positions", "the positions"),
     variant(VARIANTS, f"rope-{_stage.replace('_', '-')}", kind="recipe",
             source=f"hf-rope with {_what} in --compute-dtype (default bfloat16)",
             conventions=("half", "interleaved", "single"), **_HF)(
-        lambda spec, device, stage=_stage: _rope_table(spec, stage)
+        _both_parts(lambda spec, device, stage=_stage: _rope_table(spec, stage))
     )
 
 
@@ -1007,6 +1065,7 @@ def _diffusers_refusal(spec) -> str | None:
          "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
          conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal,
          parameters=frozenset({"base", "offset", "text_tokens"}))
+@_both_parts
 def _diffusers_rope(spec, device):
     import torch
 
@@ -1027,6 +1086,8 @@ def _diffusers_rope(spec, device):
             freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
             freqs = freqs / rope.get("factor", 1.0)
         angles = torch.outer(positions[:, axis], freqs)
+        if style is not None and style.angle_scale:  # Kandinsky 5: the float32 angles over its scale_factor
+            angles = angles / divisors(spec)[axis]
         if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
         if spec.convention == "single":  # use_real=False: complex64 (complex128 from float64 frequencies)
@@ -1097,6 +1158,16 @@ PRESETS = {
                         "columns 64h .. 64h + 63); a frame rate other than 25 with --rope fps=F",
                         2048, 10000.0, "ltx-video", (684, 682, 682), "interleaved", "float32",
                         tries=({}, *({"fps": fps} for fps in (24, 30, 60)))),
+    "hidream": Preset("HiDream-I1: HiDreamImageEmbedND, float64 angles; its table is --part rotation; text "
+                      "tokens (T5's, Llama's twice: 384) and a non-square image's padding follow the image, at 0",
+                      128, 10000.0, "hidream", (64, 32, 32), "interleaved", "float64"),
+    "kandinsky5": Preset("Kandinsky 5.0: Kandinsky5RoPE3D over frames, rows, columns (axes_dims 16,24,24), "
+                         "float32; its table is --part rotation; 480p videos with --rope axes_scale=1,2,2, "
+                         "others 1,3.16,3.16 (images: none)", 64, 10000.0, "kandinsky5", (16, 24, 24),
+                         "interleaved", "float32",
+                         tries=({}, {"axes_scale": "1,2,2"}, {"axes_scale": "1,3.16,3.16"})),
+    "kandinsky5-text": Preset("Kandinsky 5.0's text tokens: Kandinsky5RoPE1D, float32; --part rotation",
+                              64, 10000.0, "kandinsky5-text", (64,), "interleaved", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
@@ -1125,6 +1196,8 @@ class Rope(Family):
         "cos": "cos(p*w_i) * attention factor, (positions, rotary dim)",
         "sin": "sin(p*w_i) * attention factor, (positions, rotary dim)",
         "inv_freq": "the frequencies w_i, (rotary dim / 2,)",
+        "rotation": "each interleaved pair's 2x2 rotation [[cos, -sin], [sin, cos]] flattened, (positions, "
+                    "2 x rotary dim): HiDream's and Kandinsky 5's tables",
     }
     params = (
         Param("rope", (), "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
@@ -1152,7 +1225,7 @@ class Rope(Family):
               ", ".join(PRESETS) + "); give its tokens with --grid (and --text-tokens) or --ids.",
               str, field=False, choices=tuple(PRESETS)),
         Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
-              "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
+              "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
               "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
         Param("ids", None, "a split layout's token positions: a .npy file of shape (tokens, axes), "
               "integers or floats, as FLUX's ids.", str),
@@ -1231,6 +1304,9 @@ class Rope(Family):
         if kind == "longrope":
             longrope_factors(rope, frequency_count(spec.d_model, rope), spec.last_position + 1)
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
+        if spec.part == "rotation" and spec.convention != "interleaved":
+            raise BadInput("--part rotation is the 2x2 rotation of columns 2i and 2i + 1 (HiDream, Kandinsky 5): "
+                           f"it needs --convention interleaved, not {spec.convention}")
         style = AXES.get(spec.axes or "")
         if spec.freqs_dtype is not None and spec.variant != "diffusers" and not (style and style.split):
             raise BadInput("--freqs-dtype is the dtype of --variant diffusers' arithmetic")
@@ -1272,6 +1348,13 @@ class Rope(Family):
         if "fps" in rope and spec.axes not in ("cosmos", "ltx-video"):
             raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
                            "cosmos or ltx-video (their --preset)")
+        if "axes_scale" in rope:
+            if style is None or not style.angle_scale:
+                raise BadInput("rope parameter axes_scale is Kandinsky 5's scale_factor: it needs --rope-axes "
+                               "kandinsky5 (--preset kandinsky5)")
+            if len(rope["axes_scale"]) != len(split_laws(spec)):
+                raise BadInput(f"rope parameter axes_scale has {len(rope['axes_scale'])} values for "
+                               f"{len(split_laws(spec))} axes")
         if style is None or not style.split:
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
                 if value != default:
@@ -1313,9 +1396,11 @@ class Rope(Family):
     def cols(self, spec):
         if spec.axes:
             laws, columns = axes_plan(spec)
-            return sum((dim + 1) // 2 for dim, _ in laws) if self._vector(spec) else len(columns)
+            if self._vector(spec):
+                return sum((dim + 1) // 2 for dim, _ in laws)
+            return len(columns) * (2 if spec.part == "rotation" else 1)
         n = frequency_count(spec.d_model, dict(spec.rope))
-        return n if self._vector(spec) or spec.convention == "single" else 2 * n
+        return n if self._vector(spec) or spec.convention == "single" else 2 * n * (2 if spec.part == "rotation" else 1)
 
     def dims(self, spec):
         return (self.cols(spec),) if self._vector(spec) else super().dims(spec)
@@ -1328,10 +1413,9 @@ class Rope(Family):
             if not AXES[spec.axes].split:
                 return rope_frequencies(laws[0][0], spec.base, rope, self._end(spec))
             frequencies = []
-            divisors = AXES[spec.axes].divisors or (1.0,) * len(laws)
             with context():  # an axis at positions k / (q * divisor): integers k at frequencies w / (q * divisor)
-                for law, q, divisor in zip(law_frequencies(spec), split_tokens(spec)[1], divisors):
-                    frequencies += [w / q / Decimal(divisor) for w in law]
+                for law, q, divisor in zip(law_frequencies(spec), split_tokens(spec)[1], divisors(spec)):
+                    frequencies += [w / q / Decimal(repr(divisor)) for w in law]
             return frequencies, Decimal(1)
         return rope_frequencies(spec.d_model, spec.base, rope, self._end(spec))
 
@@ -1351,16 +1435,18 @@ class Rope(Family):
 
             _, columns = axes_plan(spec)
             positions = axes_positions(spec, start, stop)
-            planes = np.stack([work.planes(positions[:, a].tolist())[spec.part == "cos"]
-                               for a in range(positions.shape[1])], axis=1)  # (rows, axes, n)
+            found = [work.planes(positions[:, a].tolist()) for a in range(positions.shape[1])]
             axis, frequency = (np.array(c) for c in zip(*columns))
-            return planes[:, axis, frequency]
+
+            def plane(k):  # (rows, axes, n) of sin (k = 0) or cos, each column's axis and frequency
+                return np.stack([f[k] for f in found], axis=1)[:, axis, frequency]
+
+            return _part(spec.part, lambda: plane(1), lambda: plane(0))
         sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
-        plane = cos if spec.part == "cos" else sin
-        return _lay_out(plane, spec.convention)
+        return _part(spec.part, lambda: _lay_out(cos, spec.convention), lambda: _lay_out(sin, spec.convention))
 
     def fast_columns(self, spec):
-        if self._vector(spec) or spec.axes:
+        if self._vector(spec) or spec.axes or spec.part == "rotation":
             return None
         import numpy as np
 
@@ -1378,7 +1464,8 @@ class Rope(Family):
     def settings(self, spec):
         if spec.axes and AXES[spec.axes].split:
             names = axis_names(spec)
-            text = f", after {spec.text_tokens} text tokens" if spec.text_tokens else ""
+            where = "then" if AXES[spec.axes].text_after else "after"
+            text = f", {where} {spec.text_tokens} text tokens" if spec.text_tokens else ""
             if spec.ids:
                 positions = f"ids {spec.ids} ({' x '.join(names)})"
             else:
@@ -1414,16 +1501,19 @@ class Rope(Family):
         split = spec.axes and AXES[spec.axes].split
         if split:  # per unit of position, as the model has them (the kernel's are per step)
             frequencies = [w for law in law_frequencies(spec) for w in law]
+        def out(c):  # a layout column's columns in the table (two of a rotation part's)
+            return [2 * c, 2 * c + 1] if spec.part == "rotation" else [c]
+
         if spec.axes:  # each frequency's columns, by position axis
             names = axis_names(spec)
             where: dict = {}
             for c, (axis, i) in enumerate(axes_plan(spec)[1]):
-                where.setdefault(i, {}).setdefault(names[axis], []).append(c)
+                where.setdefault(i, {}).setdefault(names[axis], []).extend(out(c))
             placed = {i: {axis: ", ".join(map(str, cs)) for axis, cs in found.items()} for i, found in where.items()}
         else:
             columns = range(2 * len(frequencies))
             first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
-            placed = {i: sorted({first[i], second[i]}) for i in range(len(frequencies))}
+            placed = {i: sorted({*out(first[i]), *out(second[i])}) for i in range(len(frequencies))}
         positions = split_positions(spec) if split else axes_positions(spec) if spec.axes and spec.grid is not None \
             else None
         return {
@@ -1457,8 +1547,8 @@ class Rope(Family):
 
         split = [c for c in self._split_candidates(values, notes, bench) if c is not None]
         yield from split
-        if split:  # a multi-axis table: its first columns need not turn, nor follow one law
-            return
+        if any(len(split_laws(c.spec)) > 1 for c in split):  # a multi-axis table: its first columns need
+            return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
         rows, cols = values.shape
         if rows < 3:
             return
@@ -1521,27 +1611,32 @@ class Rope(Family):
         import numpy as np
 
         found, scattered = [], []
+        rotation = _rotation_sin(values) is not None
+        # (the spec's part, the part its columns are read as, that part's rows of the table's)
+        views = [("rotation", "sin", _rotation_sin)] if rotation else [(p, p, lambda v: v) for p in ("cos", "sin")]
         for name, preset in PRESETS.items():
-            if preset.head_dim // (2 if preset.convention == "single" else 1) != values.shape[1]:
+            width = preset.head_dim // (2 if preset.convention == "single" else 1) * (2 if rotation else 1)
+            if width != values.shape[1]:
                 continue
             style = AXES[preset.axes]
             point = "x".join(["1"] * (len(preset.axes_dim) - style.trailing))  # one token
-            for extra, part in ((extra, part) for extra in preset.tries for part in ("cos", "sin")):
+            for extra, (part, reading, view) in ((extra, view) for extra in preset.tries for view in views):
                 spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes,
                                   rope={**preset.rope, **extra}, convention=preset.convention, part=part,
                                   grid=point, freqs_dtype=preset.freqs_dtype, dtype="float64")
                 if spec is None:
                     continue
-                positions = _read_positions(values, spec, part)
+                positions = _read_positions(view(values), spec, reading)
                 if not np.all(np.isfinite(positions)):
                     continue
 
-                def read_at(rows, spec=spec, part=part, positions=positions):
+                def read_at(rows, spec=spec, reading=reading, view=view, positions=positions):
                     beyond = [r for r in rows if r >= len(positions)]  # past the rows families fit from
                     seen = [positions[r] for r in rows if r < len(positions)]
-                    return seen + (list(_read_positions(bench.target.at(beyond), spec, part)) if beyond else [])
+                    more = _read_positions(view(bench.target.at(beyond)), spec, reading) if beyond else []
+                    return seen + list(more)
 
-                tokens = _as_grid(positions, spec, part, bench.length, read_at)
+                tokens = _as_grid(positions, spec, reading, bench.length, read_at)
                 if tokens is None:
                     if np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
                         scattered.append(name)  # else a wrong theta or layout: scattered fractions
@@ -1557,6 +1652,19 @@ class Rope(Family):
         if scattered and not found:
             notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
                          "but its tokens are not text tokens and a grid (give them with --ids to compare)")
+
+
+def _rotation_sin(values):
+    """A rotation table's sin part (interleaved), where its columns are [cos, -sin, sin, cos]
+    per pair; else None."""
+    import numpy as np
+
+    if values.shape[1] % 4 or not (np.array_equal(values[:, 0::4], values[:, 3::4])
+                                   and np.array_equal(values[:, 1::4], -values[:, 2::4])):
+        return None
+    sin = np.empty((values.shape[0], values.shape[1] // 2))
+    sin[:, 0::2], sin[:, 1::2] = -values[:, 1::4], values[:, 2::4]
+    return sin
 
 
 def _read_positions(values, spec, part: str):
@@ -1610,15 +1718,17 @@ def _as_grid(positions, spec, part: str, length: int, read_at):
     token is, which must be where the first rows were read (up to sign in a cos table)."""
     import numpy as np
 
-    covered = positions.shape[1] - AXES[spec.axes].trailing
-    for text in _text_counts(positions):
+    style = AXES[spec.axes]
+    covered = positions.shape[1] - style.trailing
+    for text in _trailing_text(length, read_at) if style.text_after else _text_counts(positions):
         count = length - text
-        if count < 1 or text >= len(positions):
+        first = 0 if style.text_after else text  # the grid's first row
+        if count < 1 or first >= len(positions):
             continue
-        start, shape, stride = positions[text], [], 1
+        start, shape, stride = positions[first], [], 1
         for a in range(covered - 1, 0, -1):
             sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
-            found = read_at([text + d * stride for d in sizes if text + d * stride < length])
+            found = read_at([first + d * stride for d in sizes if d * stride < count])
             back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < _CLOSE]
             size = back[0] if back else count // stride
             shape.insert(0, size)
@@ -1637,6 +1747,22 @@ def _as_grid(positions, spec, part: str, length: int, read_at):
             if len(expected) == len(positions) and np.all(np.abs(expected - positions) < _CLOSE):
                 return grid, text
     return None
+
+
+def _trailing_text(length: int, read_at) -> list[int]:
+    """Numbers of text tokens a table whose text follows the grid (HiDream's, at 0 on every
+    axis) may end with: none, and the rows from the first one after row 0 that is at 0 (found
+    by bisection: a grid's tokens other than its first are not at 0)."""
+    import numpy as np
+
+    low, high = 1, length  # the first row past 0 at 0 is in low .. high (high: none is)
+    while low < high:
+        middle = (low + high) // 2
+        if np.all(np.abs(read_at([middle])[0]) < _CLOSE):
+            high = middle
+        else:
+            low = middle + 1
+    return sorted({0, length - low}, reverse=True)
 
 
 def _text_counts(positions) -> list[int]:
