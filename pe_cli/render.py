@@ -141,6 +141,11 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
     print(f"wrote {written.destination} ({gib(written.nbytes)}): {tables}", file=sys.stderr)
 
 
+def plotted(destination: str, fmt: str, kind: str) -> None:
+    """One line on stderr for a figure written."""
+    print(f"wrote {destination} ({fmt}): {kind}", file=sys.stderr)
+
+
 # ---------------------------------------------------------------------------------------------
 # show
 

@@ -217,14 +217,22 @@ def spec_from_options(options: dict, **overrides) -> TableSpec:
     return TableSpec(**{**params_from_options(options), **overrides})
 
 
+def keyword_options(params: dict) -> dict:
+    """Python keywords as the command line's values: a rope dict as --rope KEY=VALUE items."""
+    rope = params.get("rope")
+    if not isinstance(rope, dict):
+        return dict(params)
+    items = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in rope.items()]
+    return {**params, "rope": items}
+
+
 def spec_from_keywords(**params) -> TableSpec:
     """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
     fields as on the command line and the other keywords go on top."""
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
     if given and isinstance(params.get("rope"), dict):  # on top of the preset's or config's, as --rope is
-        given["rope"] = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}"
-                         for k, v in params.pop("rope").items()]
+        given["rope"] = keyword_options({"rope": params.pop("rope")})["rope"]
     return spec_from_options(given, **params) if given else TableSpec(**params)
 
 

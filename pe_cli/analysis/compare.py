@@ -75,7 +75,7 @@ class Audit:
     rows: list[tuple[str, Difference]]  # worst first
 
     def to_json(self):
-        return [{"variant": name, **asdict(d)} for name, d in self.rows]
+        return [{"variant": name, **d.figures()} for name, d in self.rows]
 
 
 def audit(defaults: dict, threshold: float, atol=None, rtol=None) -> Audit:
@@ -105,7 +105,7 @@ class Comparison:
     findings: list[str]
 
     def to_json(self):
-        return {"a": self.a.label, "b": self.b.label, "findings": self.findings, **asdict(self.difference)}
+        return {"a": self.a.label, "b": self.b.label, "findings": self.findings, **self.difference.figures()}
 
 
 DIAGNOSIS_ELEMENTS = 1 << 19  # the rows of each table a family's diagnosis looks at
@@ -192,7 +192,7 @@ class Identification:
     def to_json(self):
         return {"source": self.target.label, "notes": self.target.notes, "explained": self.explained,
                 "candidates": [
-                    {"name": c.name, "spec": asdict(c.spec), **asdict(c.difference), "confirmed": c.confirmed}
+                    {"name": c.name, "spec": asdict(c.spec), **c.difference.figures(), "confirmed": c.confirmed}
                     for c in self.candidates
                 ]}
 

@@ -7,7 +7,7 @@ import hashlib
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -79,6 +79,17 @@ def position_bands(length: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(edges, edges[1:]) if a < b]
 
 
+ERROR_BINS = 512  # bins of positions a Difference's error profile has at most
+
+
+def error_bins(length: int, count: int = ERROR_BINS) -> np.ndarray:
+    """Edges of bins of rows 0..length for an error against position on a log axis: one row
+    each while they fit, then growing geometrically."""
+    if length <= count:
+        return np.arange(length + 1)
+    return np.concatenate([[0], np.unique(np.round(np.geomspace(1, length, count)).astype(np.int64))])
+
+
 @dataclass
 class Difference:
     """How a candidate table differs from a reference table of the same 2-D shape."""
@@ -96,10 +107,17 @@ class Difference:
     first_over: int | None  # first position whose error exceeds `threshold`
     threshold: float
     within: bool | None  # within --atol/--rtol, when a tolerance was given
+    # (bin edges over rows, each bin's max |error|; NaN where no row of it was measured): the
+    # error against position that `compare --plot` draws
+    profile: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def identical(self) -> bool:
         return self.differing == 0
+
+    def figures(self) -> dict:
+        """The figures `--json` prints (the profile is for plots)."""
+        return {k: v for k, v in asdict(self).items() if k != "profile"}
 
 
 _local = threading.local()
@@ -124,6 +142,8 @@ class Tally:
         self.first_position, self.threshold, self.atol, self.rtol = first_position, threshold, atol, rtol
         self.bands = position_bands(rows)
         self.band_max = [0.0] * len(self.bands)
+        self.edges = error_bins(rows)
+        self.profile = np.full(len(self.edges) - 1, -np.inf)  # -inf: no row of the bin measured
         self.max_abs, self.max_ulps, self.worst_flat = 0.0, 0.0, 0
         self.sum_abs = self.sum_squares = 0.0
         self.differing = self.size = self.over_ulp = 0
@@ -183,6 +203,8 @@ class Tally:
             lo, hi = max(a, first), min(b, first + len(rows_max))
             if lo < hi:
                 self.band_max[k] = float(np.max([self.band_max[k], rows_max[lo - first:hi - first].max()]))
+        which = np.searchsorted(self.edges, first + np.arange(len(rows_max)), side="right") - 1
+        np.maximum.at(self.profile, which, rows_max)
         if self.first_over is None and found["above"] is not None:
             self.first_over = first + found["above"]
         self.within = self.within and found["within"]
@@ -203,6 +225,7 @@ class Tally:
             first_over=None if self.first_over is None else p0 + self.first_over,
             threshold=self.threshold,
             within=None if self.atol is None and self.rtol is None else self.within,
+            profile=(self.edges, np.where(self.profile == -np.inf, np.nan, self.profile)),
         )
 
 

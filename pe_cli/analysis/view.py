@@ -25,9 +25,14 @@ class View:
         return self.table.spec
 
 
-def view(source: str | None, options: dict) -> View:
+def table_of(source: str | None, options: dict) -> Source:
     """The table in `source` (a file), or the one the options describe when there is none."""
-    table = side(source, {}) if source is not None else from_spec(spec_from_options(options), "table")
+    return side(source, {}) if source is not None else from_spec(spec_from_options(options), "table")
+
+
+def view(source: str | None, options: dict) -> View:
+    """That table, streamed once for its facts."""
+    table = table_of(source, options)
     facts = Facts(table.rows, table.cols, table.dtype, table.spec)
     for first, block in table.blocks():
         facts.add(first, block)

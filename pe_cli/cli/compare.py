@@ -4,7 +4,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import OUTPUT, JsonOpt, table_options
+from .options import OUTPUT, ForceOpt, JsonOpt, PlotOpt, table_options
 
 
 @table_options(from_file=("d_model", "seq_len"), skip=("variant", "dtype", "shape", "device"))
@@ -13,19 +13,31 @@ def compare(
     b: Annotated[Optional[str], typer.Argument(help="The table to compare A with \\[default: the exact table].")] = None,
     atol: Annotated[Optional[float], typer.Option(help="Absolute tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT)] = None,
     rtol: Annotated[Optional[float], typer.Option(help="Relative tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT)] = None,
+    plot: PlotOpt = None,
+    force: ForceOpt = False,
     json: JsonOpt = False,
     table: dict = None,
 ) -> None:
     """The seed formulas (for the other families, their libraries and precision recipes) vs
     the exact table with no arguments; A vs B with a diagnosis; or identify the table in a
-    FILE. With --atol/--rtol exit 1 when out of tolerance."""
+    FILE. With --atol/--rtol exit 1 when out of tolerance; --plot draws the errors against
+    position."""
     from .. import render
     from ..analysis.compare import run
 
+    if plot is not None:
+        from ..plotting import file_format
+
+        file_format(plot)  # a wrong extension is refused before any work
     report = run(a, b, table, atol, rtol)
     if json:
         render.as_json(report.result.to_json())
     else:
         render.result(report.result)
+    if plot is not None:
+        from ..analysis.figures import errors
+        from ..plotting import draw, save
+
+        render.plotted(plot, save(draw(errors(report.result)), plot, force), "errors")
     if report.failed:
         raise typer.Exit(1)

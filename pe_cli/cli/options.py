@@ -118,3 +118,7 @@ ForceOpt = Annotated[
                        rich_help_panel=OUTPUT),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results as JSON.", rich_help_panel=OUTPUT)]
+PlotOpt = Annotated[
+    Optional[str], typer.Option("--plot", help="Also draw a figure into this file: .png, .svg or .pdf "
+                                "(needs the plot extra: pip install 'pe-cli\\[plot]').", rich_help_panel=OUTPUT),
+]

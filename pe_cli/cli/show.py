@@ -4,7 +4,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from .options import OUTPUT, JsonOpt, table_options
+from ..core.plots import KINDS
+from .options import OUTPUT, ForceOpt, JsonOpt, PlotOpt, choices, table_options
 
 
 def _slice(text: str, name: str) -> slice:
@@ -25,11 +26,30 @@ def show(
     rows: Annotated[Optional[str], typer.Option(help="Positions to show, START:STOP (row indices) \\[default: 0:8].", rich_help_panel=OUTPUT)] = None,
     cols: Annotated[Optional[str], typer.Option(help="Dimensions to show, START:STOP \\[default: what fits].", rich_help_panel=OUTPUT)] = None,
     heatmap: Annotated[bool, typer.Option("--heatmap", help="Draw the whole table as a heatmap.", rich_help_panel=OUTPUT)] = False,
+    plot: PlotOpt = None,
+    plot_kind: Annotated[Optional[choices("PlotKind", KINDS)], typer.Option(help="The figure --plot draws: " + "; ".join(f"{k}: {v}" for k, v in KINDS.items()) + " \\[default: heatmap].", rich_help_panel=OUTPUT)] = None,
+    force: ForceOpt = False,
     json: JsonOpt = False,
     table: dict = None,
 ) -> None:
-    """Look at a table: a window of values, a heatmap, and facts (norms, frequencies)."""
+    """Look at a table: a window of values, a heatmap, and facts (norms, frequencies); or
+    draw a figure of it with --plot."""
     from .. import render
+
+    if plot is None and plot_kind is not None:
+        raise typer.BadParameter("--plot-kind chooses the figure --plot FILE draws: give --plot", param_hint="--plot-kind")
+    if plot is not None:
+        from ..analysis.figures import show_figure
+        from ..analysis.view import table_of
+        from ..plotting import draw, file_format, save
+
+        file_format(plot)  # a wrong extension is refused before any work
+        shown = table_of(source, table)
+        kind = plot_kind.value if plot_kind is not None else "heatmap"
+        rows_cols = (_slice(rows, "--rows") if rows else None, _slice(cols, "--cols") if cols else None)
+        written = save(draw(show_figure(kind, shown, *rows_cols)), plot, force)
+        render.plotted(plot, written, kind)
+        return
     from ..analysis.view import view
 
     seen = view(source, table)

@@ -187,6 +187,11 @@ class Family:
         """Facts `show` adds for a built table: frequencies with their columns, positions."""
         return {}
 
+    def scaling(self, spec):
+        """(the same table without its frequency scaling, None where it has none; the context
+        lengths the scaling is for, as (length, what)): the wavelengths figure's."""
+        return None, []
+
     # ------------------------------------------------------------------------------- compare
 
     def audit(self, spec, compute: str | None):

@@ -66,6 +66,10 @@ ROPE_KEYS = {
     # Kandinsky 5: each axis's positions divided by this (its scale_factor: 1,2,2 at 480p)
     "axes_scale": list,
 }
+# what scales the frequencies (or says for which context), as against the layout's keys
+_SCALING = ("rope_type", "factor", "original_max_position_embeddings", "max_position_embeddings", "attention_factor",
+            "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "low_freq_factor",
+            "high_freq_factor", "short_factor", "long_factor", "ntk_factor")
 _REQUIRED = {
     "linear": ("factor",),
     "dynamic": ("factor", "max_position_embeddings"),
@@ -1487,6 +1491,22 @@ class Rope(Family):
             *([("arithmetic", spec.arithmetic)] if spec.variant != "exact" and spec.arithmetic != "cos-sin" else []),
             *([("freqs dtype", spec.freqs_dtype or "float32")] if spec.variant == "diffusers" else []),
         ]
+
+    def scaling(self, spec):
+        rope = dict(spec.rope)
+        kind = rope.get("rope_type", "default")
+        plain = {k: v for k, v in rope.items() if k not in _SCALING}
+        if kind in ("proportional", "axial"):  # a layout more than a scaling: kept, less its factor
+            plain["rope_type"] = kind
+        original, longest = rope.get("original_max_position_embeddings"), rope.get("max_position_embeddings")
+        if kind == "dynamic":  # max_position_embeddings is where the scaling starts
+            original, longest = longest, None
+        marks = [(original, "original context")] if original else []
+        if longest and longest != original:
+            marks.append((longest, "scaled context" if original else "context"))
+        elif original and rope.get("factor"):
+            marks.append((original * rope["factor"], "scaled context (original x factor)"))
+        return (spec.replace(rope=plain) if plain != rope else None), marks
 
     def row_label(self, spec):
         if self._vector(spec):

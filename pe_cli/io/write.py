@@ -248,6 +248,19 @@ def _atomic(destination: str, force: bool):
             signal.signal(signal.SIGTERM, previous)
 
 
+def write_file(destination: str, data: bytes, force: bool = False) -> None:
+    """Any other file pe-cli writes (a figure), whole or not at all; --force to replace one."""
+    if not force and os.path.exists(destination):
+        raise BadInput(f"{destination} exists; pass --force to replace it")
+    try:
+        with _atomic(destination, force) as out:
+            left = memoryview(data)
+            while left:  # an unbuffered file may take part of it at a time
+                left = left[out.write(left):]
+    except OSError as e:
+        raise OutputError(f"writing {destination}: {e.strerror or e}") from None
+
+
 def write(
     destination: str,
     tables: dict[str, TableSpec] | TableSpec,

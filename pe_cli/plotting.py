@@ -1,0 +1,132 @@
+"""Figures of tables: `show --plot`, `compare --plot` and `pe_cli.plot`. The data comes from
+analysis.figures; this draws it with matplotlib, which is imported here only, and only when
+a figure is asked for. Figures are made without pyplot (no backend is switched, no window
+opens): saving renders them with matplotlib's non-interactive canvases (Agg for PNG), and a
+notebook shows the returned Figure as it shows any."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from .analysis import figures
+from .analysis.compare import run, side
+from .analysis.tables import from_spec
+from .core.errors import BadInput
+from .core.plots import FORMATS
+from .io.write import write_file
+from .spec import TableSpec, keyword_options, spec_from_keywords
+
+SIZE = (8.0, 5.0)  # inches
+DPI = 120  # a PNG is 960 x 600 pixels
+_HEATMAP_COLOURS = "RdBu_r"  # ColorBrewer's diverging red-blue: colour-blind safe, readable in grey
+_LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def _matplotlib():
+    try:
+        from matplotlib import style
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise BadInput("--plot needs matplotlib, which the plot extra installs: pip install 'pe-cli[plot]'") from None
+    return style, Figure
+
+
+def draw(data: figures.Figure):
+    """The matplotlib Figure of a figure's data."""
+    style, Figure = _matplotlib()
+    # Tableau's colour-blind palette, and a line style each, so that curves part in grey print too
+    palette = style.library["tableau-colorblind10"]["axes.prop_cycle"].by_key()["color"]
+    colours = [palette[k] for k in (0, 1, 3, 4, 5, 6, 2, 7, 8, 9)]  # its light greys last
+    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    if data.image is not None:
+        limit = float(np.nanmax(np.abs(data.image), initial=0.0)) or 1.0
+        shown = axes.imshow(data.image, cmap=_HEATMAP_COLOURS, vmin=-limit, vmax=limit, aspect="auto",
+                            interpolation="nearest", extent=data.extent)
+        figure.colorbar(shown, ax=axes, label="value")
+    for k, series in enumerate(data.series):
+        look = dict(color=colours[k % len(colours)], linestyle=_LINE_STYLES[k % len(_LINE_STYLES)],
+                    label=series.label)
+        if len(series.x) == len(series.y) + 1:  # bins: steps over their positions
+            if series.low is None:
+                axes.stairs(series.y, series.x, baseline=None, **look)
+            else:  # each bin's minimum to maximum, filled
+                axes.stairs(series.y, series.x, baseline=series.low, fill=True, alpha=0.6, **look)
+        else:
+            axes.plot(series.x, series.y, **look)
+    for value, label in data.hlines:
+        axes.axhline(value, color="0.3", linewidth=0.8, linestyle=(0, (4, 2)), label=label)
+    for value, label in data.vlines:
+        axes.axvline(value, color="0.3", linewidth=0.8, linestyle=(0, (4, 2)), label=label)
+    if data.xscale == "symlog":
+        axes.set_xscale("symlog", linthresh=1.0)
+    else:
+        axes.set_xscale(data.xscale)
+    axes.set_yscale(data.yscale)
+    axes.set_title(data.title, fontsize=8, loc="left")
+    axes.set_xlabel(data.xlabel + (f"\n{data.note}" if data.note else ""))
+    axes.set_ylabel(data.ylabel)
+    if len(data.series) + len(data.hlines) + len(data.vlines) > 1:
+        axes.legend(fontsize=7)
+    return figure
+
+
+def file_format(destination: str) -> str:
+    found = destination.rsplit(".", 1)[-1].lower() if "." in destination else ""
+    if found not in FORMATS:
+        raise BadInput(f"--plot {destination}: the figure's format comes from its extension: "
+                       f"{', '.join('.' + f for f in FORMATS)}")
+    return found
+
+
+def save(figure, destination: str, force: bool = False) -> str:
+    """Write a matplotlib Figure whole, or not at all; its format from the extension. Returns
+    the format."""
+    fmt = file_format(destination)
+    buffer = io.BytesIO()
+    # no dates in the file: the same figure makes the same bytes
+    metadata = {"png": {}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
+    figure.savefig(buffer, format=fmt, metadata=metadata)
+    write_file(destination, buffer.getvalue(), force)
+    return fmt
+
+
+def plot(*tables, kind: str = "heatmap", rows=None, cols=None, **keywords):
+    """A figure as a matplotlib Figure, for notebooks:
+
+        pe_cli.plot(d_model=128, seq_len=256)                        # heatmap of a built table
+        pe_cli.plot("table.npy", kind="curves", cols=slice(4, 8))    # a file's columns 4..7
+        pe_cli.plot(family="rope", d_model=128, rope={"rope_type": "yarn", "factor": 4,
+                    "original_max_position_embeddings": 4096}, kind="wavelengths")
+        pe_cli.plot(kind="errors", d_model=256, seq_len=4096)         # compare --plot: every recipe
+        pe_cli.plot("a.npy", "b.npy", kind="errors")                  # |A - B| against position
+
+    `tables`: files, TableSpecs, or none (the table the keywords describe); `rows`, `cols`:
+    slices, or "START:STOP" as on the command line."""
+    rows, cols = _slice(rows), _slice(cols)
+    if kind == "errors":
+        if len(tables) > 2:
+            raise BadInput("kind errors compares at most two tables")
+        a, b = (list(tables) + [None, None])[:2]
+        return draw(figures.errors(run(a, b, keyword_options(keywords)).result))
+    if len(tables) > 1:
+        raise BadInput(f"kind {kind} draws one table")
+    found = tables[0] if tables else None
+    if isinstance(found, TableSpec):
+        table = from_spec(found, "table")
+    elif found is not None:
+        table = side(str(found), {})
+    else:
+        table = from_spec(spec_from_keywords(**keywords), "table")
+    return draw(figures.show_figure(kind, table, rows, cols))
+
+
+def _slice(value):
+    if value is None or isinstance(value, slice):
+        return value
+    if isinstance(value, int):
+        return slice(value, value + 1)
+    start, _, stop = str(value).partition(":")
+    return slice(int(start) if start.strip() else None, int(stop) if stop.strip() else None)
