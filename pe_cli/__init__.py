@@ -13,7 +13,7 @@ from .core.version import __version__
 
 __all__ = [
     "__version__", "build", "blocks", "Table", "TableSpec", "FAMILIES", "VARIANT_NAMES", "PeError",
-    "write", "read",
+    "write", "read", "plot",
 ]
 
 
@@ -54,4 +54,8 @@ def __getattr__(name: str):
         from .io.read import read
 
         return read
+    if name == "plot":
+        from .plotting import plot
+
+        return plot
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
