@@ -15,6 +15,7 @@ from ..core.errors import BadInput
 from ..core.plots import KINDS
 from ..families import FAMILIES, find_variant
 from .compare import Audit, Comparison
+from .metrics import fold_bins
 from .tables import Source
 
 HEATMAP_CELLS = 512  # cells along each axis of a heatmap at most
@@ -76,10 +77,6 @@ def _edges(count: int, most: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, count, most + 1)).astype(np.int64))
 
 
-def _bin_of(edges: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    return np.searchsorted(edges, indices, side="right") - 1
-
-
 def heatmap(table: Source, rows: slice | None = None, cols: slice | None = None) -> Figure:
     r0, r1 = _range(rows, table.rows, "--rows")
     c0, c1 = _range(cols, table.cols, "--cols")
@@ -88,9 +85,8 @@ def heatmap(table: Source, rows: slice | None = None, cols: slice | None = None)
     low = np.full_like(high, np.inf)
     for first, block in table.blocks(r0, r1):
         part = block[:, c0:c1]
-        which = _bin_of(row_edges, first - r0 + np.arange(len(part)))
-        np.maximum.at(high, which, np.maximum.reduceat(part, col_edges[:-1], axis=1))
-        np.minimum.at(low, which, np.minimum.reduceat(part, col_edges[:-1], axis=1))
+        fold_bins(high, row_edges, first - r0, np.maximum.reduceat(part, col_edges[:-1], axis=1))
+        fold_bins(low, row_edges, first - r0, np.minimum.reduceat(part, col_edges[:-1], axis=1), np.minimum)
     image = np.where(np.abs(high) >= np.abs(low), high, low)
     p0 = table.first_position
     binned = len(row_edges) - 1 < r1 - r0 or len(col_edges) - 1 < c1 - c0
@@ -116,9 +112,8 @@ def _over_positions(table: Source, r0: int, r1: int, reduce) -> tuple[np.ndarray
         if high is None:
             high = np.full((len(edges) - 1, values.shape[1]), -np.inf)
             low = np.full_like(high, np.inf)
-        which = _bin_of(edges, first - r0 + np.arange(len(values)))
-        np.maximum.at(high, which, values)
-        np.minimum.at(low, which, values)
+        fold_bins(high, edges, first - r0, values)
+        fold_bins(low, edges, first - r0, values, np.minimum)
     p0 = table.first_position
     if not binned:
         return p0 + r0 + np.arange(r1 - r0), high, None, ""

@@ -90,6 +90,16 @@ def error_bins(length: int, count: int = ERROR_BINS) -> np.ndarray:
     return np.concatenate([[0], np.unique(np.round(np.geomspace(1, length, count)).astype(np.int64))])
 
 
+def fold_bins(into: np.ndarray, edges: np.ndarray, first: int, values: np.ndarray, ufunc=np.maximum) -> None:
+    """Fold rows first.. of `values` into the bins of rows [edges[k], edges[k + 1]) that
+    `into` holds one row each (ufunc np.maximum or np.minimum), a block at a time."""
+    if not len(values):
+        return
+    lo, hi = np.searchsorted(edges, [first, first + len(values) - 1], side="right") - 1
+    starts = np.maximum(edges[lo:hi + 1], first) - first
+    into[lo:hi + 1] = ufunc(into[lo:hi + 1], ufunc.reduceat(values, starts, axis=0))
+
+
 @dataclass
 class Difference:
     """How a candidate table differs from a reference table of the same 2-D shape."""
@@ -203,8 +213,7 @@ class Tally:
             lo, hi = max(a, first), min(b, first + len(rows_max))
             if lo < hi:
                 self.band_max[k] = float(np.max([self.band_max[k], rows_max[lo - first:hi - first].max()]))
-        which = np.searchsorted(self.edges, first + np.arange(len(rows_max)), side="right") - 1
-        np.maximum.at(self.profile, which, rows_max)
+        fold_bins(self.profile, self.edges, first, rows_max)
         if self.first_over is None and found["above"] is not None:
             self.first_over = first + found["above"]
         self.within = self.within and found["within"]
