@@ -7,6 +7,7 @@ notebook shows the returned Figure as it shows any."""
 from __future__ import annotations
 
 import io
+import os
 
 import numpy as np
 
@@ -73,18 +74,22 @@ def draw(data: figures.Figure):
     return figure
 
 
-def file_format(destination: str) -> str:
+def file_format(destination: str, force: bool = False) -> str:
+    """The figure format of a --plot file, from its extension; refused first (before any
+    work) where that is none of FORMATS, or where the file exists and --force is not given."""
     found = destination.rsplit(".", 1)[-1].lower() if "." in destination else ""
     if found not in FORMATS:
         raise BadInput(f"--plot {destination}: the figure's format comes from its extension: "
                        f"{', '.join('.' + f for f in FORMATS)}")
+    if not force and os.path.lexists(destination):
+        raise BadInput(f"{destination} exists; pass --force to replace it")
     return found
 
 
 def save(figure, destination: str, force: bool = False) -> str:
     """Write a matplotlib Figure whole, or not at all; its format from the extension. Returns
     the format."""
-    fmt = file_format(destination)
+    fmt = file_format(destination, force)
     buffer = io.BytesIO()
     # no dates in the file: the same figure makes the same bytes
     metadata = {"png": {}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]

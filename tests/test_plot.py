@@ -60,6 +60,8 @@ def test_heatmap_is_the_table_with_positions_down():
     assert (left, right, bottom, top) == (-0.5, 31.5, 39.5, -0.5)  # position 0 at the top
     limits = axes.images[0].get_clim()
     assert limits[0] == -limits[1]  # the colour scale is centred on 0
+    heading = axes.get_title(loc="left")  # the summary's words
+    assert all(words in heading for words in ("shape 40 x 32", "dtype float32", "convention vaswani", "base 10000"))
 
 
 def test_a_large_heatmap_keeps_a_spike(tmp_path):
@@ -286,7 +288,9 @@ def test_help_and_show_import_no_matplotlib(args):
 
 
 def test_the_examples_script_makes_the_readme_figures(tmp_path):
-    found = subprocess.run(["bash", ROOT / "examples" / "figures.sh", tmp_path], capture_output=True, text=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    found = subprocess.run(["bash", ROOT / "examples" / "figures.sh", tmp_path], capture_output=True, text=True,
+                           env=env)
     assert found.returncode == 0, found.stderr
     readme = (ROOT / "README.md").read_text()
     made = sorted(p.name for p in tmp_path.iterdir())

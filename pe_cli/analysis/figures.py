@@ -1,5 +1,5 @@
 """The data behind the figures `show --plot` and `compare --plot` draw, computed without
-matplotlib (plot.py draws a Figure). A table is streamed in row blocks, as everywhere, and a
+matplotlib (plotting.py draws a Figure). A table is streamed in row blocks, as everywhere, and a
 large one is reduced honestly, never decimated: a heatmap cell is the value of largest
 magnitude in its bin of positions and dimensions, a curve over many positions is each bin's
 minimum and maximum, and an error curve each bin's maximum (metrics.Difference.profile)."""
@@ -44,7 +44,7 @@ class Figure:
     yscale: str = "linear"
     hlines: list[tuple[float, str]] = field(default_factory=list)  # (value, label) across
     vlines: list[tuple[float, str]] = field(default_factory=list)  # (position, label) down
-    note: str = ""  # how the data was reduced, shown under the title
+    note: str = ""  # how the data was reduced, shown under the x axis
 
 
 def title(table: Source) -> str:
@@ -102,7 +102,7 @@ def _sizes(edges: np.ndarray) -> str:
 
 
 def _over_positions(table: Source, r0: int, r1: int, reduce) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
-    """(x, highs, lows, note) of per-row values `reduce(first, block)` -> (rows, k): every
+    """(x, highs, lows, note) of per-row values `reduce(block)` -> (rows, k): every
     row while at most CURVE_POINTS, else each bin's maximum and minimum."""
     edges = _edges(r1 - r0, CURVE_POINTS)
     binned = len(edges) - 1 < r1 - r0
@@ -163,7 +163,7 @@ def wavelengths(table: Source) -> Figure:
     series = [line(found, f"this table ({rope})" if plain is not None else "this table")]
     if plain is not None:
         series.append(line(family.facts(plain)["frequencies"], "without its scaling"))
-    marks = [(float(length), f"{what} {length:g}") for length, what in contexts]
+    marks = [(float(length), f"{meaning} {length:g}") for length, meaning in contexts]
     marks.append((float(spec.last_position + 1), f"this table's positions {spec.last_position + 1}"))
     return Figure("wavelengths", title(table), "frequency index i", "wavelength 2π / w_i (positions)", series,
                   yscale="log", hlines=marks)

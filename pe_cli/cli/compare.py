@@ -28,7 +28,7 @@ def compare(
     if plot is not None:
         from ..plotting import file_format
 
-        file_format(plot)  # a wrong extension is refused before any work
+        file_format(plot, force)  # a wrong extension or an existing file is refused before any work
     report = run(a, b, table, atol, rtol)
     if json:
         render.as_json(report.result.to_json())

@@ -23,8 +23,8 @@ def _slice(text: str, name: str) -> slice:
 @table_options()
 def show(
     source: Annotated[Optional[str], typer.Argument(help="A .npy file, FILE.safetensors\\[:TENSOR], or nothing to build from the options.")] = None,
-    rows: Annotated[Optional[str], typer.Option(help="Positions to show, START:STOP (row indices) \\[default: 0:8].", rich_help_panel=OUTPUT)] = None,
-    cols: Annotated[Optional[str], typer.Option(help="Dimensions to show, START:STOP \\[default: what fits].", rich_help_panel=OUTPUT)] = None,
+    rows: Annotated[Optional[str], typer.Option(help="Positions to show, START:STOP (row indices) \\[default: 0:8]; with --plot, those drawn \\[default: all] (similarity: START is p).", rich_help_panel=OUTPUT)] = None,
+    cols: Annotated[Optional[str], typer.Option(help="Dimensions to show, START:STOP \\[default: what fits]; with --plot, those drawn \\[default: all; curves: 0:4].", rich_help_panel=OUTPUT)] = None,
     heatmap: Annotated[bool, typer.Option("--heatmap", help="Draw the whole table as a heatmap.", rich_help_panel=OUTPUT)] = False,
     plot: PlotOpt = None,
     plot_kind: Annotated[Optional[choices("PlotKind", KINDS)], typer.Option(help="The figure --plot draws: " + "; ".join(f"{k}: {v}" for k, v in KINDS.items()) + " \\[default: heatmap].", rich_help_panel=OUTPUT)] = None,
@@ -43,7 +43,7 @@ def show(
         from ..analysis.view import table_of
         from ..plotting import draw, file_format, save
 
-        file_format(plot)  # a wrong extension is refused before any work
+        file_format(plot, force)  # a wrong extension or an existing file is refused before any work
         shown = table_of(source, table)
         kind = plot_kind.value if plot_kind is not None else "heatmap"
         rows_cols = (_slice(rows, "--rows") if rows else None, _slice(cols, "--cols") if cols else None)

@@ -250,8 +250,6 @@ def _atomic(destination: str, force: bool):
 
 def write_file(destination: str, data: bytes, force: bool = False) -> None:
     """Any other file pe-cli writes (a figure), whole or not at all; --force to replace one."""
-    if not force and os.path.exists(destination):
-        raise BadInput(f"{destination} exists; pass --force to replace it")
     try:
         with _atomic(destination, force) as out:
             left = memoryview(data)
