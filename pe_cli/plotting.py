@@ -17,7 +17,7 @@ from .analysis.tables import from_spec
 from .core.errors import BadInput
 from .core.plots import FORMATS
 from .io.write import write_file
-from .spec import TableSpec, keyword_options, spec_from_keywords
+from .spec import TableSpec, spec_from_keywords
 
 SIZE = (8.0, 5.0)  # inches
 DPI = 120  # a PNG is 960 x 600 pixels
@@ -115,7 +115,7 @@ def plot(*tables, kind: str = "heatmap", rows=None, cols=None, **keywords):
         if len(tables) > 2:
             raise BadInput("kind errors compares at most two tables")
         a, b = (list(tables) + [None, None])[:2]
-        return draw(figures.errors(run(a, b, keyword_options(keywords)).result))
+        return draw(figures.errors(run(a, b, keywords).result))
     if len(tables) > 1:
         raise BadInput(f"kind {kind} draws one table")
     found = tables[0] if tables else None

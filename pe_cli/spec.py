@@ -39,7 +39,8 @@ COMMON = (
     Param("dtype", "float32", "Output dtype.", choices=DTYPE_NAMES),
     Param("compute_dtype", None, "Dtype a seed variant computes in, or a precision recipe's stage "
           "[default: float32; bfloat16 for a recipe].", choices=DTYPE_NAMES),
-    Param("base", 10000.0, "Frequency base (10000 in the paper).", float, fixed="hardcodes base 10000"),
+    Param("base", None, "Frequency base [default: the family's: 10000, as in the paper; boxes: 100 (GLIGEN)].",
+          float, fixed="hardcodes base 10000"),
     Param("offset", 0, "First position.", int, minimum=0, fixed="always starts at position 0"),
     Param("shape", None, "2d (L, D), batch-first (1, L, D) or seq-first (L, 1, D) [default: 2d, or the "
           "library variant's].", choices=tuple(SHAPES)),
@@ -80,6 +81,8 @@ class _Spec:
 
     def __post_init__(self) -> None:
         family = FAMILIES[choice("family", self.family, FAMILIES)]
+        if self.base is None:
+            self._set("base", family.default_base)
         for param in PARAMS:
             value = getattr(self, param.name)
             if value is None:
@@ -134,7 +137,9 @@ class _Spec:
             return
         if self.compute_dtype is not None:
             choice("compute dtype", self.compute_dtype, DTYPE_NAMES)
-        variant.check(self, tuple(p for p in PARAMS if p.fixed))
+        # base is checked against the family's default
+        variant.check(self, tuple(dataclasses.replace(p, default=family.default_base) if p.name == "base" else p
+                                  for p in PARAMS if p.fixed))
 
     def _set(self, name: str, value) -> None:
         object.__setattr__(self, name, value)
@@ -217,22 +222,14 @@ def spec_from_options(options: dict, **overrides) -> TableSpec:
     return TableSpec(**{**params_from_options(options), **overrides})
 
 
-def keyword_options(params: dict) -> dict:
-    """Python keywords as the command line's values: a rope dict as --rope KEY=VALUE items."""
-    rope = params.get("rope")
-    if not isinstance(rope, dict):
-        return dict(params)
-    items = [f"{k}={','.join(map(str, v)) if isinstance(v, (list, tuple)) else v}" for k, v in rope.items()]
-    return {**params, "rope": items}
-
-
 def spec_from_keywords(**params) -> TableSpec:
     """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
     fields as on the command line and the other keywords go on top."""
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
-    if given and isinstance(params.get("rope"), dict):  # on top of the preset's or config's, as --rope is
-        given["rope"] = keyword_options({"rope": params.pop("rope")})["rope"]
+    if given:  # a repeatable option's values go on top of what the inputs set, as on the command line
+        repeated = {param.name for _, param in family_params() if param.kind is list}
+        given |= {name: params.pop(name) for name in list(params) if name in repeated}
     return spec_from_options(given, **params) if given else TableSpec(**params)
 
 

@@ -10,7 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "pe_cli"
 
 # lowest first: a module may import from a lower layer, or from its own folder
-LAYERS = ["core", "numerics", "families", "spec", "engine", "io", "analysis", "render", "cli", ""]
+LAYERS = ["core", "numerics", "families", "spec", "engine", "io", "analysis", "render", "plotting", "cli", ""]
 
 
 def _modules() -> dict[str, Path]:

@@ -159,8 +159,7 @@ def wavelengths(table: Source) -> Figure:
         lengths = [f["wavelength"] if f["wavelength"] is not None else np.nan for f in frequencies]
         return Series(label, np.array([f["index"] for f in frequencies]), np.array(lengths, dtype=float))
 
-    rope = ", ".join(f"{k}={v}" for k, v in spec.rope) if spec.family == "rope" else ""
-    series = [line(found, f"this table ({rope})" if plain is not None else "this table")]
+    series = [line(found, "this table")]
     if plain is not None:
         series.append(line(family.facts(plain)["frequencies"], "without its scaling"))
     marks = [(float(length), f"{meaning} {length:g}") for length, meaning in contexts]

@@ -6,7 +6,7 @@ A family is one module (sinusoidal.py, rope.py, ...) that makes one `Family` (ba
 
 from __future__ import annotations
 
-from . import alibi, rope, sincos2d, sincos3d, sinusoidal
+from . import alibi, boxes, rope, sincos2d, sincos3d, sinusoidal
 from .base import Family, Variant
 
 FAMILIES: dict[str, Family] = {
@@ -17,6 +17,7 @@ FAMILIES: dict[str, Family] = {
         alibi.FAMILY,
         sincos2d.FAMILY,
         sincos3d.FAMILY,
+        boxes.FAMILY,
     )
 }
 DEFAULT_FAMILY = next(iter(FAMILIES))

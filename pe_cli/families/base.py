@@ -106,6 +106,7 @@ class Family:
     variants: dict[str, Variant] = {}
     shapes = ("2d", "batch-first")  # the --shape values its tables take
     paired_columns = False  # columns are sin/cos pairs of one angle: an ideal row's norm is sqrt(d/2)
+    default_base = 10000.0  # --base where it is not given
     export_parts: tuple = (None,)  # the parts `export` writes when none is asked for (None: the first)
 
     # ------------------------------------------------------------------- parameters and checks

@@ -1271,7 +1271,11 @@ class Rope(Family):
             if options.get("freqs_dtype") is None:  # the model's, for --variant diffusers
                 values["freqs_dtype"] = preset.freqs_dtype
             rope = dict(preset.rope)
-        for item in options.get("rope") or []:
+        given = options.get("rope") or []
+        if isinstance(given, dict):  # from Python: build(preset=..., rope={...})
+            rope.update(given)
+            given = []
+        for item in given:
             key, sep, value = item.partition("=")
             if not sep:
                 raise BadInput(f"--rope {item!r} is not KEY=VALUE")

@@ -1,0 +1,215 @@
+"""The boxes family: GLIGEN's Fourier features of bounding boxes (diffusers'
+get_fourier_embeds_from_boundingbox). Each row is a box (x0, y0, x1, y1), its corners as
+fractions of the image; its n = d_model / 8 frequencies rise, base**(i/n) (base 100), and for
+each frequency the table holds the sines of the four coordinates, then their cosines: column
+8i + 4s + c. A box's coordinates are the float32 numbers the model holds (GLIGEN's pipeline
+makes a float32 tensor of them); each is a binary fraction, taken exactly."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from fractions import Fraction
+from functools import lru_cache
+
+from ..core.errors import BadInput
+from ..core.params import Param
+from ..numerics.frequencies import context, power_law
+from .base import Family, axes_facts, binary_fractions, plausible_bases, positions_file, read_positions, variant
+
+COORDINATES = ("x0", "y0", "x1", "y1")
+BASE = 100.0  # diffusers' get_fourier_embeds_from_boundingbox
+
+
+@lru_cache(maxsize=4)
+def box_values(text: str):
+    """The boxes of --boxes as float32 values (in float64), (count, 4): a .npy file (count, 4), or
+    boxes written x0,y0,x1,y1 and joined by ';', each number rounded to float32."""
+    import numpy as np
+
+    if "," in text:
+        try:
+            values = np.array([[float(v) for v in box.split(",")] for box in text.split(";")], dtype=np.float64)
+        except ValueError:
+            raise BadInput(f"--boxes {text!r}: not boxes x0,y0,x1,y1 joined by ';' (or a .npy file)") from None
+        if values.ndim != 2 or values.shape[1] != 4:
+            raise BadInput(f"--boxes {text!r}: each box is four numbers x0,y0,x1,y1")
+        if not np.all(np.isfinite(values)):
+            raise BadInput(f"--boxes {text!r}: coordinates must be finite")
+    else:
+        values = positions_file(text, "--boxes", 4)
+    rounded = values.astype(np.float32)
+    if not np.all(np.isfinite(rounded)):
+        raise BadInput(f"--boxes {text}: coordinates past float32's range")
+    return rounded.astype(np.float64)
+
+
+@lru_cache(maxsize=4)
+def _fractions(text: str):
+    """Each coordinate's values as integers over its power of two: ((count, 4) numerators,
+    the four denominators)."""
+    import numpy as np
+
+    values = box_values(text)
+    found = [binary_fractions(values[:, c], f"--boxes, {name}") for c, name in enumerate(COORDINATES)]
+    return np.stack([n for n, _ in found], axis=1), tuple(q for _, q in found)
+
+
+def boxes_text(values) -> str:
+    """Boxes (float32 values) as --boxes writes them: each number the shortest that reads back
+    as the same float32."""
+    import numpy as np
+
+    return ";".join(",".join(np.format_float_positional(np.float32(v), trim="-") for v in box) for box in values)
+
+
+def _columns(n: int) -> dict:
+    """{(coordinate, "sin" or "cos"): [column of each frequency]}."""
+    return {(name, fn): [8 * i + 4 * s + c for i in range(n)]
+            for c, name in enumerate(COORDINATES) for s, fn in enumerate(("sin", "cos"))}
+
+
+VARIANTS: dict = {}
+
+
+@variant(VARIANTS, "diffusers", source="diffusers 0.42 get_fourier_embeds_from_boundingbox (GLIGEN's "
+         "GLIGENTextBoundingboxProjection), float32", conventions=("gligen",),
+         refuse=lambda spec: None if spec.base == BASE else
+         f"diffusers' get_fourier_embeds_from_boundingbox has base {BASE:g}, not {spec.base:g}",
+         parameters=frozenset({"base"}))
+def _diffusers(spec, device):
+    import torch
+
+    n = spec.d_model // 8
+    box = torch.from_numpy(box_values(spec.boxes)).float()
+    emb = BASE ** (torch.arange(n) / n)  # an int64 arange over an int: float32
+    emb = emb[None, None] * box[..., None]  # (count, 4, n)
+    emb = torch.stack((emb.sin(), emb.cos()), dim=-1)  # (count, 4, n, 2)
+    return emb.permute(0, 2, 3, 1).reshape(len(box), 8 * n)
+
+
+class Boxes(Family):
+    name = "boxes"
+    summary = "GLIGEN's Fourier features of bounding boxes (x0, y0, x1, y1)"
+    conventions = {
+        "gligen": "per frequency base**(i/n), rising: the sines of x0, y0, x1, y1, then their cosines "
+                  "(diffusers get_fourier_embeds_from_boundingbox)",
+    }
+    params = (
+        Param("boxes", None, "the boxes, one row each: x0,y0,x1,y1 joined by ';' (0.1,0.2,0.5,0.6;0,0,0,0), "
+              "or a .npy file (count, 4); each coordinate rounded to float32, as GLIGEN holds them.", str),
+    )
+    variants = VARIANTS
+    paired_columns = True
+    default_base = BASE
+
+    def check(self, spec):
+        if spec.boxes is None:
+            raise BadInput("--family boxes needs --boxes: x0,y0,x1,y1 joined by ';', or a .npy file (count, 4)")
+        if spec.d_model % 8:
+            raise BadInput(f"each frequency takes 8 columns (sin and cos of x0, y0, x1, y1): --d-model must be "
+                           f"a multiple of 8 (got {spec.d_model}; GLIGEN's 8 frequencies: 64)")
+        if spec.offset:
+            raise BadInput("a boxes table's rows are its boxes: --offset does not apply")
+        _fractions(spec.boxes)
+
+    def rows(self, spec):
+        return len(box_values(spec.boxes))
+
+    def _law(self, spec) -> list[Decimal]:
+        n = spec.d_model // 8
+        return power_law([Fraction(-i, n) for i in range(n)], spec.base)  # base**(i/n)
+
+    def frequencies(self, spec):
+        # coordinate c at k / q_c: integers k at frequencies w / q_c, each coordinate in turn
+        law, (_, denominators) = self._law(spec), _fractions(spec.boxes)
+        with context():
+            return [w / q for q in denominators for w in law], Decimal(1)
+
+    def exact_rows(self, spec, start, stop, work):
+        numerators, _ = _fractions(spec.boxes)
+        n = spec.d_model // 8
+        out = work.zeros(stop - start, spec.d_model)
+        for c in range(4):
+            sin, cos = work.planes(numerators[start:stop, c].tolist())
+            out[:, c::8] = sin[:, c * n:(c + 1) * n]
+            out[:, 4 + c::8] = cos[:, c * n:(c + 1) * n]
+        return out
+
+    def settings(self, spec):
+        count = self.rows(spec)
+        shown = spec.boxes if "," in spec.boxes and len(spec.boxes) <= 80 else f"{count} from {spec.boxes}" \
+            if "," not in spec.boxes else f"{count} boxes"
+        return [*super().settings(spec), ("base", f"{spec.base:g}"), ("boxes", shown)]
+
+    def row_label(self, spec):
+        return lambda i: f"box {i}"
+
+    def facts(self, spec):
+        return {"frequencies": axes_facts(self._law(spec), _columns(spec.d_model // 8))}
+
+    def candidates(self, values, dtype, notes, bench):
+        """The layout's sin/cos pairs, the base from the two lowest frequencies (the first is 1:
+        its angle is the coordinate), each box read back from the angles and rounded to float32."""
+        import numpy as np
+
+        count, cols = values.shape
+        if cols % 8 or cols < 16:
+            return
+        n = cols // 8
+        sin = np.stack([values[:, 8 * i:8 * i + 4] for i in range(n)], axis=2)  # (count, 4, n)
+        cos = np.stack([values[:, 8 * i + 4:8 * i + 8] for i in range(n)], axis=2)
+        if not np.allclose(sin**2 + cos**2, 1, atol=1e-2):
+            return
+        angles = np.arctan2(sin, cos)
+        first = np.abs(angles[..., 0])
+        r, c = np.unravel_index(np.argmax(first), first.shape)
+        if first[r, c] < 1e-3:  # every box at 0: any base fits
+            bases = [BASE]
+        else:
+            step = angles[r, c, 1] / angles[r, c, 0]  # w_1 / w_0 = base**(1/n)
+            if not step > 1:
+                return
+            bases = plausible_bases(float(step**n)) + [BASE]
+        for base in dict.fromkeys(bases):
+            law = [float(w) for w in power_law([Fraction(-i, n) for i in range(n)], base)]
+            estimate = np.stack([read_positions(angles[:, k], law) for k in range(4)], axis=1)
+            for boxes in _readings(estimate, sin, cos, base, law):
+                spec = bench.spec(family=self.name, d_model=cols, base=base, boxes=boxes_text(boxes),
+                                  convention="gligen", dtype="float64")
+                if spec is None:
+                    continue
+                reference = bench.reference(spec)
+                yield bench.candidate("GLIGEN box features", spec, reference=reference)
+                yield from bench.libraries(spec, reference)
+
+
+def _readings(estimate, sin, cos, base: float, law: list[float]) -> list:
+    """The float32 boxes a table's angles read as, each coordinate the float32 near its
+    estimate (within 3 steps) whose sines and cosines agree with the table most: as the exact
+    table has them (correctly rounded), and as diffusers' float32 arithmetic computes them
+    (its angles carry float32 rounding, so the estimate alone is off by an ulp or two)."""
+    import numpy as np
+    import torch
+
+    n = len(law)
+    near = estimate.astype(np.float32)
+    down, up = [near], [near]
+    for _ in range(3):
+        down.append(np.nextafter(down[-1], np.float32(-np.inf)))
+        up.append(np.nextafter(up[-1], np.float32(np.inf)))
+    tried = np.stack(down[:0:-1] + up, axis=-1)  # (count, 4, 7) float32
+    w32 = (base ** (torch.arange(n) / n)).numpy()
+    found = []
+    for angles in (tried[..., None].astype(np.float64) * np.array(law),  # exact: float64 angles
+                   (torch.from_numpy(tried)[..., None] * torch.from_numpy(w32)).numpy()):  # float32
+        if angles.dtype == np.float64:
+            s32, c32 = np.sin(angles).astype(np.float32), np.cos(angles).astype(np.float32)
+        else:
+            s32, c32 = torch.from_numpy(angles).sin().numpy(), torch.from_numpy(angles).cos().numpy()
+        misses = (s32 != sin[:, :, None, :]).sum(axis=-1) + (c32 != cos[:, :, None, :]).sum(axis=-1)
+        best = np.argmin(misses, axis=-1)  # (count, 4): ties go to the nearest below
+        found.append(np.take_along_axis(tried, best[..., None], axis=-1)[..., 0])
+    return [found[0]] if np.array_equal(found[0], found[1]) else found
+
+
+FAMILY = Boxes()
