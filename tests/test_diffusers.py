@@ -208,12 +208,42 @@ def test_schedule_tables_are_identified_and_rebuilt(cli, tmp_path, channels, fli
     assert np.array_equal(np.load(tmp_path / "again.npy"), table)
 
 
-def test_scattered_timesteps_get_a_note(cli, tmp_path):
-    np.save(tmp_path / "t.npy", Timesteps(256, True, 0)(torch.tensor([999, 500, 3, 7, 40])).numpy())
-    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
-    found = json.loads(out)
-    assert code == 0 and err == "" and not found["explained"]
-    assert any("whole timesteps 999 .. 40 that are not a range" in note for note in found["notes"])
+def _flow_matching_timesteps(steps, shift):
+    """A flow-matching schedule's float32 timesteps: sigmas from 1 down, shifted, times 1000
+    (FlowMatchEulerDiscreteScheduler's form): fractional, not a range."""
+    sigmas = torch.linspace(1, 1 / steps, steps, dtype=torch.float32)
+    return (shift * sigmas / (1 + (shift - 1) * sigmas) * 1000).float()
+
+
+@pytest.mark.parametrize("timesteps, channels, flip, shift", [
+    (torch.tensor([999, 500, 3, 7, 40]), 256, True, 0),  # whole, scattered
+    (_flow_matching_timesteps(28, 3.0), 256, True, 0),  # SD3's 28 steps
+    (_flow_matching_timesteps(50, 1.0), 320, False, 1),
+])
+def test_timesteps_that_are_not_a_range_are_named(cli, tmp_path, timesteps, channels, flip, shift):
+    """compare FILE reads every row's t back (for fractional ones, the float32 that diffusers'
+    own float32 arithmetic makes the row with) and names them as a --timesteps list; generate
+    rebuilds the table from it."""
+    table = Timesteps(channels, flip, shift)(timesteps).numpy()
+    best = _named(cli, tmp_path, table)
+    assert best["spec"]["convention"] == LAYOUTS[flip, shift]
+    listed = np.array([float(t) for t in best["spec"]["timesteps"].split(",")])
+    assert np.array_equal(listed, timesteps.double().numpy())
+    code, _, err = cli("generate", "--variant", "diffusers", "--convention", best["spec"]["convention"],
+                       "--d-model", channels, "--timesteps", best["spec"]["timesteps"], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "again.npy"), table)
+
+
+def test_timesteps_list_against_mpmath():
+    """--timesteps t1,t2,...: each t as written (987.6012573242188 is a float32's exact value)."""
+    table = pe_cli.build(d_model=16, convention="timestep", timesteps="987.6012573242188,3,0.5").numpy()
+    half = 8
+    for row, t in enumerate((mpmath.mpf("987.6012573242188"), mpmath.mpf(3), mpmath.mpf("0.5"))):
+        for i in range(half):
+            angle = t * mpmath.exp(-mpmath.log(10000) * i / half)
+            assert table[row, i] == round_to(mpmath.cos(angle), "float32")  # flip: [cos | sin]
+            assert table[row, half + i] == round_to(mpmath.sin(angle), "float32")
 
 
 # SD3's cropped_pos_embed (the centre of a pos_embed_max_size grid) and CogView3Plus's table

@@ -137,8 +137,10 @@ class Boxes(Family):
 
     def settings(self, spec):
         count = self.rows(spec)
-        shown = spec.boxes if "," in spec.boxes and len(spec.boxes) <= 80 else f"{count} from {spec.boxes}" \
-            if "," not in spec.boxes else f"{count} boxes"
+        if "," not in spec.boxes:
+            shown = f"{count} from {spec.boxes}"
+        else:
+            shown = spec.boxes if len(spec.boxes) <= 80 else f"{count}: {spec.boxes[:60]} ..."
         return [*super().settings(spec), ("base", f"{spec.base:g}"), ("boxes", shown)]
 
     def row_label(self, spec):

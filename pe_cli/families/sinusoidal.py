@@ -386,7 +386,14 @@ def timesteps(spec):
     import numpy as np
 
     text = spec.timesteps
-    if ":" in text:
+    if "," in text:  # a list t1,t2,... as written (a float32 t is written as its exact value)
+        try:
+            values = np.array([float(t) for t in text.split(",")], dtype=np.float64)
+        except ValueError:
+            raise BadInput(f"--timesteps {_shown(text)}: not a list of numbers t1,t2,...") from None
+        if not np.all(np.isfinite(values)):
+            raise BadInput(f"--timesteps {_shown(text)}: timesteps must be finite")
+    elif ":" in text:
         try:
             bounds = [int(part) for part in text.split(":")]
             steps = range(*bounds) if 2 <= len(bounds) <= 3 else None
@@ -398,8 +405,18 @@ def timesteps(spec):
         values = np.array(steps, dtype=np.float64)
     else:
         values = positions_file(text, "--timesteps", None)
-    numerators, q = binary_fractions(values, f"--timesteps {text}")
+    numerators, q = binary_fractions(values, f"--timesteps {_shown(text)}")
     return numerators, q, values
+
+
+def _shown(text: str) -> str:
+    """A --timesteps value as messages and summaries show it (a long list cut)."""
+    return text if len(text) <= 60 else f"{text[:50]} ... ({text.count(',') + 1} values)"
+
+
+def _listed(values) -> str:
+    """Timesteps as a --timesteps list: each the shortest number that reads back as it."""
+    return ",".join(repr(float(t)) if not float(t).is_integer() else str(int(t)) for t in values)
 
 
 def _positions(spec, start: int, stop: int) -> list[int]:
@@ -666,8 +683,8 @@ class Sinusoidal(Family):
         Param("timestep_scale", 1.0, "every angle multiplied by this (diffusers' get_timestep_embedding "
               "scale; QwenImage: 1000).", float, fixed="has no angle scale"),
         Param("timesteps", None, "the rows' positions, instead of --offset and --seq-len: a range "
-              "START:STOP[:STEP] (as Python's; 999:-1:-20 is a 50-step DDIM schedule) or a .npy file "
-              "of any t values, fractional ones exact.", str, fixed="takes consecutive positions only"),
+              "START:STOP[:STEP] (as Python's; 999:-1:-20 is a 50-step DDIM schedule), a list t1,t2,... "
+              "or a .npy file of any t values, fractional ones exact.", str, fixed="takes consecutive positions only"),
     )
     variants = VARIANTS
     shapes = ("2d", "batch-first", "seq-first")
@@ -734,13 +751,14 @@ class Sinusoidal(Family):
             lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
         else:
             values = timesteps(spec)[2]
-            lines.append(("positions", f"timesteps {spec.timesteps} ({len(values)}: {values[0]:g} .. {values[-1]:g})"))
+            lines.append(("positions", f"timesteps {_shown(spec.timesteps)} ({len(values)}: {values[0]:g} .. "
+                                       f"{values[-1]:g})"))
         if spec.padding_idx is not None:
             lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
         return lines
 
     def identity(self, spec) -> str:
-        where = f"first position {spec.offset}" if spec.timesteps is None else f"timesteps {spec.timesteps}"
+        where = f"first position {spec.offset}" if spec.timesteps is None else f"timesteps {_shown(spec.timesteps)}"
         return f"base {spec.base:g}, {where}"
 
     def row_label(self, spec):
@@ -865,7 +883,6 @@ class Sinusoidal(Family):
         rows, d = values.shape
         if bench.sampled or rows < 2:
             return
-        unread = []
         for name in ("timestep", "musicgen", "tensor2tensor", "concat"):
             try:
                 CONVENTIONS[name].check(d)
@@ -886,13 +903,27 @@ class Sinusoidal(Family):
                 probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
                 if probe is None:
                     continue
-                t = read_positions(angles, [float(x) for x in self.frequencies(probe)[0]])
+                w = np.array([float(x) for x in self.frequencies(probe)[0]])
+                t = read_positions(angles, w)
+                if np.max(np.abs(np.exp(1j * t[:, None] * w) - np.exp(1j * angles))) > 1e-2:
+                    continue  # the angles do not follow t * w: not this layout and base
                 whole = np.round(t)
-                if np.max(np.abs(t - whole)) > 1e-3:
-                    continue
                 steps = np.diff(whole)
-                if not np.all(steps == steps[0]) or steps[0] == 0:
-                    unread.append((name, whole))
+                near = np.max(np.abs(t - whole)) <= 1e-3
+                ranged = near and np.all(steps == steps[0]) and steps[0] != 0
+                texts = []
+                if not (ranged and steps[0] == 1):  # (consecutive positions: the fit above)
+                    texts = self._readings(values, t, whole if near else None, name, base, bench)
+                for text in texts:  # timesteps that are not a range, or not whole
+                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text, dtype="float64")
+                    if spec is None:
+                        continue
+                    reference = bench.reference(spec)
+                    yield bench.candidate(f"{name}, timesteps {_shown(text)}", spec, reference=reference)
+                    yield from bench.libraries(spec, reference)
+                if not ranged:
+                    if texts:
+                        break
                     continue
                 # the angle is scale * t * w: a table of t = whole / scale times diffusers' scale
                 # (QwenImage's 1000) is read as whole; those scales are tried where they divide it
@@ -910,10 +941,47 @@ class Sinusoidal(Family):
                     yield bench.candidate(f"{name}, timesteps {text}{scaled}", spec, reference=reference)
                     yield from bench.libraries(spec, reference)
                 break
-        if unread:
-            name, whole = unread[0]
-            notes.append(f"the rows read as {name} embeddings of whole timesteps {whole[0]:g} .. {whole[-1]:g} "
-                         "that are not a range: give them with --timesteps FILE to compare")
+
+    def _readings(self, values, t, whole, name: str, base: float, bench) -> list[str]:
+        """The rows' timesteps as --timesteps lists, where the table is not a range of them:
+        the whole numbers read (`whole`) where the exact table or a library's arithmetic makes
+        every row with them and they are not a range; else each row's t the float32 near the
+        estimate (within 3 steps) that such arithmetic makes the row with (its own float32
+        angles put the estimate an ulp or two off: 980 read for linspace's 980.00006)."""
+        import numpy as np
+
+        rows, d = values.shape
+        if whole is not None:
+            made = self._made(values, whole[:, None], name, base, bench)
+            if made:
+                steps = np.diff(whole)
+                return [] if np.all(steps == steps[0]) and steps[0] != 0 else made
+        near = t.astype(np.float32)
+        down, up = [near], [near]
+        for _ in range(3):
+            down.append(np.nextafter(down[-1], np.float32(-np.inf)))
+            up.append(np.nextafter(up[-1], np.float32(np.inf)))
+        return self._made(values, np.stack(down[:0:-1] + up, axis=1), name, base, bench)
+
+    def _made(self, values, tried, name: str, base: float, bench) -> list[str]:
+        """For the exact table and each library of this layout, the --timesteps list of the t
+        among each row's `tried` (rows, k) that makes that row bit for bit, where every row has
+        one."""
+        import numpy as np
+
+        rows, d = values.shape
+        found = []
+        for variant in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions)):
+            spec = bench.spec(d_model=d, convention=name, base=base, timesteps=_listed(tried.ravel()),
+                              variant=variant, dtype=bench.dtype)
+            if spec is None:
+                continue
+            same = np.all(bench.values_of(spec).reshape(rows, tried.shape[1], d) == values[:, None, :], axis=2)
+            if same.any(axis=1).all():
+                text = _listed(tried[np.arange(rows), np.argmax(same, axis=1)])
+                if text not in found:
+                    found.append(text)
+        return found
 
     @staticmethod
     def _choose_base(values, spec, dtype: str, bench):
