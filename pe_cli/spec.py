@@ -31,7 +31,7 @@ SHAPES = {
 DEVICES = ("cpu", "cuda", "mps", "auto")
 
 COMMON = (
-    Param("d_model", 512, "Model width: columns of the table.", int, ("--d-model", "-d"), minimum=1),
+    Param("d_model", 512, "Model width: columns of the table.", int, ("--d-model", "-d"), minimum=1, given_only=True),
     Param("seq_len", 1024, "Number of positions: rows of the table.", int, ("--seq-len", "-l"), minimum=1),
     Param("convention", None, "Frequencies and column layout of the family (see README) [default: the "
           "family's first, or the library variant's].", choices=CONVENTION_NAMES),

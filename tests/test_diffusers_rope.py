@@ -554,3 +554,130 @@ def test_compare_names_rotation_tables(cli, tmp_path, preset, tokens, module):
 def test_rotation_refusals(cli, args, message):
     code, _, err = cli("generate", *args)
     assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+# More transformer files' RoPE modules, each with the ids its pipeline (or forward) makes:
+# FLUX.3, Krea 2, ERNIE-Image, NucleusMoE-Image, Ovis-Image, LongCat-Image and PRX
+
+
+def _text_and_image(module, text_ids, image_ids):
+    """(cos, sin) of one module over text ids then image ids, as 2-D float32."""
+    cos, sin = module(torch.cat([text_ids, image_ids]))
+    return cos.float().numpy(), sin.float().numpy()
+
+
+def _flux3(rows, cols, text):
+    from diffusers.models.transformers.transformer_flux3 import Flux3PosEmbed
+    from diffusers.modular_pipelines.flux3.before_denoise import _prepare_image_ids
+
+    words = torch.zeros(text, 4)
+    words[:, 3] = torch.arange(text)
+    return _text_and_image(Flux3PosEmbed(10000, [32, 32, 32, 32]), words, _prepare_image_ids(rows, cols, 0.5))
+
+
+def _krea2(rows, cols, text):
+    from diffusers.models.transformers.transformer_krea2 import Krea2RotaryPosEmbed
+    from diffusers.pipelines.krea2.pipeline_krea2 import Krea2Pipeline
+
+    cos, sin = Krea2RotaryPosEmbed(1000.0, [32, 48, 48])(Krea2Pipeline.prepare_position_ids(text, rows, cols, "cpu"))
+    return cos.numpy(), sin.numpy()
+
+
+def _ernie_image(rows, cols, text):
+    """ERNIE-Image's module returns the angles (image first at (N, row, column), then text at
+    (k, 0, 0)); its attention takes their cos and sin in float32."""
+    from diffusers.models.transformers.transformer_ernie_image import ErnieImageEmbedND3
+
+    grid = torch.stack(torch.meshgrid(torch.arange(rows), torch.arange(cols), indexing="ij"), -1).reshape(-1, 2)
+    image = torch.cat([torch.full((rows * cols, 1), text), grid], 1).float()
+    words = torch.cat([torch.arange(text)[:, None], torch.zeros(text, 2, dtype=torch.long)], 1).float()
+    angles = ErnieImageEmbedND3(128, 256, (32, 48, 48))(torch.cat([image, words])[None])[0, :, 0]
+    return torch.cos(angles).numpy(), torch.sin(angles).numpy()
+
+
+def _nucleus_image(rows, cols, text):
+    """NucleusMoE-Image's (image, text) complex64 tables, as its attention joins them: image first."""
+    from diffusers.models.transformers.transformer_nucleusmoe_image import NucleusMoEEmbedRope
+
+    image, words = NucleusMoEEmbedRope(10000, [16, 56, 56], scale_rope=True)([(1, rows, cols)], max_txt_seq_len=text,
+                                                                             device=torch.device("cpu"))
+    joint = torch.cat([image, words])
+    return joint.real.numpy(), joint.imag.numpy()
+
+
+def _ovis_image(rows, cols, text):
+    from diffusers.models.transformers.transformer_ovis_image import OvisImagePosEmbed
+    from diffusers.pipelines.ovis_image.pipeline_ovis_image import OvisImagePipeline
+
+    words = torch.zeros(text, 3)
+    words[:, 1] = words[:, 2] = torch.arange(text)
+    image = OvisImagePipeline._prepare_latent_image_ids(1, rows, cols, "cpu", torch.float32).reshape(-1, 3)
+    return _text_and_image(OvisImagePosEmbed(10000, [16, 56, 56]), words, image)
+
+
+def _longcat_image(rows, cols, text):
+    from diffusers.models.transformers.transformer_longcat_image import LongCatImagePosEmbed
+    from diffusers.pipelines.longcat_image.pipeline_longcat_image import prepare_pos_ids
+
+    return _text_and_image(LongCatImagePosEmbed(10000, [16, 56, 56]), prepare_pos_ids(0, "text", (0, 0), num_token=text),
+                           prepare_pos_ids(1, "image", (512, 512), height=rows, width=cols))
+
+
+def _prx(rows, cols):
+    from diffusers.models.transformers.transformer_prx import PRXEmbedND, get_image_ids
+
+    return PRXEmbedND(64, 10000, [32, 32])(get_image_ids(1, 2 * rows, 2 * cols, 2, "cpu"))[0, 0].reshape(rows * cols, -1)
+
+
+MORE = [  # (preset, text tokens at the pipeline's size, the module)
+    ("flux3", 512, _flux3), ("krea2", 512, _krea2), ("ernie-image", 256, _ernie_image),
+    ("nucleus-image", 512, _nucleus_image), ("ovis-image", 256, _ovis_image), ("longcat-image", 512, _longcat_image),
+]
+
+
+@pytest.mark.parametrize("size", ["small", "pipeline"])
+@pytest.mark.parametrize("preset, text, module", MORE, ids=[m[0] for m in MORE])
+def test_more_presets_are_the_modules_bit_for_bit(preset, text, module, size):
+    rows, cols, text = (6, 9, 5) if size == "small" else (64, 64, text)
+    cos, sin = module(rows, cols, text)
+    for part, expected in (("cos", cos), ("sin", sin)):
+        assert np.array_equal(_table(preset, "diffusers", part, grid=f"{rows}x{cols}", text_tokens=text), expected)
+
+
+@pytest.mark.parametrize("preset, text, module", MORE, ids=[m[0] for m in MORE])
+def test_compare_names_more_presets(cli, tmp_path, preset, text, module):
+    np.save(tmp_path / "t.npy", module(7, 10, 6)[1])
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    best = json.loads(out)["candidates"][0]
+    from pe_cli.spec import spec_from_keywords
+
+    own = spec_from_keywords(preset=preset, grid="7x10", text_tokens=6)
+    assert code == 0 and best["differing"] == 0
+    assert (best["spec"]["axes"], best["spec"]["base"], best["spec"]["grid"], best["spec"]["text_tokens"]) == (
+        own.axes, own.base, "7x10", 6)
+
+
+def test_prx_rotation_is_the_module_and_named(cli, tmp_path):
+    expected = _prx(16, 12).numpy()
+    assert np.array_equal(_table("prx", "diffusers", "rotation", grid="16x12"), expected)
+    assert np.array_equal(_table("prx", "exact", "rotation", grid="16x12"), expected)  # float64 angles
+    np.save(tmp_path / "t.npy", expected)
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["grid"] == "16x12" and best["spec"]["part"] == "rotation"
+
+
+def test_base_and_width_given_go_over_a_preset(cli, tmp_path):
+    """--base over a preset's theta (Krea 2 is FLUX's layout at 1000); a --d-model the preset's
+    axes do not cover is refused, never replaced."""
+    code, _, err = cli("generate", "--preset", "flux", "--base", "1000", "--rope", "axes_dim=32,48,48", "--grid",
+                       "6x9", "--text-tokens", "5", "--part", "sin", "-o", tmp_path / "k.npy")
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "k.npy"), _krea2(6, 9, 5)[1])
+    code, _, err = cli("generate", "--preset", "flux", "-d", "64", "--grid", "2x2")
+    assert code == 2 and "must add up to it" in err
+
+
+def test_frequency_laws_of_their_own_refuse_scaling(cli):
+    for preset, grid in (("kandinsky5", "2x3x3"), ("ltx-video", "2x3x3")):
+        code, _, err = cli("generate", "--preset", preset, "--grid", grid, "--rope", "ntk_factor=2")
+        assert code == 2 and "do not apply" in err

@@ -63,6 +63,9 @@ def _option(param: Param, panel: str, help: str, many: bool, from_file: bool):
     elif from_file:
         annotation, default = Optional[kind], None
         help += f" [default: the file's, else {param.default}]"
+    elif param.given_only:
+        annotation, default = Optional[kind], None
+        help += f" [default: {param.default}]"
     elif default is None:
         annotation = Optional[kind]
     else:

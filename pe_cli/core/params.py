@@ -23,6 +23,8 @@ class Param:
     fixed: str = ""  # what a variant that lacks this parameter is said to do ("has no padding row")
     field: bool = True  # False: an input of the command line only, which a family expands
     #                     into fields (--rope-config)
+    given_only: bool = False  # the command line passes it only where given, so that an input
+    #                           (--preset, --rope-config) sets it otherwise
 
     @property
     def flag(self) -> str:

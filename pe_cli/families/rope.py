@@ -623,17 +623,29 @@ def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
     return np.zeros((count, axes), dtype=np.int64)
 
 
-def _text_on(axis: int, first: int = 0):
-    """Text token k at first + k on one axis, 0 on the others (FLUX.2: (0, 0, 0, l); Lumina2:
-    (k, 0, 0); Z-Image: (1 + k, 0, 0))."""
+def _text_on(*on: int, first: int = 0):
+    """Text token k at first + k on these axes, 0 on the others (FLUX.2: (0, 0, 0, l); Lumina2:
+    (k, 0, 0); Z-Image: (1 + k, 0, 0); Ovis-Image, LongCat-Image: (0, k, k))."""
     def text(spec, count: int, axes: int):
         import numpy as np
 
         ids = np.zeros((count, axes), dtype=np.int64)
-        ids[:, axis] = first + np.arange(count)
+        ids[:, list(on)] = first + np.arange(count)[:, None]
         return ids
 
     return text
+
+
+def _halved(spec, axis: int, size: int):
+    """FLUX.3: rows and columns at k / 2 (its image_rope_scale 0.5); frames count."""
+    numbers, _ = _counting(spec, axis, size)
+    return numbers, (1 if axis == 0 else 2)
+
+
+def _after_512(spec, axis: int, size: int):
+    """LongCat-Image: rows and columns from 512 (its tokenizer_max_length) on, past the text's."""
+    numbers, q = _counting(spec, axis, size)
+    return (numbers + 512 if axis else numbers), q
 
 
 def _text_after_image(spec, count: int, axes: int):
@@ -704,6 +716,21 @@ AXES = {a.name: a for a in (
          "alternating per frequency, at 2p - 1 of p = k * 8/fps / 20 (frames), k * 32/2048 (rows, columns)",
          axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved", place=_ltx_place,
          floats=_ltx_floats, law=_ltx_law, torch_law=_ltx_torch_law),
+    Axes("flux3", "FLUX.3's split axes (t, h, w, l): rows and columns at k / 2, text token l at (0, 0, 0, l)",
+         axes=("t", "h", "w", "l"), dim=None, columns=None, convention=None, place=_halved,
+         text=_text_on(-1), trailing=1),
+    Axes("ernie-image", "ERNIE-Image: split axes, the image's patches first at (N, row, column) for N text tokens, "
+         "then text token k at (k, 0, 0)", axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved",
+         place=_counting, text=_text_on(0), origin=lambda spec: spec.text_tokens, text_after=True),
+    Axes("qwenimage-image-first", "NucleusMoE-Image: QwenImage's axes with the image's tokens first, then the "
+         "text's", axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_centred,
+         text=_text_after_image, text_after=True),
+    Axes("ovis-image", "Ovis-Image: split axes, text token k at (0, k, k), patches at (0, row, column)",
+         axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved", place=_counting,
+         text=_text_on(1, 2)),
+    Axes("longcat-image", "LongCat-Image: split axes, text token k at (0, k, k), patches at (1, 512 + row, "
+         "512 + column)", axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved",
+         place=_after_512, text=_text_on(1, 2), origin=lambda spec: 1),
     Axes("hidream", "HiDream-I1: split axes (0, row, column), the image's tokens first, then its text (and "
          "padding) tokens at 0", axes=("i", "h", "w"), dim=None, columns=None, convention="interleaved",
          place=_counting, text=_text_at_zero, text_after=True),
@@ -1162,6 +1189,21 @@ PRESETS = {
                         "columns 64h .. 64h + 63); a frame rate other than 25 with --rope fps=F",
                         2048, 10000.0, "ltx-video", (684, 682, 682), "interleaved", "float32",
                         tries=({}, *({"fps": fps} for fps in (24, 30, 60)))),
+    "flux3": Preset("FLUX.3: Flux3PosEmbed, as FLUX.2 at theta 10000, rows and columns at k / 2", 128, 10000.0,
+                    "flux3", (32, 32, 32, 32), "interleaved", "float64"),
+    "krea2": Preset("Krea 2: Krea2RotaryPosEmbed, FLUX's layout at theta 1000", 128, 1000.0, "split",
+                    (32, 48, 48), "interleaved", "float64"),
+    "prx": Preset("PRX: PRXEmbedND over the image's (row, column), float64 angles; its table is --part rotation",
+                  64, 10000.0, "split", (32, 32), "interleaved", "float64"),
+    "ernie-image": Preset("ERNIE-Image: ErnieImageEmbedND3 (its angles; the attention takes their cos and sin "
+                          "in float32), image first", 128, 256.0, "ernie-image", (32, 48, 48), "interleaved", "float32"),
+    "nucleus-image": Preset("NucleusMoE-Image: NucleusMoEEmbedRope, QwenImage's complex64 table with the image's "
+                            "tokens first", 128, 10000.0, "qwenimage-image-first", (16, 56, 56), "single", "float32"),
+    "ovis-image": Preset("Ovis-Image: OvisImagePosEmbed, text token k at (0, k, k)", 128, 10000.0, "ovis-image",
+                         (16, 56, 56), "interleaved", "float64"),
+    "longcat-image": Preset("LongCat-Image: LongCatImagePosEmbed, text token k at (0, k, k), patches at (1, 512 + "
+                            "row, 512 + column)", 128, 10000.0, "longcat-image", (16, 56, 56), "interleaved",
+                            "float64"),
     "hidream": Preset("HiDream-I1: HiDreamImageEmbedND, float64 angles; its table is --part rotation; text "
                       "tokens (T5's, Llama's twice: 384) and a non-square image's padding follow the image, at 0",
                       128, 10000.0, "hidream", (64, 32, 32), "interleaved", "float64"),
@@ -1254,6 +1296,7 @@ class Rope(Family):
             config = read(options["rope_config"], options.get("config_part"), options.get("layer_type"))
             rope = config["rope"]
             values.update(family=self.name, base=config["base"], d_model=config["d_model"])
+            self._given_over(values, options)
             style = AXES.get(config["axes"] or "")
             if style and options.get("axes") is None and (style.vision or options.get("grid")):
                 values["axes"] = style.name  # a text model's 1-D positions need no axes
@@ -1266,6 +1309,7 @@ class Rope(Family):
         if options.get("preset"):
             preset = PRESETS[options["preset"]]
             values.update(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes)
+            self._given_over(values, options)
             if options.get("convention") is None:
                 values["convention"] = preset.convention
             if options.get("freqs_dtype") is None:  # the model's, for --variant diffusers
@@ -1281,6 +1325,13 @@ class Rope(Family):
                 raise BadInput(f"--rope {item!r} is not KEY=VALUE")
             rope[key.strip()] = value.strip()
         return values | ({"rope": rope} if rope else {})
+
+    @staticmethod
+    def _given_over(values: dict, options: dict) -> None:
+        """--base and --d-model, where given, over a preset's or config's theta and head dim."""
+        for name in ("base", "d_model"):
+            if options.get(name) is not None:
+                values[name] = options[name]
 
     def normalize(self, spec):
         return {"rope": rope_parameters(spec.rope), "merge": spec.merge or 1,
@@ -1379,6 +1430,9 @@ class Rope(Family):
             raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}, not {spec.convention}")
         if kind not in ("default", "linear"):
             raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
+        if (style.law or style.torch_law) and (kind == "linear" or "ntk_factor" in rope):
+            raise BadInput(f"--rope-axes {style.name} computes its frequencies its own way (as its model does): "
+                           "rope_type linear and ntk_factor do not apply to it")
         if spec.offset:
             raise BadInput("--offset: a split layout's positions come from --grid or --ids")
         if spec.ids is not None and (spec.grid is not None or spec.text_tokens):
@@ -1773,32 +1827,47 @@ def _as_grid(positions, spec, part: str, length: int, read_at):
     return None
 
 
+_TAIL = 4096  # last rows read for the text tokens that follow a grid
+
+
 def _trailing_text(length: int, read_at) -> list[int]:
-    """Numbers of text tokens a table whose text follows the grid (HiDream's, at 0 on every
-    axis) may end with: none, and the rows from the first one after row 0 that is at 0 (found
-    by bisection: a grid's tokens other than its first are not at 0)."""
+    """Numbers of text tokens a table whose text follows the grid may end with: none, and the
+    longest run of last rows that look like text tokens (`_text_like`), and one fewer."""
     import numpy as np
 
-    low, high = 1, length  # the first row past 0 at 0 is in low .. high (high: none is)
-    while low < high:
-        middle = (low + high) // 2
-        if np.all(np.abs(read_at([middle])[0]) < _CLOSE):
-            high = middle
-        else:
-            low = middle + 1
-    return sorted({0, length - low}, reverse=True)
+    rows = list(range(max(1, length - _TAIL), length))
+    like = _text_like(np.asarray(read_at(rows)))[::-1]
+    run = int(np.argmin(like)) if not like.all() else len(like)
+    return sorted({0, run, max(run - 1, 0)}, reverse=True)
+
+
+def _text_like(positions):
+    """Rows whose nonzero positions are all the same (FLUX's text at 0, QwenImage's at m + k on
+    every axis, Ovis-Image's (0, k, k)), or that are 0 but on one axis (FLUX.2's (0, 0, 0, l),
+    ERNIE-Image's (k, 0, 0))."""
+    import numpy as np
+
+    size = np.abs(positions)
+    zero = size < _CLOSE
+    top = size.max(axis=1, keepdims=True)
+    same = np.all(zero | (np.abs(positions - positions.max(axis=1, keepdims=True)) < _CLOSE), axis=1)
+    return (same & np.all(zero | (np.abs(size - top) < _CLOSE), axis=1)) | (np.sum(~zero, axis=1) <= 1)
 
 
 def _text_counts(positions) -> list[int]:
     """Numbers of text tokens the table may start with: 0, and each longest run of rows that
-    look like text tokens (the same position on every axis: FLUX, QwenImage; or k on one axis
-    and 0 on the others: FLUX.2, Lumina2), and one fewer (the grid's first token may look the
-    same)."""
+    look like text tokens (the same position on every axis: FLUX, QwenImage; k on one axis and
+    0 on the others: FLUX.2, Lumina2; k on some, 0 on the rest: Ovis-Image), and one fewer (the
+    grid's first token may look the same)."""
     import numpy as np
 
     k = positions.shape[1]
     index = np.arange(len(positions))
     looks = [np.all(np.abs(positions - positions[:, :1]) < _CLOSE, axis=1)]
+    # Ovis-Image, LongCat-Image: (0, k, k), the nonzero axes equal and counting
+    top = np.max(np.abs(positions), axis=1)
+    looks.append(np.all((np.abs(positions) < _CLOSE) | (np.abs(positions - top[:, None]) < _CLOSE), axis=1)
+                 & (np.abs(top - top[0] - index) < _CLOSE))
     for a in range(k):
         others = np.abs(np.delete(positions, a, axis=1)) < _CLOSE
         counting = np.abs(np.abs(positions[:, a]) - np.abs(positions[0, a]) - index) < _CLOSE  # from any start
