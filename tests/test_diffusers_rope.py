@@ -681,3 +681,64 @@ def test_frequency_laws_of_their_own_refuse_scaling(cli):
     for preset, grid in (("kandinsky5", "2x3x3"), ("ltx-video", "2x3x3")):
         code, _, err = cli("generate", "--preset", preset, "--grid", grid, "--rope", "ntk_factor=2")
         assert code == 2 and "do not apply" in err
+
+
+def _helios(frames, rows, cols):  # its module packs [cos | sin] in one 256-wide table
+    from diffusers.models.transformers.transformer_helios import HeliosRotaryPosEmbed
+
+    table = HeliosRotaryPosEmbed((44, 42, 42), 10000.0)(torch.arange(frames)[None], rows, cols, "cpu")
+    table = table.flatten(2).transpose(1, 2)[0]
+    return table[:, :128].numpy(), table[:, 128:].numpy()
+
+
+def _anyflow(frames, rows, cols):
+    from diffusers.models.transformers.transformer_anyflow import AnyFlowRotaryPosEmbed
+
+    table = AnyFlowRotaryPosEmbed(128, (1, 2, 2), 1024)._forward_full_frame(frames, rows, cols, torch.device("cpu"))
+    table = table.reshape(-1, 64)
+    return table.real.float().numpy(), table.imag.float().numpy()
+
+
+def _motif(frames, rows, cols):
+    from diffusers.models.transformers.transformer_motif_video import MotifVideoRotaryPosEmbed
+
+    cos, sin = MotifVideoRotaryPosEmbed(1, 1, [16, 56, 56], 256.0)(torch.zeros(1, 4, frames, rows, cols))
+    return cos.numpy(), sin.numpy()
+
+
+def _sana_wm(frames, rows, cols):
+    from diffusers.models.transformers.transformer_sana_wm import SanaWMRotaryPosEmbed
+
+    table = SanaWMRotaryPosEmbed(112, (1, 2, 2), 1024)((frames, rows, cols)).reshape(-1, 56)
+    return table.real.numpy(), table.imag.numpy()
+
+
+VIDEO = [("helios", _helios), ("wan-complex", _anyflow), ("motif-video", _motif), ("sana-wm", _sana_wm)]
+
+
+@pytest.mark.parametrize("preset, module", VIDEO, ids=[v[0] for v in VIDEO])
+def test_video_presets_are_the_modules_bit_for_bit(cli, tmp_path, preset, module):
+    for frames, rows, cols in ((3, 6, 8), (21, 30, 52)):
+        cos, sin = module(frames, rows, cols)
+        for part, expected in (("cos", cos), ("sin", sin)):
+            assert np.array_equal(_table(preset, "diffusers", part, grid=f"{frames}x{rows}x{cols}"), expected), part
+    np.save(tmp_path / "t.npy", module(3, 7, 9)[1])
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["grid"] == "3x7x9"
+
+
+@pytest.mark.parametrize("scale", [(1.0, 2.0, 2.0), (1.0, 1.0, 1.0)])
+def test_kandinsky6_is_the_module_bit_for_bit(cli, tmp_path, scale):
+    from diffusers.models.transformers.transformer_kandinsky6 import Kandinsky6RoPE1D, Kandinsky6RoPE3D
+
+    frames, rows, cols = 3, 30, 52
+    expected = Kandinsky6RoPE3D((32, 48, 48))(tuple(torch.arange(n) for n in (frames, rows, cols)), scale)
+    expected = expected.reshape(frames * rows * cols, -1).numpy()
+    rope = {"axes_scale": ",".join(map(str, scale))}
+    table = _table("kandinsky6", "diffusers", "rotation", grid=f"{frames}x{rows}x{cols}", rope=rope)
+    assert np.array_equal(table, expected)
+    np.save(tmp_path / "t.npy", expected)
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["grid"].endswith(f"{rows}x{cols}")
+    text = Kandinsky6RoPE1D(128)(torch.arange(300)).reshape(300, -1).numpy()
+    assert np.array_equal(_table("kandinsky6-text", "diffusers", "rotation", grid="300"), text)
