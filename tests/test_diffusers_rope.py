@@ -742,3 +742,65 @@ def test_kandinsky6_is_the_module_bit_for_bit(cli, tmp_path, scale):
     assert best["differing"] == 0 and best["spec"]["grid"].endswith(f"{rows}x{cols}")
     text = Kandinsky6RoPE1D(128)(torch.arange(300)).reshape(300, -1).numpy()
     assert np.array_equal(_table("kandinsky6-text", "diffusers", "rotation", grid="300"), text)
+
+
+def _bria(rows, cols, text):  # its own copy of get_1d_rotary_pos_embed
+    from diffusers.models.transformers.transformer_bria import BriaEmbedND
+    from diffusers.pipelines.bria.pipeline_bria import BriaPipeline
+
+    image = BriaPipeline._prepare_latent_image_ids(1, rows, cols, "cpu", torch.float32).reshape(-1, 3)
+    return _text_and_image(BriaEmbedND(10000, [16, 56, 56]), torch.zeros(text, 3), image)
+
+
+def _bria_fibo(rows, cols, text):
+    from diffusers.models.transformers.transformer_bria_fibo import BriaFiboEmbedND
+    from diffusers.pipelines.flux.pipeline_flux import FluxPipeline
+
+    image = FluxPipeline._prepare_latent_image_ids(1, rows, cols, "cpu", torch.float32)
+    return _text_and_image(BriaFiboEmbedND(10000, [16, 56, 56]), torch.zeros(text, 3), image)
+
+
+def _bria_fibo2(rows, cols, text):  # Z-Image's embedder: gist tokens at (1 + k, 0, 0), the image at 513
+    from diffusers.models.transformers.transformer_bria_fibo2 import BriaFibo2Transformer2DModel, RopeEmbedder
+
+    embed = RopeEmbedder(theta=256.0, axes_dims=(32, 48, 48), axes_lens=(2048, 512, 512))
+    grid = BriaFibo2Transformer2DModel.create_coordinate_grid
+    table = torch.cat([embed(grid((text, 1, 1), (1, 0, 0)).flatten(0, 2)),
+                       embed(grid((1, rows, cols), (text + 1, 0, 0)).flatten(0, 2))])
+    return table.real.numpy(), table.imag.numpy()
+
+
+COPIES = [("flux", 128, _bria), ("flux", 128, _bria_fibo), ("z-image", 512, _bria_fibo2)]
+
+
+@pytest.mark.parametrize("preset, text, module", COPIES, ids=["bria", "bria-fibo", "bria-fibo2"])
+def test_copies_of_preset_modules_bit_for_bit(preset, text, module):
+    cos, sin = module(16, 16, text)
+    for part, expected in (("cos", cos), ("sin", sin)):
+        assert np.array_equal(_table(preset, "diffusers", part, grid="16x16", text_tokens=text), expected)
+
+
+def _one_axis(name):
+    """The 1-D audio tables: (module's (cos, sin) at 300 positions, pe-cli's spec keywords)."""
+    if name == "ace-step":
+        from diffusers.models.transformers.ace_step_transformer import _ace_step_rotary_freqs
+
+        return _ace_step_rotary_freqs(300, 128, 1000000.0, "cpu", torch.float32), dict(d_model=128, base=1000000.0)
+    if name == "longcat-audio":
+        from diffusers.models.transformers.transformer_longcat_audio_dit import AudioDiTRotaryEmbedding
+
+        return AudioDiTRotaryEmbedding(64, 2048, base=100000.0)(torch.zeros(1, 300, 8), 300), dict(
+            d_model=64, base=100000.0)
+    from diffusers.models.transformers.transformer_stable_audio3 import StableAudio3RotaryEmbedding
+
+    angles = StableAudio3RotaryEmbedding(32)(300, "cpu").float()  # the angles; the attention takes cos, sin
+    return (angles.cos(), angles.sin()), dict(d_model=32, base=10000.0)
+
+
+@pytest.mark.parametrize("name", ["ace-step", "longcat-audio", "stable-audio-3"])
+@pytest.mark.parametrize("variant", ["hf-rope", "diffusers"])
+def test_audio_tables_are_1d_rope_bit_for_bit(name, variant):
+    (cos, sin), keywords = _one_axis(name)
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = pe_cli.build(family="rope", seq_len=300, convention="half", variant=variant, part=part, **keywords)
+        assert np.array_equal(table.numpy(), expected.reshape(300, -1).numpy())
