@@ -332,8 +332,8 @@ def test_a_table_of_scattered_ids_is_not_called_a_grid(cli, tmp_path):
     code, out, err = cli("compare", tmp_path / "t.npy", "--json")
     found = json.loads(out)
     assert code == 0 and err == "" and not found["explained"]
-    assert any("flux RoPE at whole positions, but its tokens are not text tokens and a grid" in note
-               for note in found["notes"])
+    assert any("read as flux or" in note and "RoPE at whole positions, but its tokens are not text tokens and a "
+               "grid" in note for note in found["notes"])
 
 
 @pytest.mark.parametrize("args, message", [
