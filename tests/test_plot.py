@@ -229,6 +229,7 @@ def test_the_same_figure_makes_the_same_file(cli, tmp_path):
     (["show", "-d", "8", "--seq-len", "10", "--rows", "20:30", "--plot", "f.png", "--plot-kind", "similarity"],
      "selects nothing"),
     (["compare", "-d", "8", "--plot", "f.gif"], "from its extension"),
+    (["show", "-d", "8", "--plot", "f.png", "--json"], "drop --json and --heatmap"),
 ])
 def test_bad_plot_requests(cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)

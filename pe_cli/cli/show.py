@@ -39,6 +39,9 @@ def show(
     if plot is None and plot_kind is not None:
         raise typer.BadParameter("--plot-kind chooses the figure --plot FILE draws: give --plot", param_hint="--plot-kind")
     if plot is not None:
+        if json or heatmap:
+            raise typer.BadParameter("draws a figure instead of what show prints: drop --json and --heatmap",
+                                     param_hint="--plot")
         from ..analysis.figures import show_figure
         from ..analysis.view import table_of
         from ..plotting import draw, file_format, save
