@@ -339,7 +339,7 @@ def test_a_table_of_scattered_ids_is_not_called_a_grid(cli, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,56,50"], "must add up to it"),
     (["--preset", "flux", "--grid", "4x4", "--rope", "axes_dim=16,55,57"], "even whole number"),
-    (["--family", "rope", "--text-tokens", "3"], "--text-tokens gives the tokens of a split"),
+    (["--family", "rope", "--text-tokens", "3"], "--text-tokens gives the tokens of a multi-axis table"),
     (["--preset", "flux", "--grid", "4x4", "--variant", "hf-rope"], "--variant diffusers"),
     (["--preset", "flux", "--grid", "4x4", "--offset", "3"], "--offset"),
     (["--preset", "wan"], "needs its tokens"),
@@ -804,3 +804,27 @@ def test_audio_tables_are_1d_rope_bit_for_bit(name, variant):
     for part, expected in (("cos", cos), ("sin", sin)):
         table = pe_cli.build(family="rope", seq_len=300, convention="half", variant=variant, part=part, **keywords)
         assert np.array_equal(table.numpy(), expected.reshape(300, -1).numpy())
+
+
+def test_cosmos3_mrope_ids_bit_for_bit(cli, tmp_path):
+    """Cosmos 3's M-RoPE (Qwen3-VL's interleaved sections 24, 20, 20, theta 5e6): text token k at
+    (k, k, k), then a video's patches at (L + 15000 + t, h, w), only t offset; given with --ids,
+    --variant hf-rope is its table bit for bit."""
+    from diffusers.models.transformers.transformer_cosmos3 import Cosmos3VLTextRotaryEmbedding
+
+    text, frames, rows, cols = 9, 3, 4, 5
+    t, h, w = torch.meshgrid(torch.arange(frames), torch.arange(rows), torch.arange(cols), indexing="ij")
+    ids = torch.cat([torch.arange(text)[None].repeat(3, 1),
+                     torch.stack([t.reshape(-1) + text + 15000, h.reshape(-1), w.reshape(-1)])], 1)
+    cos, sin = Cosmos3VLTextRotaryEmbedding(128, 5000000.0, (24, 20, 20))(ids[:, None, :], "cpu", torch.float32)
+    np.save(tmp_path / "ids.npy", ids.T.numpy())
+    for part, expected in (("cos", cos[0]), ("sin", sin[0])):
+        code, _, err = cli("generate", "--family", "rope", "-d", "128", "--base", "5000000", "--rope-axes",
+                           "mrope-interleaved", "--rope", "mrope_section=24,20,20", "--ids", tmp_path / "ids.npy",
+                           "--variant", "hf-rope", "--part", part, "-o", tmp_path / f"{part}.npy")
+        assert code == 0, err
+        assert np.array_equal(np.load(tmp_path / f"{part}.npy"), expected.numpy())
+    np.save(tmp_path / "half.npy", (ids.T.numpy() + 0.5))
+    code, _, err = cli("generate", "--family", "rope", "-d", "128", "--rope-axes", "mrope-interleaved", "--rope",
+                       "mrope_section=24,20,20", "--ids", tmp_path / "half.npy")
+    assert code == 2 and "takes whole positions" in err

@@ -801,6 +801,8 @@ def axes_positions(spec, start: int = 0, stop: int | None = None):
     stop = spec.rows if stop is None else stop
     if style.split:
         return split_tokens(spec)[0][start:stop]
+    if spec.ids is not None:  # whole positions, each token's (Cosmos 3's M-RoPE ids)
+        return ids_tokens(spec.ids, len(style.axes))[0][start:stop]
     if spec.grid is None:
         index = np.arange(start, stop, dtype=np.int64) + spec.offset
         return np.repeat(index[:, None], len(style.axes), axis=1)
@@ -1286,8 +1288,8 @@ class Rope(Family):
         Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
               "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
               "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
-        Param("ids", None, "a split layout's token positions: a .npy file of shape (tokens, axes), "
-              "integers or floats, as FLUX's ids.", str),
+        Param("ids", None, "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
+              "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's).", str),
         Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "
               "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
               "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].", str,
@@ -1399,7 +1401,14 @@ class Rope(Family):
                     raise BadInput(f"--{name} is for multi-axis tables (M-RoPE or vision RoPE): give "
                                    "--rope-axes, or a --rope-config of such a model")
             return
-        if style.vision and spec.grid is None:
+        if spec.ids is not None:
+            if spec.grid is not None or spec.offset or spec.merge != 1:
+                raise BadInput("--ids gives every token's positions: drop --grid, --offset and --merge")
+            numerators, denominators, _ = ids_tokens(spec.ids, len(style.axes))
+            if any(q != 1 for q in denominators):
+                raise BadInput(f"--ids {spec.ids}: --rope-axes {style.name} takes whole positions (fractional ones "
+                               "are for diffusers' split layouts)")
+        elif style.vision and spec.grid is None:
             raise BadInput(f"--rope-axes {style.name} ({'x'.join(style.axes)}) needs a --grid of patches")
         if spec.merge != 1 and not style.merged:
             raise BadInput(f"--merge: --rope-axes {style.name} does not merge patches")
@@ -1429,9 +1438,9 @@ class Rope(Family):
                                f"{len(split_laws(spec))} axes")
         if style is None or not style.split:
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
-                if value != default:
-                    raise BadInput(f"--{name.replace('_', '-')} gives the tokens of a split layout "
-                                   "(--rope-axes split, or a --preset)")
+                if value != default and not (name == "ids" and style is not None):
+                    raise BadInput(f"--{name.replace('_', '-')} gives the tokens of a multi-axis table "
+                                   "(--rope-axes, or a --preset)")
             for key in ("axes_dim", "axes_theta"):
                 if key in rope:
                     raise BadInput(f"rope parameter {key} splits the head over position axes: it needs a "
@@ -1464,6 +1473,8 @@ class Rope(Family):
             return 1
         if spec.axes and AXES[spec.axes].split:
             return len(split_tokens(spec)[0])
+        if spec.axes and spec.ids is not None:
+            return len(ids_tokens(spec.ids, len(AXES[spec.axes].axes))[0])
         if spec.axes and spec.grid is not None:
             return math.prod(grid_shape(spec))
         return spec.seq_len
@@ -1496,7 +1507,7 @@ class Rope(Family):
 
     def _end(self, spec) -> int:
         """One past the largest position (dynamic NTK and LongRoPE depend on it)."""
-        if spec.axes and (spec.grid is not None or AXES[spec.axes].split):
+        if spec.axes and (spec.grid is not None or spec.ids is not None or AXES[spec.axes].split):
             return int(axes_positions(spec).max()) + 1
         return spec.last_position + 1
 
@@ -1546,6 +1557,8 @@ class Rope(Family):
             else:
                 covered = names[: len(names) - AXES[spec.axes].trailing][-len(grid_shape(spec)):]
                 positions = f"grid {spec.grid} ({' x '.join(covered)}{text})"
+        elif spec.axes and spec.ids is not None:
+            positions = f"ids {spec.ids} ({' x '.join(AXES[spec.axes].axes)})"
         elif spec.axes and spec.grid is not None:
             style = AXES[spec.axes]
             merged = f", {spec.merge}x{spec.merge} merge blocks" if spec.merge > 1 else ""
@@ -1605,7 +1618,8 @@ class Rope(Family):
             columns = range(2 * len(frequencies))
             first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
             placed = {i: sorted({*out(first[i]), *out(second[i])}) for i in range(len(frequencies))}
-        positions = split_positions(spec) if split else axes_positions(spec) if spec.axes and spec.grid is not None \
+        positions = split_positions(spec) if split else axes_positions(spec) if spec.axes and (
+            spec.grid is not None or spec.ids is not None) \
             else None
         return {
             "attention_factor": float(attention),
