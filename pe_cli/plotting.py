@@ -57,10 +57,11 @@ def draw(data: figures.Figure):
                 axes.stairs(series.y, series.x, baseline=series.low, fill=True, alpha=0.6, **look)
         else:
             axes.plot(series.x, series.y, **look)
-    for value, label in data.hlines:
-        axes.axhline(value, color="0.3", linewidth=0.8, linestyle=(0, (4, 2)), label=label)
-    for value, label in data.vlines:
-        axes.axvline(value, color="0.3", linewidth=0.8, linestyle=(0, (4, 2)), label=label)
+    marks = [(0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2))]  # grey, each its own dashes
+    for k, (value, label) in enumerate(data.hlines):
+        axes.axhline(value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label)
+    for k, (value, label) in enumerate(data.vlines):
+        axes.axvline(value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label)
     if data.xscale == "symlog":
         axes.set_xscale("symlog", linthresh=1.0)
     else:
