@@ -828,3 +828,37 @@ def test_cosmos3_mrope_ids_bit_for_bit(cli, tmp_path):
     code, _, err = cli("generate", "--family", "rope", "-d", "128", "--rope-axes", "mrope-interleaved", "--rope",
                        "mrope_section=24,20,20", "--ids", tmp_path / "half.npy")
     assert code == 2 and "takes whole positions" in err
+
+
+@pytest.mark.parametrize("frames, rows, cols, fps", [(3, 8, 12, 24.0), (4, 5, 7, 30.0)])
+def test_ltx2_video_is_the_module_bit_for_bit(cli, tmp_path, frames, rows, cols, fps):
+    """LTX-2's video table (4096 wide, double precision, patch midpoints with the causal offset),
+    with the coordinates its transformer makes; compare names it with its frame rate."""
+    from diffusers.models.transformers.transformer_ltx2 import LTX2AudioVideoRotaryPosEmbed
+
+    module = LTX2AudioVideoRotaryPosEmbed(4096, theta=10000.0)
+    cos, sin = module(module.prepare_video_coords(1, frames, rows, cols, "cpu", fps=fps))
+    rope = {} if fps == 24.0 else {"fps": fps}
+    grid = f"{frames}x{rows}x{cols}"
+    for part, expected in (("cos", cos[0]), ("sin", sin[0])):
+        assert np.array_equal(_table("ltx2", "diffusers", part, grid=grid, rope=rope), expected.numpy())
+    np.save(tmp_path / "t.npy", sin[0].numpy())
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["grid"] == grid and dict(best["spec"]["rope"]).get("fps") == rope.get("fps")
+
+
+def test_ltx2_exact_positions_against_fractions():
+    """LTX-2's exact table at rows and columns (2k + 1)/64 - 1 and frames 2((8k - 3)/24)/20 - 1
+    (the first (1/2)/24), against mpmath: (pi/2) 10000^(j/681) at those positions."""
+    table = pe_cli.build(preset="ltx2", grid="3x2x2", part="sin").numpy()
+    n = 4096 // 6
+    for row in (0, 5, 11):
+        t, h, w = row // 4, row // 2 % 2, row % 2
+        frame = mpmath.mpf(1) / 2 if t == 0 else mpmath.mpf(8 * t - 3)
+        positions = [2 * frame / 24 / 20 - 1, mpmath.mpf(2 * h + 1) / 64 - 1, mpmath.mpf(2 * w + 1) / 64 - 1]
+        for j in (0, 1, 340, 681):
+            frequency = mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(j) / (n - 1))
+            for axis in range(3):
+                column = 4 + 6 * j + 2 * axis
+                expected = round_to(mpmath.sin(positions[axis] * frequency), "float32")
+                assert table[row, column] == table[row, column + 1] == expected, (row, j, axis)

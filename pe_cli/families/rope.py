@@ -599,6 +599,44 @@ def _ltx_torch_law(torch, spec, axis: int, dim: int, theta: float):
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
 
 
+def _ltx2_place(spec, axis: int, size: int):
+    """LTX-2's positions 2p - 1, exactly, of p = each patch's midpoint in pixels over its base:
+    frames over the causal VAE's [max(8k - 7, 0), 8k + 1), in seconds at --rope fps (24), over
+    20; rows and columns over [32k, 32k + 32), over 2048."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    if axis == 0:
+        fps = Fraction(dict(spec.rope).get("fps", 24.0))
+        middles = [Fraction(max(8 * k - 7, 0) + 8 * k + 1, 2) / fps / 20 for k in range(size)]
+    else:
+        middles = [Fraction(32 * k + 16, 2048) for k in range(size)]
+    values = [2 * m - 1 for m in middles]
+    q = math.lcm(*(v.denominator for v in values))
+    return np.array([int(v * q) for v in values], dtype=np.int64), q
+
+
+def _ltx2_floats(spec, axis: int, size: int):  # its float32 pixel bounds, seconds, midpoints, 2p - 1
+    import torch
+
+    k = torch.arange(size, dtype=torch.float32)
+    if axis == 0:
+        fps = dict(spec.rope).get("fps", 24.0)
+        start, end, base = (k * 8 + 1 - 8).clamp(min=0) / fps, ((k + 1) * 8 + 1 - 8).clamp(min=0) / fps, 20
+    else:
+        start, end, base = k * 32, (k + 1) * 32, 2048
+    return ((start + end) / 2.0 / base * 2 - 1).numpy()
+
+
+def _ltx2_torch_law(torch, spec, axis: int, dim: int, theta: float):
+    # LTX2AudioVideoRotaryPosEmbed's double precision: theta ** linspace(0, 1, n) and pi/2 in
+    # float64, then float32; zeros for the padding
+    n = spec.d_model // 6
+    freqs = (theta ** torch.linspace(0.0, 1.0, n, dtype=torch.float64) * math.pi / 2.0).float()
+    return torch.cat([torch.zeros(dim // 2 - n), freqs])
+
+
 def _ltx_columns(laws, convention):
     """The padding columns first, then per frequency the frames', rows' and columns' angles,
     each twice: [t0 t0 h0 h0 w0 w0 t1 ...]."""
@@ -739,6 +777,10 @@ AXES = {a.name: a for a in (
          columns=None, convention="interleaved", place=_counting, torch_law=_kandinsky_law, angle_scale=True),
     Axes("kandinsky5-text", "Kandinsky 5's text tokens: one axis of positions 0, 1, ...", axes=("i",),
          dim=None, columns=None, convention="interleaved", place=_counting, torch_law=_kandinsky_law),
+    Axes("ltx2", "LTX-2's video: LTX-Video's columns and law (float64, then float32), at 2p - 1 of each patch's "
+         "midpoint: frames over the causal VAE's [max(8k - 7, 0), 8k + 1) at fps (24) over 20, rows and columns "
+         "(32k + 16) / 2048", axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved",
+         place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -1229,6 +1271,10 @@ PRESETS = {
                          tries=({}, {"axes_scale": "1,2,2"}, {"axes_scale": "1,3.16,3.16"})),
     "kandinsky5-text": Preset("Kandinsky 5.0's text tokens: Kandinsky5RoPE1D, float32; --part rotation",
                               64, 10000.0, "kandinsky5-text", (64,), "interleaved", "float32"),
+    "ltx2": Preset("LTX-2's video: LTX2AudioVideoRotaryPosEmbed over the 4096-wide inner dim (head h takes "
+                   "columns 128h .. 128h + 127), its double precision; a frame rate other than 24 with --rope fps=F",
+                   4096, 10000.0, "ltx2", (1368, 1364, 1364), "interleaved", "float32",
+                   tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
@@ -1426,9 +1472,9 @@ class Rope(Family):
     @staticmethod
     def _check_split(spec, style, kind: str) -> None:
         rope = dict(spec.rope)
-        if "fps" in rope and spec.axes not in ("cosmos", "ltx-video"):
+        if "fps" in rope and spec.axes not in ("cosmos", "ltx-video", "ltx2"):
             raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
-                           "cosmos or ltx-video (their --preset)")
+                           "cosmos, ltx-video or ltx2 (their --preset)")
         if "axes_scale" in rope:
             if style is None or not style.angle_scale:
                 raise BadInput("rope parameter axes_scale is Kandinsky 5's scale_factor: it needs --rope-axes "
