@@ -862,3 +862,14 @@ def test_ltx2_exact_positions_against_fractions():
                 column = 4 + 6 * j + 2 * axis
                 expected = round_to(mpmath.sin(positions[axis] * frequency), "float32")
                 assert table[row, column] == table[row, column + 1] == expected, (row, j, axis)
+
+
+@pytest.mark.parametrize("frames", [7, 126])
+def test_ltx2_audio_is_the_module_bit_for_bit(frames):
+    """LTX-2's audio table: one axis of latent frames (5 s at 16 kHz: 126), 2048 wide."""
+    from diffusers.models.transformers.transformer_ltx2 import LTX2AudioVideoRotaryPosEmbed
+
+    module = LTX2AudioVideoRotaryPosEmbed(2048, theta=10000.0, modality="audio", scale_factors=[4])
+    cos, sin = module(module.prepare_audio_coords(1, frames, "cpu"))
+    for part, expected in (("cos", cos[0]), ("sin", sin[0])):
+        assert np.array_equal(_table("ltx2-audio", "diffusers", part, grid=str(frames)), expected.numpy()), part

@@ -580,10 +580,16 @@ def _ltx_floats(spec, axis: int, size: int):  # its float32 grid * scale * patch
     return (grid * 2 - 1).numpy()
 
 
+def _ltx_count(spec) -> int:
+    """LTX's frequencies per axis: n = d_model // (2 * axes) (682 for LTX-2's video, 1024 for
+    its audio); the d_model % (2 * axes) columns left are padding."""
+    return spec.d_model // (2 * len(split_laws(spec)))
+
+
 def _ltx_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
-    """(pi/2) * theta**(j/(n-1)), n = d_model // 6, on every axis; the first axis's block also
+    """(pi/2) * theta**(j/(n-1)), n = _ltx_count, on every axis; the first axis's block also
     holds the padding columns (frequency 0: cos 1, sin 0)."""
-    n = spec.d_model // 6
+    n = _ltx_count(spec)
     with context():
         log_theta = Decimal(theta).ln()
         law = [PI / 2 * (log_theta * j / (n - 1)).exp() for j in range(n)]
@@ -593,7 +599,7 @@ def _ltx_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
 def _ltx_torch_law(torch, spec, axis: int, dim: int, theta: float):
     # LTXVideoRotaryPosEmbed: theta ** linspace(log_theta(1), log_theta(theta), n) in float32,
     # times pi, over 2; zeros for the padding
-    n = spec.d_model // 6
+    n = _ltx_count(spec)
     freqs = theta ** torch.linspace(math.log(1.0, theta), math.log(theta, theta), n, dtype=torch.float32)
     freqs = freqs * math.pi / 2.0
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
@@ -629,23 +635,45 @@ def _ltx2_floats(spec, axis: int, size: int):  # its float32 pixel bounds, secon
     return ((start + end) / 2.0 / base * 2 - 1).numpy()
 
 
+def _ltx2_audio_place(spec, axis: int, size: int):
+    """LTX-2's audio: 2p - 1, exactly, of each latent frame's midpoint in seconds over 20: its
+    mel frames [max(4k - 3, 0), 4k + 1) at 160 / 16000 s each (hop length over sampling rate)."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    values = [2 * (Fraction(max(4 * k - 3, 0) + 4 * k + 1, 2) * Fraction(160, 16000) / 20) - 1 for k in range(size)]
+    q = math.lcm(*(v.denominator for v in values))
+    return np.array([int(v * q) for v in values], dtype=np.int64), q
+
+
+def _ltx2_audio_floats(spec, axis: int, size: int):  # its float32 mel frames, seconds, midpoints, 2p - 1
+    import torch
+
+    k = torch.arange(size, dtype=torch.float32)
+    start = (k * 4 + 1 - 4).clip(min=0) * 160 / 16000
+    end = ((k + 1) * 4 + 1 - 4).clip(min=0) * 160 / 16000
+    return ((start + end) / 2.0 / 20 * 2 - 1).numpy()
+
+
 def _ltx2_torch_law(torch, spec, axis: int, dim: int, theta: float):
     # LTX2AudioVideoRotaryPosEmbed's double precision: theta ** linspace(0, 1, n) and pi/2 in
     # float64, then float32; zeros for the padding
-    n = spec.d_model // 6
+    n = _ltx_count(spec)
     freqs = (theta ** torch.linspace(0.0, 1.0, n, dtype=torch.float64) * math.pi / 2.0).float()
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
 
 
 def _ltx_columns(laws, convention):
-    """The padding columns first, then per frequency the frames', rows' and columns' angles,
-    each twice: [t0 t0 h0 h0 w0 w0 t1 ...]."""
-    n = laws[1][0] // 2
+    """The padding columns first, then per frequency each axis's angle, twice: [t0 t0 h0 h0 w0
+    w0 t1 ...] (one axis: [t0 t0 t1 t1 ...])."""
+    k = len(laws)
+    n = sum(dim for dim, _ in laws) // (2 * k)
     pad = laws[0][0] // 2 - n
-    firsts = [0, laws[0][0] // 2, laws[0][0] // 2 + n]
+    # axis a's frequencies start past the earlier axes' (the first axis's, past its padding)
+    firsts = [sum(dim for dim, _ in laws[:axis]) // 2 + (pad if axis == 0 else 0) for axis in range(k)]
     padding = [(0, z) for z in range(pad) for _ in (0, 1)]
-    return padding + [(axis, firsts[axis] + (pad if axis == 0 else 0) + j) for j in range(n) for axis in range(3)
-                      for _ in (0, 1)]
+    return padding + [(axis, firsts[axis] + j) for j in range(n) for axis in range(k) for _ in (0, 1)]
 
 
 def _kandinsky_law(torch, spec, axis: int, dim: int, theta: float):
@@ -781,6 +809,10 @@ AXES = {a.name: a for a in (
          "midpoint: frames over the causal VAE's [max(8k - 7, 0), 8k + 1) at fps (24) over 20, rows and columns "
          "(32k + 16) / 2048", axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved",
          place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law),
+    Axes("ltx2-audio", "LTX-2's audio: its law over one axis, at 2p - 1 of each latent frame's midpoint in seconds "
+         "over 20 (mel frames [max(4k - 3, 0), 4k + 1), 160 / 16000 s each)", axes=("t",), dim=None,
+         columns=_ltx_columns, convention="interleaved", place=_ltx2_audio_place, floats=_ltx2_audio_floats,
+         law=_ltx_law, torch_law=_ltx2_torch_law),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -1275,6 +1307,8 @@ PRESETS = {
                    "columns 128h .. 128h + 127), its double precision; a frame rate other than 24 with --rope fps=F",
                    4096, 10000.0, "ltx2", (1368, 1364, 1364), "interleaved", "float32",
                    tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
+    "ltx2-audio": Preset("LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
+                         "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
