@@ -437,12 +437,18 @@ def test_ltx_exact_against_mpmath():
         t, h, w = row // 20, row // 5 % 4, row % 5
         positions = [2 * mpmath.mpf(t) * 8 / 25 / 20 - 1, 2 * mpmath.mpf(h) / 64 - 1, 2 * mpmath.mpf(w) / 64 - 1]
         assert table[row, 0] == table[row, 1] == 0
-        for j in (0, 1, 170, 340):
-            frequency = mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(j) / (n - 1))
-            for axis in range(3):
-                column = 2 + 6 * j + 2 * axis
-                expected = round_to(mpmath.sin(positions[axis] * frequency), "float32")
-                assert table[row, column] == table[row, column + 1] == expected, (row, j, axis)
+        _ltx_sines(table, row, positions, n, 2, (0, 1, 170, 340))
+
+
+def _ltx_sines(table, row, positions, n, padding, frequencies):
+    """Row `row` of an LTX sin table against mpmath at frequencies j: (pi/2) 10000^(j/(n-1)) at
+    each axis's position, in columns padding + 6j + 2 axis and the next."""
+    for j in frequencies:
+        frequency = mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(j) / (n - 1))
+        for axis in range(3):
+            column = padding + 6 * j + 2 * axis
+            expected = round_to(mpmath.sin(positions[axis] * frequency), "float32")
+            assert table[row, column] == table[row, column + 1] == expected, (row, j, axis)
 
 
 def test_an_angle_at_a_multiple_of_pi_gives_exactly_zero():
@@ -856,12 +862,7 @@ def test_ltx2_exact_positions_against_fractions():
         t, h, w = row // 4, row // 2 % 2, row % 2
         frame = mpmath.mpf(1) / 2 if t == 0 else mpmath.mpf(8 * t - 3)
         positions = [2 * frame / 24 / 20 - 1, mpmath.mpf(2 * h + 1) / 64 - 1, mpmath.mpf(2 * w + 1) / 64 - 1]
-        for j in (0, 1, 340, 681):
-            frequency = mpmath.pi / 2 * mpmath.power(10000, mpmath.mpf(j) / (n - 1))
-            for axis in range(3):
-                column = 4 + 6 * j + 2 * axis
-                expected = round_to(mpmath.sin(positions[axis] * frequency), "float32")
-                assert table[row, column] == table[row, column + 1] == expected, (row, j, axis)
+        _ltx_sines(table, row, positions, n, 4, (0, 1, 340, 681))
 
 
 @pytest.mark.parametrize("frames", [7, 126])
