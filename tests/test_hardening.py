@@ -86,7 +86,9 @@ def _read(out: bytes, fmt: str, spec: TableSpec) -> np.ndarray:
             values = (values.astype(np.uint32) << 16).view(np.float32)
         return values.astype(np.float64).reshape(spec.dims)
     rows = [line.split("," if fmt == "csv" else "\t")[1:] for line in out.decode().splitlines()[1:]]
-    return np.array(rows, dtype=np.float64).reshape(spec.dims)
+    # each value is the shortest text that reads back to it in its dtype (bfloat16's as float32)
+    text_dtype = {"float64": np.float64, "float32": np.float32, "float16": np.float16, "bfloat16": np.float32}
+    return np.array(rows, dtype=text_dtype[spec.dtype]).astype(np.float64).reshape(spec.dims)
 
 
 @SETTINGS
