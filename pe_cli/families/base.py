@@ -332,6 +332,21 @@ def read_positions(angles, frequencies):
     return estimate
 
 
+def float32_near(values, steps: int = 3):
+    """Each value as float32 and its `steps` float32 neighbours on either side: (..., 2 steps + 1),
+    in order (a position read back from a float32 table is off by an ulp or two of its own).
+    Those below 2^-32 are 0: exact positions take no finer binary places (binary_fractions)."""
+    import numpy as np
+
+    down, up = [np.asarray(values, dtype=np.float32)], [np.asarray(values, dtype=np.float32)]
+    for _ in range(steps):
+        down.append(np.nextafter(down[-1], np.float32(-np.inf)))
+        up.append(np.nextafter(up[-1], np.float32(np.inf)))
+    near = np.stack(down[:0:-1] + up, axis=-1)
+    near[np.abs(near) < 2.0**-32] = 0
+    return near
+
+
 def axes_facts(frequencies, columns: dict) -> list[dict]:
     """show's frequency facts for a table of several coordinates: each frequency, its
     wavelength and its columns {"sin x": ..., "cos x": ...}, from {(axis, "sin" or "cos"):

@@ -14,7 +14,9 @@ from functools import lru_cache
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import Family, axes_facts, binary_fractions, plausible_bases, positions_file, read_positions, variant
+from .base import (
+    Family, axes_facts, binary_fractions, float32_near, plausible_bases, positions_file, read_positions, variant,
+)
 
 COORDINATES = ("x0", "y0", "x1", "y1")
 BASE = 100.0  # diffusers' get_fourier_embeds_from_boundingbox
@@ -175,7 +177,7 @@ class Boxes(Family):
         for base in dict.fromkeys(bases):
             law = [float(w) for w in power_law([Fraction(-i, n) for i in range(n)], base)]
             estimate = np.stack([read_positions(angles[:, k], law) for k in range(4)], axis=1)
-            for boxes in _readings(estimate, sin, cos, base, law):
+            for boxes in self._readings(values, estimate, base, bench):
                 spec = bench.spec(family=self.name, d_model=cols, base=base, boxes=boxes_text(boxes),
                                   convention="gligen", dtype="float64")
                 if spec is None:
@@ -184,34 +186,33 @@ class Boxes(Family):
                 yield bench.candidate("GLIGEN box features", spec, reference=reference)
                 yield from bench.libraries(spec, reference)
 
+    def _readings(self, values, estimate, base: float, bench) -> list:
+        """The float32 boxes the table's rows are, as the exact table and each library's arithmetic
+        make them: each coordinate the float32 near its estimate (within 3 steps) whose sines and
+        cosines that arithmetic makes as the table has them (a library's float32 angles put the
+        estimate an ulp or two off)."""
+        import numpy as np
 
-def _readings(estimate, sin, cos, base: float, law: list[float]) -> list:
-    """The float32 boxes a table's angles read as, each coordinate the float32 near its
-    estimate (within 3 steps) whose sines and cosines agree with the table most: as the exact
-    table has them (correctly rounded), and as diffusers' float32 arithmetic computes them
-    (its angles carry float32 rounding, so the estimate alone is off by an ulp or two)."""
-    import numpy as np
-    import torch
-
-    n = len(law)
-    near = estimate.astype(np.float32)
-    down, up = [near], [near]
-    for _ in range(3):
-        down.append(np.nextafter(down[-1], np.float32(-np.inf)))
-        up.append(np.nextafter(up[-1], np.float32(np.inf)))
-    tried = np.stack(down[:0:-1] + up, axis=-1)  # (count, 4, 7) float32
-    w32 = (base ** (torch.arange(n) / n)).numpy()
-    found = []
-    for angles in (tried[..., None].astype(np.float64) * np.array(law),  # exact: float64 angles
-                   (torch.from_numpy(tried)[..., None] * torch.from_numpy(w32)).numpy()):  # float32
-        if angles.dtype == np.float64:
-            s32, c32 = np.sin(angles).astype(np.float32), np.cos(angles).astype(np.float32)
-        else:
-            s32, c32 = torch.from_numpy(angles).sin().numpy(), torch.from_numpy(angles).cos().numpy()
-        misses = (s32 != sin[:, :, None, :]).sum(axis=-1) + (c32 != cos[:, :, None, :]).sum(axis=-1)
-        best = np.argmin(misses, axis=-1)  # (count, 4): ties go to the nearest below
-        found.append(np.take_along_axis(tried, best[..., None], axis=-1)[..., 0])
-    return [found[0]] if np.array_equal(found[0], found[1]) else found
+        count, cols = values.shape
+        tried = float32_near(estimate)  # (count, 4, 7)
+        boxes = np.moveaxis(tried, 2, 1).reshape(-1, 4)  # every row's 7 candidate boxes in turn
+        found = []
+        for variant in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library")):
+            spec = bench.spec(family=self.name, d_model=cols, base=base, boxes=boxes_text(boxes), variant=variant,
+                              dtype=bench.dtype)
+            if spec is None:
+                continue
+            made = bench.values_of(spec).reshape(count, tried.shape[2], cols)
+            picked = np.empty((count, 4), dtype=np.float32)
+            for c in range(4):  # the coordinate's own columns: its sines (8i + c) and cosines (8i + 4 + c)
+                same = np.all(made[:, :, c::4] == values[:, None, c::4], axis=2)  # (count, 7)
+                if not same.any(axis=1).all():
+                    break
+                picked[:, c] = tried[np.arange(count), c, np.argmax(same, axis=1)]
+            else:
+                if not any(np.array_equal(picked, other) for other in found):
+                    found.append(picked)
+        return found
 
 
 FAMILY = Boxes()

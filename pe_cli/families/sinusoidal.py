@@ -19,7 +19,7 @@ from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
-    Family, binary_fractions, close, diffusers_sincos, digits, even_width, plausible_bases,
+    Family, binary_fractions, close, diffusers_sincos, digits, even_width, float32_near, plausible_bases,
     positional_encodings_axis, positions_file, read_positions, variant,
 )
 
@@ -956,12 +956,7 @@ class Sinusoidal(Family):
             if made:
                 steps = np.diff(whole)
                 return [] if np.all(steps == steps[0]) and steps[0] != 0 else made
-        near = t.astype(np.float32)
-        down, up = [near], [near]
-        for _ in range(3):
-            down.append(np.nextafter(down[-1], np.float32(-np.inf)))
-            up.append(np.nextafter(up[-1], np.float32(np.inf)))
-        return self._made(values, np.stack(down[:0:-1] + up, axis=1), name, base, bench)
+        return self._made(values, float32_near(t), name, base, bench)
 
     def _made(self, values, tried, name: str, base: float, bench) -> list[str]:
         """For the exact table and each library of this layout, the --timesteps list of the t
