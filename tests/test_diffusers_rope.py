@@ -874,3 +874,12 @@ def test_ltx2_audio_is_the_module_bit_for_bit(frames):
     cos, sin = module(module.prepare_audio_coords(1, frames, "cpu"))
     for part, expected in (("cos", cos[0]), ("sin", sin[0])):
         assert np.array_equal(_table("ltx2-audio", "diffusers", part, grid=str(frames)), expected.numpy()), part
+
+
+@pytest.mark.parametrize("preset, part", [("hidream", "cos"), ("hidream", "rotation"), ("ernie-image", "sin")])
+def test_one_token_tables_of_text_after_layouts(cli, tmp_path, preset, part):
+    """A single row of a layout whose text follows the grid has no tail to read text from: it is
+    the grid's one token (it crashed compare)."""
+    np.save(tmp_path / "t.npy", _table(preset, "diffusers", part, grid="1x1"))
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    assert code == 0 and "Traceback" not in err and json.loads(out)["candidates"]

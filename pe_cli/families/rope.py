@@ -1943,6 +1943,8 @@ def _trailing_text(length: int, read_at) -> list[int]:
     import numpy as np
 
     rows = list(range(max(1, length - _TAIL), length))
+    if not rows:  # one token: the grid's
+        return [0]
     like = _text_like(np.asarray(read_at(rows)))[::-1]
     run = int(np.argmin(like)) if not like.all() else len(like)
     return sorted({0, run, max(run - 1, 0)}, reverse=True)
