@@ -15,6 +15,7 @@ from .analysis import figures
 from .analysis.compare import run, side
 from .analysis.tables import from_spec
 from .core.errors import BadInput
+from .core.names import parse_slice
 from .core.plots import FORMATS
 from .io.write import write_file
 from .spec import TableSpec, spec_from_keywords
@@ -111,7 +112,7 @@ def plot(*tables, kind: str = "heatmap", rows=None, cols=None, **keywords):
 
     `tables`: files, TableSpecs, or none (the table the keywords describe); `rows`, `cols`:
     slices, or "START:STOP" as on the command line."""
-    rows, cols = _slice(rows), _slice(cols)
+    rows, cols = _slice(rows, "rows"), _slice(cols, "cols")
     if kind == "errors":
         if len(tables) > 2:
             raise BadInput("kind errors compares at most two tables")
@@ -129,10 +130,7 @@ def plot(*tables, kind: str = "heatmap", rows=None, cols=None, **keywords):
     return draw(figures.show_figure(kind, table, rows, cols))
 
 
-def _slice(value):
+def _slice(value, flag: str):
     if value is None or isinstance(value, slice):
         return value
-    if isinstance(value, int):
-        return slice(value, value + 1)
-    start, _, stop = str(value).partition(":")
-    return slice(int(start) if start.strip() else None, int(stop) if stop.strip() else None)
+    return parse_slice(str(value), flag)

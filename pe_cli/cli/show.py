@@ -4,20 +4,9 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..core.names import parse_slice
 from ..core.plots import KINDS
 from .options import OUTPUT, ForceOpt, JsonOpt, PlotOpt, choices, table_options
-
-
-def _slice(text: str, name: str) -> slice:
-    try:
-        parts = [int(p) if p.strip() else None for p in text.split(":")]
-    except ValueError:
-        raise typer.BadParameter(f"{text!r} is not START:STOP", param_hint=name) from None
-    if len(parts) == 1:
-        return slice(parts[0], None if parts[0] is None else parts[0] + 1 or None)
-    if len(parts) != 2:
-        raise typer.BadParameter(f"{text!r} is not START:STOP", param_hint=name)
-    return slice(*parts)
 
 
 @table_options()
@@ -49,7 +38,7 @@ def show(
         file_format(plot, force)  # a wrong extension or an existing file is refused before any work
         shown = table_of(source, table)
         kind = plot_kind.value if plot_kind is not None else "heatmap"
-        rows_cols = (_slice(rows, "--rows") if rows else None, _slice(cols, "--cols") if cols else None)
+        rows_cols = (parse_slice(rows, "--rows") if rows else None, parse_slice(cols, "--cols") if cols else None)
         written = save(draw(show_figure(kind, shown, *rows_cols)), plot, force)
         render.plotted(plot, written, kind)
         return
@@ -63,5 +52,5 @@ def show(
     else:
         render.facts(seen.facts)
         render.console().print()
-        render.window(seen.table, _slice(rows, "--rows") if rows else slice(0, 8),
-                      _slice(cols, "--cols") if cols else None, render.row_label(seen.spec), seen.label)
+        render.window(seen.table, parse_slice(rows, "--rows") if rows else slice(0, 8),
+                      parse_slice(cols, "--cols") if cols else None, render.row_label(seen.spec), seen.label)

@@ -45,3 +45,16 @@ def finite(name: str, value) -> float:
     if not math.isfinite(value):
         raise BadInput(f"{name} must be finite, got {value}")
     return value
+
+
+def parse_slice(text: str, flag: str) -> slice:
+    """'START:STOP' (either may be empty) or 'N' (that one row) as a slice."""
+    try:
+        parts = [int(p) if p.strip() else None for p in str(text).split(":")]
+    except ValueError:
+        raise BadInput(f"{flag} {text!r} is not START:STOP") from None
+    if len(parts) == 1:
+        return slice(parts[0], None if parts[0] is None else parts[0] + 1 or None)
+    if len(parts) != 2:
+        raise BadInput(f"{flag} {text!r} is not START:STOP")
+    return slice(*parts)
