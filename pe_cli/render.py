@@ -386,8 +386,8 @@ def identification(result) -> None:
         how = f"bit for bit ({target.dtype})"
     else:
         how = f"within {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)})"
-    ties = [c.name for c in candidates[1:] if c.identical == best.identical
-            and c.difference.max_abs == d.max_abs and c.name != best.name]
+    ties = list(dict.fromkeys(c.name for c in candidates[1:] if c.identical == best.identical
+                              and c.difference.max_abs == d.max_abs and c.name != best.name))
     also = f" (the same table as {', '.join(ties)})" if ties else ""
     for note in target.notes:
         out.print(f"- {note}", highlight=False, markup=False)

@@ -323,17 +323,117 @@ def test_an_altered_flux_table_is_near_but_not_bit_for_bit(cli, tmp_path):
     assert code == 0 and best["name"].startswith("preset flux") and best["differing"] == 1
 
 
-def test_a_table_of_scattered_ids_is_not_called_a_grid(cli, tmp_path):
-    """Whole positions that are not text tokens and a grid: a note, no far-off match."""
+def _named_by_ids(cli, path, preset):
+    """compare's best candidate for the table at path: bit for bit, the preset's, its tokens
+    given as inline --ids runs; returns them."""
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0 and err == "", err
+    best = json.loads(out)["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["axes"] == pe_cli.families.rope.PRESETS[preset].axes
+    assert best["spec"]["grid"] is None and best["spec"]["ids"]
+    return best["spec"]["ids"]
+
+
+def test_scattered_ids_are_named_with_their_positions(cli, tmp_path):
+    """Whole positions that are not text tokens and a grid: each token its own run."""
     from diffusers.models.transformers.transformer_flux import FluxPosEmbed
 
-    ids = torch.tensor([[0, 5, 3], [0, 1, 1], [0, 9, 2], [0, 0, 7]], dtype=torch.float32)
-    np.save(tmp_path / "t.npy", FluxPosEmbed(10000, [16, 56, 56])(ids)[0].numpy())
+    ids = [[0, 5, 3], [0, 1, 1], [0, 9, 2], [0, 0, 7]]
+    np.save(tmp_path / "t.npy", FluxPosEmbed(10000, [16, 56, 56])(torch.tensor(ids, dtype=torch.float32))[1].numpy())
+    assert _named_by_ids(cli, tmp_path / "t.npy", "flux") == "0,5,3; 0,1,1; 0,9,2; 0,0,7"
+
+
+def test_too_many_runs_are_a_note_not_a_match(cli, tmp_path):
+    from diffusers.models.transformers.transformer_flux import FluxPosEmbed
+
+    ids = np.random.default_rng(5).integers(0, 40, size=(200, 3))
+    ids[:, 0] = 0
+    np.save(tmp_path / "t.npy", FluxPosEmbed(10000, [16, 56, 56])(torch.tensor(ids, dtype=torch.float32))[1].numpy())
     code, out, err = cli("compare", tmp_path / "t.npy", "--json")
     found = json.loads(out)
     assert code == 0 and err == "" and not found["explained"]
-    assert any("read as flux or" in note and "RoPE at whole positions, but its tokens are not text tokens and a "
-               "grid" in note for note in found["notes"])
+    assert any("RoPE at whole positions, but its tokens make more than 64 runs" in note for note in found["notes"])
+
+
+@pytest.mark.parametrize("part", [0, 1])
+def test_flux2_reference_images_are_named_bit_for_bit(cli, tmp_path, part):
+    """FLUX.2's text, image and two reference images (its pipeline's ids, t = 10 and 20): compare
+    names them as runs, and generate --ids with those runs rebuilds the table."""
+    from diffusers.models.transformers.transformer_flux2 import Flux2PosEmbed
+    from diffusers.pipelines.flux2.pipeline_flux2 import Flux2Pipeline
+
+    references = [torch.zeros(1, 4, 6, 10), torch.zeros(1, 4, 5, 3)]
+    ids = torch.cat([Flux2Pipeline._prepare_text_ids(torch.zeros(1, 30, 1))[0],
+                     Flux2Pipeline._prepare_latent_ids(torch.zeros(1, 1, 8, 12))[0],
+                     Flux2Pipeline._prepare_image_ids(references)[0]])
+    table = Flux2PosEmbed(theta=2000, axes_dim=[32, 32, 32, 32])(ids)[part].numpy()
+    np.save(tmp_path / "t.npy", table)
+    runs = _named_by_ids(cli, tmp_path / "t.npy", "flux2")
+    assert runs == "0,0,0,0:30; 0,0:8,0:12,0; 10,0:6,0:10,0; 20,0:5,0:3,0"
+    code, _, err = cli("generate", "--preset", "flux2", "--ids", runs, "--part", ("cos", "sin")[part],
+                       "--variant", "diffusers", "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert np.array_equal(np.load(tmp_path / "again.npy"), table)
+
+
+def test_joyimage_text_after_the_image_is_named(cli, tmp_path):
+    """JoyImage: HunyuanVideo's arithmetic, text token k at max(grid) + 1 + k on every axis."""
+    from diffusers.models.transformers.transformer_joyimage import JoyImageEditTransformer3DModel
+
+    class Model:
+        hidden_size, num_attention_heads, rope_dim_list, theta = 3072, 24, [16, 56, 56], 256
+
+    (vis, _), (text, _) = JoyImageEditTransformer3DModel.get_rotary_pos_embed(Model(), [3, 6, 8], 5)
+    np.save(tmp_path / "t.npy", torch.cat([vis, text]).numpy())
+    assert _named_by_ids(cli, tmp_path / "t.npy", "hunyuan-video") == "0:3,0:6,0:8; 5*8:13,8:13,8:13"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("0,0,0,0:3; 1:3,0:2,4,0", [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 2], [1, 0, 4, 0], [1, 1, 4, 0],
+                                  [2, 0, 4, 0], [2, 1, 4, 0]]),
+    ("3*0,0,0,7", [[0, 0, 0, 7]] * 3),
+    ("3*5:8,5:8,0,-1:-10:-3", [[5, 5, 0, -1], [6, 6, 0, -4], [7, 7, 0, -7]]),
+    (" 2:-1:-2 , 0 , 0 , 0 ;0,0,0,0", [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]),
+])
+def test_inline_ids_are_the_positions_they_name(text, expected):
+    from pe_cli.families.rope import token_runs
+
+    assert token_runs(text, 4).tolist() == expected
+
+
+def test_runs_read_back_any_layout_of_grids_and_lines():
+    """runs_of, then token_runs, gives back the positions: 200 random layouts of grids (steps
+    of either sign) and lines."""
+    from pe_cli.families.rope import runs_of, token_runs
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        pieces = []
+        for _ in range(rng.integers(1, 6)):
+            start, step = rng.integers(-20, 20, 3), rng.choice([-3, -1, 1, 2], 3)
+            if rng.random() < 0.5:
+                sizes = rng.integers(1, 5, 3)
+                axes = np.meshgrid(*[start[a] + step[a] * np.arange(sizes[a]) for a in range(3)], indexing="ij")
+                pieces.append(np.stack([g.reshape(-1) for g in axes], axis=1))
+            else:
+                moves = step * (rng.random(3) < 0.6)
+                pieces.append(start + np.arange(rng.integers(1, 9))[:, None] * moves)
+        positions = np.concatenate(pieces)
+        assert np.array_equal(token_runs(runs_of(positions, 10**6), 3), positions)
+
+
+@pytest.mark.parametrize("ids, message", [
+    ("0,0", "has 2 entries for 3 axes"),
+    ("0,0,5:5", "at least one position"),
+    ("0,0,0:4:0", "is not a position V or a range"),
+    ("3*0,0,0:4", "a line of 3 tokens takes ranges of 3 positions"),
+    ("x*0,0,0", "not a readable .npy file"),
+    ("0,0,5000000000", "pass 2^32"),
+    ("0:4000000,0:4000000,0:4000000", "more memory than there is room for"),
+])
+def test_bad_inline_ids_get_one_line(cli, ids, message):
+    code, out, err = cli("generate", "--preset", "flux", "--ids", ids, "--part", "cos")
+    assert code == 2 and not out and message in err and len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("args, message", [
@@ -874,6 +974,60 @@ def test_ltx2_audio_is_the_module_bit_for_bit(frames):
     cos, sin = module(module.prepare_audio_coords(1, frames, "cpu"))
     for part, expected in (("cos", cos[0]), ("sin", sin[0])):
         assert np.array_equal(_table("ltx2-audio", "diffusers", part, grid=str(frames)), expected.numpy()), part
+
+
+@pytest.mark.parametrize("modality, grid", [("video", "3x4x5"), ("audio", "9")])
+def test_ltx2_split_is_the_module_bit_for_bit(cli, tmp_path, modality, grid):
+    """LTX-2's rope_type "split": each angle once, (heads, tokens, dim / 2 / heads) from the module,
+    the (tokens, dim / 2) table of --convention single; compare names it."""
+    from diffusers.models.transformers.transformer_ltx2 import LTX2AudioVideoRotaryPosEmbed
+
+    if modality == "video":
+        module = LTX2AudioVideoRotaryPosEmbed(4096, theta=10000.0, rope_type="split", num_attention_heads=32)
+        coords = module.prepare_video_coords(1, 3, 4, 5, "cpu", fps=24)
+    else:
+        module = LTX2AudioVideoRotaryPosEmbed(2048, theta=10000.0, modality="audio", scale_factors=[4],
+                                              rope_type="split", num_attention_heads=32)
+        coords = module.prepare_audio_coords(1, 9, "cpu")
+    preset = "ltx2" if modality == "video" else "ltx2-audio"
+    for part, heads in zip(("cos", "sin"), module(coords)):
+        expected = heads[0].transpose(0, 1).reshape(heads.shape[2], -1).numpy()
+        table = pe_cli.build(preset=preset, grid=grid, part=part, variant="diffusers", convention="single").numpy()
+        assert np.array_equal(table, expected), part
+    np.save(tmp_path / "t.npy", expected)
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["convention"] == "single" and best["spec"]["grid"] == grid
+
+
+def test_ltx2_convention_half_is_refused(cli):
+    code, _, err = cli("generate", "--preset", "ltx2", "--grid", "1x1x1", "--convention", "half")
+    assert code == 2 and "interleaved (or once each: --convention single), not half" in err
+
+
+@pytest.mark.parametrize("scaling", [0.5, 0.37, 1.0])
+def test_kandinsky6_audio_freqs_scaling_is_the_module_bit_for_bit(cli, tmp_path, scaling):
+    """Kandinsky 6's audio RoPE1D(freqs_scaling): the float32 frequencies times it; compare reads
+    the scaling back; the exact table against mpmath."""
+    from diffusers.models.transformers.transformer_kandinsky6 import Kandinsky6RoPE1D
+
+    expected = Kandinsky6RoPE1D(64, freqs_scaling=scaling)(torch.arange(200)).reshape(200, -1).numpy()
+    table = pe_cli.build(preset="kandinsky6-text", d_model=64, grid="200", part="rotation", variant="diffusers",
+                         rope={"axes_dim": "64", "freqs_scaling": scaling}).numpy()
+    assert np.array_equal(table, expected)
+    exact = pe_cli.build(preset="kandinsky6-text", d_model=64, grid="200", part="rotation", dtype="float64",
+                         rope={"axes_dim": "64", "freqs_scaling": scaling}).numpy()
+    mpmath.mp.prec = 80
+    for row, i in ((199, 0), (150, 5), (77, 31)):
+        angle = row * mpmath.mpf(repr(scaling)) * mpmath.power(10000, -mpmath.mpf(i) / 32)
+        assert exact[row, 4 * i + 2] == float(mpmath.sin(angle)) and exact[row, 4 * i] == float(mpmath.cos(angle))
+    np.save(tmp_path / "t.npy", expected)
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and dict(best["spec"]["rope"]).get("freqs_scaling", 1.0) == scaling
+
+
+def test_freqs_scaling_is_only_kandinskys(cli):
+    code, _, err = cli("generate", "--preset", "flux", "--grid", "2x2", "--rope", "freqs_scaling=0.5")
+    assert code == 2 and "freqs_scaling is Kandinsky 6's audio_freqs_scaling" in err
 
 
 @pytest.mark.parametrize("preset, part", [("hidream", "cos"), ("hidream", "rotation"), ("ernie-image", "sin")])

@@ -15,13 +15,14 @@ file), with a --preset for each diffusion model whose table diffusers builds fro
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 from functools import lru_cache
 from typing import Callable
 
 from ..core.errors import BadInput
-from ..core.limits import MAX_POSITION
+from ..core.limits import MAX_POSITION, available_memory
 from ..core.names import choice, did_you_mean
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
@@ -65,6 +66,8 @@ ROPE_KEYS = {
     "fps": float,
     # Kandinsky 5: each axis's positions divided by this (its scale_factor: 1,2,2 at 480p)
     "axes_scale": list,
+    # Kandinsky 6's audio RoPE1D: its frequencies times this (audio_freqs_scaling)
+    "freqs_scaling": float,
 }
 # what scales the frequencies (or says for which context), as against the layout's keys
 _SCALING = ("rope_type", "factor", "original_max_position_embeddings", "max_position_embeddings", "attention_factor",
@@ -363,6 +366,7 @@ class Axes:
     torch_law: Callable | None = None
     text_after: bool = False  # text tokens follow the grid (HiDream), rather than lead
     angle_scale: bool = False  # --rope axes_scale divides diffusers' float32 angles, not positions (Kandinsky 5)
+    once: bool = False  # --convention single takes each column pair's angle once (LTX-2's rope_type "split")
 
     @property
     def vision(self) -> bool:
@@ -666,21 +670,25 @@ def _ltx2_torch_law(torch, spec, axis: int, dim: int, theta: float):
 
 def _ltx_columns(laws, convention):
     """The padding columns first, then per frequency each axis's angle, twice: [t0 t0 h0 h0 w0
-    w0 t1 ...] (one axis: [t0 t0 t1 t1 ...])."""
+    w0 t1 ...] (one axis: [t0 t0 t1 t1 ...]); once each with --convention single (LTX-2's
+    rope_type "split": [t0 h0 w0 t1 ...], which its module cuts into heads)."""
     k = len(laws)
     n = sum(dim for dim, _ in laws) // (2 * k)
     pad = laws[0][0] // 2 - n
     # axis a's frequencies start past the earlier axes' (the first axis's, past its padding)
     firsts = [sum(dim for dim, _ in laws[:axis]) // 2 + (pad if axis == 0 else 0) for axis in range(k)]
-    padding = [(0, z) for z in range(pad) for _ in (0, 1)]
-    return padding + [(axis, firsts[axis] + j) for j in range(n) for axis in range(k) for _ in (0, 1)]
+    times = range(1 if convention == "single" else 2)
+    padding = [(0, z) for z in range(pad) for _ in times]
+    return padding + [(axis, firsts[axis] + j) for j in range(n) for axis in range(k) for _ in times]
 
 
 def _kandinsky_law(torch, spec, axis: int, dim: int, theta: float):
     # Kandinsky 5's get_freqs: exp(-ln(theta) * arange(n) / n) in float32, n = dim / 2 (the
-    # power law theta**(-2i/dim), computed another way)
+    # power law theta**(-2i/dim), computed another way); Kandinsky 6's audio: times freqs_scaling
     n = dim // 2
-    return torch.exp(-math.log(theta) * torch.arange(n, dtype=torch.float32) / n)
+    freqs = torch.exp(-math.log(theta) * torch.arange(n, dtype=torch.float32) / n)
+    scale = dict(spec.rope).get("freqs_scaling")
+    return freqs if scale is None else freqs * scale
 
 
 def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
@@ -808,11 +816,11 @@ AXES = {a.name: a for a in (
     Axes("ltx2", "LTX-2's video: LTX-Video's columns and law (float64, then float32), at 2p - 1 of each patch's "
          "midpoint: frames over the causal VAE's [max(8k - 7, 0), 8k + 1) at fps (24) over 20, rows and columns "
          "(32k + 16) / 2048", axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved",
-         place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law),
+         place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law, once=True),
     Axes("ltx2-audio", "LTX-2's audio: its law over one axis, at 2p - 1 of each latent frame's midpoint in seconds "
          "over 20 (mel frames [max(4k - 3, 0), 4k + 1), 160 / 16000 s each)", axes=("t",), dim=None,
          columns=_ltx_columns, convention="interleaved", place=_ltx2_audio_place, floats=_ltx2_audio_floats,
-         law=_ltx_law, torch_law=_ltx2_torch_law),
+         law=_ltx_law, torch_law=_ltx2_torch_law, once=True),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -972,7 +980,9 @@ def law_frequencies(spec) -> list[list[Decimal]]:
     layout's own law)."""
     style = AXES[spec.axes]
     rope = {k: v for k, v in spec.rope if k != "partial_rotary_factor"}
-    return [style.law(spec, axis, dim, theta) if style.law else rope_frequencies(dim, theta, rope, 0)[0]
+    scale = Decimal(repr(rope.get("freqs_scaling", 1.0)))
+    return [[w * scale for w in (style.law(spec, axis, dim, theta) if style.law else
+                                 rope_frequencies(dim, theta, rope, 0)[0])]
             for axis, (dim, theta) in enumerate(split_laws(spec))]
 
 
@@ -994,14 +1004,138 @@ def divisors(spec) -> tuple[float, ...]:
 
 @lru_cache(maxsize=4)
 def ids_tokens(path: str, axes: int):
-    """An --ids file's positions (.npy, (tokens, axes), integers or floats), each axis as
-    integers over the power of two that makes them whole."""
+    """An --ids file's positions (.npy, (tokens, axes), integers or floats), or inline runs
+    (`token_runs`), each axis as integers over the power of two that makes them whole."""
     import numpy as np
 
+    if _RUNS.fullmatch(path):
+        numerators = token_runs(path, axes)
+        return numerators, (1,) * axes, lambda: numerators.astype(np.float32)
     values = positions_file(path, "--ids", axes)
     found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
     numerators = np.stack([n for n, _ in found], axis=1)
     return numerators, tuple(q for _, q in found), lambda: values.astype(np.float32)  # FLUX's ids.float()
+
+
+
+# Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
+# image and a reference image). What `compare` writes for a table whose tokens it reads back.
+_RUNS = re.compile(r"[-0-9:,;*\s]*[0-9][-0-9:,;*\s]*")
+
+
+def _run_entry(text: str, run: str) -> range:
+    try:
+        numbers = [int(n) for n in text.split(":")]
+    except ValueError:
+        numbers = []
+    if len(numbers) == 1:
+        return range(numbers[0], numbers[0] + 1)
+    if len(numbers) in (2, 3) and (len(numbers) == 2 or numbers[2]) and len(range(*numbers)):
+        return range(*numbers)
+    raise BadInput(f"--ids run {run.strip()!r}: {text.strip()!r} is not a position V or a range START:STOP[:STEP] "
+                   "with at least one position")
+
+
+def token_runs(text: str, axes: int):
+    """Inline --ids: runs separated by ';', each one entry per axis, a position V or a range
+    START:STOP[:STEP] (STOP excluded). A run is the row-major product of its ranges (a grid),
+    or with a leading COUNT*, COUNT tokens along a line: every range, COUNT long, advances
+    together and every position stays (text tokens at (k, k, k) or at 0). (tokens, axes) int64."""
+    import numpy as np
+
+    runs = []
+    for run in text.split(";"):
+        count, star, body = run.rpartition("*")
+        entries = [_run_entry(e, run) for e in body.split(",")]
+        if len(entries) != axes:
+            raise BadInput(f"--ids run {run.strip()!r} has {len(entries)} entries for {axes} axes")
+        if star:
+            try:
+                n = int(count)
+            except ValueError:
+                raise BadInput(f"--ids run {run.strip()!r}: {count.strip()!r} is not a count of tokens") from None
+            if n < 1 or any(len(e) not in (1, n) for e in entries):
+                raise BadInput(f"--ids run {run.strip()!r}: a line of {n} tokens takes ranges of {n} positions")
+        runs.append((n if star else math.prod(len(e) for e in entries), star, entries))
+    total = sum(n for n, _, _ in runs)
+    if total * axes * 16 > available_memory() // 2:
+        raise BadInput(f"--ids: {total} tokens need more memory than there is room for")
+    found = []
+    for n, line, entries in runs:
+        if line:
+            found.append(np.stack([np.resize(np.array(e, dtype=np.int64), n) for e in entries], axis=1))
+        else:
+            grids = np.meshgrid(*[np.array(e, dtype=np.int64) for e in entries], indexing="ij")
+            found.append(np.stack([g.reshape(-1) for g in grids], axis=1))
+    positions = np.concatenate(found)
+    if np.abs(positions).max() > MAX_POSITION:
+        raise BadInput("--ids: positions pass 2^32, beyond pe-cli's exact positions")
+    return positions
+
+
+def _entry(start: int, size: int, step: int) -> str:
+    if size == 1:
+        return str(start)
+    return f"{start}:{start + size * step}" + ("" if step == 1 else f":{step}")
+
+
+def _box(positions, r: int) -> tuple[int, str]:
+    """The longest row-major grid (product of steady ranges, the last axis fastest) starting at
+    row r: (its tokens, its run)."""
+    import numpy as np
+
+    n, k = positions.shape
+    start, sizes, steps, stride = positions[r], [1] * k, [1] * k, 1
+    for a in range(k - 1, -1, -1):
+        if r + stride >= n:
+            break
+        step = int(positions[r + stride, a] - start[a])
+        if step == 0:
+            continue
+        unit = np.zeros(k, dtype=positions.dtype)
+        unit[a] = step
+        at = r + stride * np.arange(1, (n - r - 1) // stride + 1)
+        steady = np.all(positions[at] == start + np.arange(1, len(at) + 1)[:, None] * unit, axis=1)
+        sizes[a] = 1 + (int(np.argmin(steady)) if not steady.all() else len(at))
+        steps[a] = step
+        stride *= sizes[a]
+    grids = np.meshgrid(*[start[a] + steps[a] * np.arange(sizes[a]) for a in range(k)], indexing="ij")
+    expected = np.stack([g.reshape(-1) for g in grids], axis=1)
+    same = np.all(positions[r:r + len(expected)] == expected[: n - r], axis=1)
+    length = int(np.argmin(same)) if not same.all() else len(same)
+    outer = next(a for a in range(k) if sizes[a] > 1 or a == k - 1)
+    inner = len(expected) // sizes[outer]  # only whole slices of the outermost axis that moves
+    sizes[outer] = length // inner
+    if sizes[outer] < 1:
+        return 1, ",".join(map(str, start))
+    return sizes[outer] * inner, ",".join(_entry(int(start[a]), sizes[a], steps[a]) for a in range(k))
+
+
+def _line(positions, r: int) -> tuple[int, str]:
+    """The longest run of tokens a steady step apart starting at row r: (its tokens, its run)."""
+    import numpy as np
+
+    n, start = len(positions), positions[r]
+    if r + 1 == n:
+        return 1, ",".join(map(str, start))
+    step = positions[r + 1] - start
+    steady = np.all(np.diff(positions[r:], axis=0) == step, axis=1)
+    length = 1 + (int(np.argmin(steady)) if not steady.all() else len(steady))
+    return length, f"{length}*" + ",".join(_entry(int(s), length if d else 1, int(d)) for s, d in zip(start, step))
+
+
+def runs_of(positions, most: int) -> str | None:
+    """Whole positions (tokens, axes) as inline --ids runs (`token_runs`), each the longer of
+    the grid and the line starting where the last ended; None past `most` runs."""
+    runs, r = [], 0
+    while r < len(positions):
+        if len(runs) == most:
+            return None
+        grid, line = _box(positions, r), _line(positions, r)
+        length, run = grid if grid[0] >= line[0] or line[0] < 3 else line  # no line of two tokens
+        runs.append(run)
+        r += length
+    return "; ".join(runs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1197,7 +1331,7 @@ def _diffusers_rope(spec, device):
             angles = angles / divisors(spec)[axis]
         if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
-        if spec.convention == "single":  # use_real=False: complex64 (complex128 from float64 frequencies)
+        if spec.convention == "single" and not (style and style.once):  # use_real=False: complex64 (complex128 from float64)
             value = torch.polar(torch.ones_like(angles), angles)
             plane = value.real if spec.part == "cos" else value.imag
         else:
@@ -1369,7 +1503,10 @@ class Rope(Family):
               "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
               "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
         Param("ids", None, "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
-              "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's).", str),
+              "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
+              "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP]: a run is the grid "
+              "of its ranges ('0,0,0,0:512; 0,0:32,0:32,0'), or COUNT tokens along a line with COUNT* "
+              "('5*8:13,8:13,8:13').", str),
         Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "
               "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
               "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].", str,
@@ -1509,6 +1646,9 @@ class Rope(Family):
         if "fps" in rope and spec.axes not in ("cosmos", "ltx-video", "ltx2"):
             raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
                            "cosmos, ltx-video or ltx2 (their --preset)")
+        if "freqs_scaling" in rope and (style is None or style.torch_law is not _kandinsky_law):
+            raise BadInput("rope parameter freqs_scaling is Kandinsky 6's audio_freqs_scaling: it needs --rope-axes "
+                           "kandinsky5-text (--preset kandinsky6-text) or kandinsky5")
         if "axes_scale" in rope:
             if style is None or not style.angle_scale:
                 raise BadInput("rope parameter axes_scale is Kandinsky 5's scale_factor: it needs --rope-axes "
@@ -1528,8 +1668,9 @@ class Rope(Family):
             return
         if spec.variant not in ("exact", "diffusers"):
             raise BadInput(f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)")
-        if style.convention is not None and spec.convention != style.convention:
-            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}, not {spec.convention}")
+        if style.convention is not None and spec.convention not in (style.convention, *["single"][:style.once]):
+            also = " (or once each: --convention single)" if style.once else ""
+            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}{also}, not {spec.convention}")
         if kind not in ("default", "linear"):
             raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
         if (style.law or style.torch_law) and (kind == "linear" or "ntk_factor" in rope):
@@ -1789,25 +1930,34 @@ class Rope(Family):
                                               reference)
 
 
+    @staticmethod
+    def _preset_candidates(bench, name, preset, part, spec):
+        reference = bench.reference(spec)
+        yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
+        yield from bench.libraries(spec, reference)
+
     def _split_candidates(self, values, notes, bench):
         """A preset's table: each axis's positions read back from its columns, then its tokens
         as text tokens and a grid of the preset's layout, scored as usual. Where some preset
         reads as whole positions that make no grid, a note says so (when none is found)."""
         import numpy as np
 
-        found, scattered = [], []
+        found, scattered, later = [], [], []
         rotation = _rotation_sin(values) is not None
         # (the spec's part, the part its columns are read as, that part's rows of the table's)
         views = [("rotation", "sin", _rotation_sin)] if rotation else [(p, p, lambda v: v) for p in ("cos", "sin")]
-        for name, preset in PRESETS.items():
-            width = preset.head_dim // (2 if preset.convention == "single" else 1) * (2 if rotation else 1)
+        for (name, preset), convention in ((p, c) for p in PRESETS.items()
+                                           for c in (p[1].convention, *["single"][:AXES[p[1].axes].once])):
+            width = preset.head_dim // (2 if convention == "single" else 1) * (2 if rotation else 1)
             if width != values.shape[1]:
                 continue
             style = AXES[preset.axes]
             point = "x".join(["1"] * (len(preset.axes_dim) - style.trailing))  # one token
-            for extra, (part, reading, view) in ((extra, view) for extra in preset.tries for view in views):
+            work = [(extra, view) for extra in preset.tries for view in views]
+            while work:
+                extra, (part, reading, view) = work.pop(0)
                 spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes,
-                                  rope={**preset.rope, **extra}, convention=preset.convention, part=part,
+                                  rope={**preset.rope, **extra}, convention=convention, part=part,
                                   grid=point, freqs_dtype=preset.freqs_dtype, dtype="float64")
                 if spec is None:
                     continue
@@ -1822,21 +1972,68 @@ class Rope(Family):
                     return seen + list(more)
 
                 tokens = _as_grid(positions, spec, reading, bench.length, read_at)
-                if tokens is None:
-                    if np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
-                        scattered.append(name)  # else a wrong theta or layout: scattered fractions
+                if tokens is not None:
+                    grid, text = tokens
+                    spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
+                elif np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
+                    later.append((name, preset, part, spec, view, reading))  # whole positions that make no grid
                     continue
-                grid, text = tokens
-                spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
+                else:  # a wrong theta or layout, or Kandinsky 6's audio at some freqs_scaling
+                    if "freqs_scaling" not in extra:
+                        work += [({**extra, "freqs_scaling": f}, (part, reading, view))
+                                 for f in _freqs_scalings(positions, style)]
+                    continue
                 if spec is None:
                     continue
-                reference = bench.reference(spec)
                 found.append(name)
-                yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
-                yield from bench.libraries(spec, reference)
+                yield from self._preset_candidates(bench, name, preset, part, spec)
+        for name, preset, part, spec, view, reading in later if not found else ():
+            runs = _read_runs(spec, bench, view, reading)  # every token's whole positions, as runs
+            if runs is None:
+                scattered.append(name)
+                continue
+            spec = bench.spec(**{**asdict(spec), "grid": None, "ids": runs})
+            if spec is not None:
+                found.append(name)
+                yield from self._preset_candidates(bench, name, preset, part, spec)
         if scattered and not found:
             notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
-                         "but its tokens are not text tokens and a grid (give them with --ids to compare)")
+                         f"but its tokens make more than {_MOST_RUNS} runs of grids and lines (give them with "
+                         "--ids to compare)")
+
+
+_MOST_RUNS = 64  # runs of tokens identification writes as --ids
+
+
+def _freqs_scalings(positions, style) -> list[float]:
+    """Where a Kandinsky one-axis table's positions read as k * c (its frequencies times
+    freqs_scaling c): c to 1 .. 7 significant digits, the values its config would give."""
+    import numpy as np
+
+    if style.torch_law is not _kandinsky_law or positions.shape[1] != 1 or len(positions) < 3:
+        return []
+    read = np.abs(positions[:, 0])
+    c = float(read[1])
+    if not (c > 0 and abs(c - 1) > _CLOSE and np.all(np.abs(read - c * np.arange(len(read))) < _CLOSE)):
+        return []
+    return sorted({float(f"{c:.{digits}g}") for digits in range(1, 8)} - {1.0})
+
+
+def _read_runs(spec, bench, view, reading) -> str | None:
+    """Every token's whole positions read from the table, in blocks, as inline --ids runs
+    (over each axis's divisor); None where some token's are not whole or they make over
+    _MOST_RUNS runs. A cos table tells each position only up to its sign: these are >= 0."""
+    import numpy as np
+
+    scale = np.array(divisors(spec))
+    found = []
+    for _, block in bench.target.blocks():
+        positions = _read_positions(view(block), spec, reading) * scale
+        whole = np.round(positions)
+        if not np.all(np.abs(positions - whole) < _CLOSE * scale):
+            return None
+        found.append(np.abs(whole) if reading == "cos" else whole)
+    return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
 
 
 def _rotation_sin(values):
