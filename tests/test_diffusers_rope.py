@@ -833,6 +833,31 @@ def test_video_presets_are_the_modules_bit_for_bit(cli, tmp_path, preset, module
     assert best["differing"] == 0 and best["spec"]["grid"] == "3x7x9"
 
 
+def test_complex128_tables_as_float64_are_the_modules(cli, tmp_path):
+    """AnyFlow's complex128 table and Wan-Animate 2's rope_params (which the models apply in
+    float64): --dtype float64 is their real and imaginary parts, every bit; compare names the
+    float64 table."""
+    from diffusers.models.transformers.transformer_anyflow import AnyFlowRotaryPosEmbed
+    from diffusers.models.transformers.transformer_wan_animate_2 import rope_params
+
+    frames, rows, cols = 3, 6, 8
+    table = AnyFlowRotaryPosEmbed(128, (1, 2, 2), 1024)._forward_full_frame(frames, rows, cols, torch.device("cpu"))
+    table = table.reshape(-1, 64)
+    assert table.dtype == torch.complex128
+    # Wan-Animate 2: each axis's rope_params(512, its dim) indexed by the grid
+    axes = [rope_params(512, dim) for dim in (44, 42, 42)]
+    grid = torch.cartesian_prod(*(torch.arange(n) for n in (frames, rows, cols)))
+    animate = torch.cat([axes[a][grid[:, a]] for a in range(3)], dim=1)
+    assert torch.equal(animate, table)
+    for part, expected in (("cos", table.real), ("sin", table.imag)):
+        built = pe_cli.build(preset="wan-complex", grid=f"{frames}x{rows}x{cols}", part=part, variant="diffusers",
+                             dtype="float64").numpy()
+        assert built.dtype == np.float64 and np.array_equal(built, expected.numpy()), part
+    np.save(tmp_path / "t.npy", table.imag.numpy())
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["variant"] == "diffusers" and best["spec"]["dtype"] == "float64"
+
+
 @pytest.mark.parametrize("scale", [(1.0, 2.0, 2.0), (1.0, 1.0, 1.0)])
 def test_kandinsky6_is_the_module_bit_for_bit(cli, tmp_path, scale):
     from diffusers.models.transformers.transformer_kandinsky6 import Kandinsky6RoPE1D, Kandinsky6RoPE3D

@@ -166,17 +166,19 @@ class Bench:
         return _measured(self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold)
 
     def libraries(self, spec: TableSpec, reference):
-        """Each library variant of the spec's family that writes this table bit for bit."""
-        if self.dtype != "float32":  # every library computes in float32
+        """Each library variant of the spec's family that writes this table bit for bit (a
+        float64 table: those whose arithmetic ends in float64, as complex128 tables)."""
+        if self.dtype not in ("float32", "float64"):
             return
         for name, found in FAMILIES[spec.family].variants.items():
             if found.kind != "library" or spec.convention not in found.conventions:
                 continue
             try:
-                library = spec.replace(variant=name, dtype="float32")
+                library = spec.replace(variant=name, dtype=self.dtype)
             except BadInput:  # the library cannot make this table
                 continue
-            yield self.candidate(f"library {name}", library, found.source, reference)
+            if self.dtype == "float32" or found.ends_float64(library):
+                yield self.candidate(f"library {name}", library, found.source, reference)
 
 
 def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:

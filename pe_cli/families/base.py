@@ -41,6 +41,7 @@ class Variant:
     parameters: frozenset = frozenset()  # the fixed-by-default parameters it takes (base, ...)
     refuse: Callable = _never  # why it cannot build this table (a message), or None
     part: str | None = None  # the part it builds when none is asked for
+    ends_float64: Callable = lambda spec: False  # its arithmetic ends in float64 for this spec (complex128)
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""

@@ -1305,7 +1305,9 @@ def _diffusers_refusal(spec) -> str | None:
 @variant(VARIANTS, "diffusers", source="diffusers 0.42 get_1d_rotary_pos_embed (FluxPosEmbed, WanRotaryPosEmbed, "
          "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
          conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal,
-         parameters=frozenset({"base", "offset", "text_tokens"}))
+         parameters=frozenset({"base", "offset", "text_tokens"}),
+         ends_float64=lambda spec: spec.convention == "single" and spec.freqs_dtype == "float64"
+         and not (spec.axes and AXES[spec.axes].angles32))
 @_both_parts
 def _diffusers_rope(spec, device):
     import torch
@@ -1331,14 +1333,14 @@ def _diffusers_rope(spec, device):
             angles = angles / divisors(spec)[axis]
         if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
-        if spec.convention == "single" and not (style and style.once):  # use_real=False: complex64 (complex128 from float64)
-            value = torch.polar(torch.ones_like(angles), angles)
+        if spec.convention == "single" and not (style and style.once):  # use_real=False: complex64, or
+            value = torch.polar(torch.ones_like(angles), angles)  # complex128 from float64 frequencies (kept)
             plane = value.real if spec.part == "cos" else value.imag
-        else:
-            plane = angles.cos() if spec.part == "cos" else angles.sin()
+        else:  # use_real=True: cos and sin, then float32
+            plane = (angles.cos() if spec.part == "cos" else angles.sin()).float()
         # a zero frequency (LTX-Video's padding) is cos 1 and sin +0, also at negative positions
         plane[:, freqs == 0] = 1.0 if spec.part == "cos" else 0.0
-        planes.append(plane.float())
+        planes.append(plane)
     if columns is None:
         return _lay_out(planes[0], spec.convention)
     every = torch.cat(planes, dim=1)
