@@ -858,6 +858,51 @@ def test_complex128_tables_as_float64_are_the_modules(cli, tmp_path):
     assert best["differing"] == 0 and best["spec"]["variant"] == "diffusers" and best["spec"]["dtype"] == "float64"
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_angle_part_is_correctly_rounded(dtype):
+    """--part angle, exactly: p * w rounded once, against mpmath, on a 1-D table and on Allegro's
+    axes (positions k / 2.2 and k / 2)."""
+    rng = np.random.default_rng(3)
+    mpmath.mp.prec = 120
+    table = pe_cli.build(family="rope", d_model=64, seq_len=70000, offset=0, part="angle", dtype=dtype,
+                         base=500000).torch().double().numpy()
+    for p, j in zip(rng.integers(0, 70000, 300).tolist(), rng.integers(0, 32, 300).tolist()):
+        w = mpmath.power(500000, -mpmath.mpf(2 * j) / 64)
+        assert table[p, j] == table[p, j + 32] == round_to(p * w, dtype), (p, j)
+    table = pe_cli.build(preset="allegro", grid="9x6x7", part="angle", dtype=dtype).torch().double().numpy()
+    for row, j in zip(rng.integers(0, 378, 200).tolist(), rng.integers(0, 16, 200).tolist()):
+        t, h, w = row // 42, row // 7 % 6, row % 7
+        for axis, (position, scale) in enumerate(((t, "2.2"), (h, 2), (w, 2))):
+            angle = position / mpmath.mpf(scale) * mpmath.power(10000, -mpmath.mpf(2 * j) / 32)
+            assert table[row, 32 * axis + j] == round_to(angle, dtype), (row, axis, j)
+
+
+def test_angle_tables_are_the_modules_and_named(cli, tmp_path):
+    """ERNIE-Image's ErnieImageEmbedND3 (the image first at (N, row, column), then text (k, 0, 0))
+    and Stable Audio 3's rotary embedding return angles: --part angle, bit for bit; compare names
+    both."""
+    from diffusers.models.transformers.transformer_ernie_image import ErnieImageEmbedND3
+    from diffusers.models.transformers.transformer_stable_audio3 import StableAudio3RotaryEmbedding
+
+    rows, cols, text = 6, 8, 20
+    image = torch.cartesian_prod(torch.arange(rows), torch.arange(cols))
+    ids = torch.cat([torch.cat([torch.full((rows * cols, 1), text), image], dim=1),
+                     torch.cat([torch.arange(text)[:, None], torch.zeros(text, 2, dtype=torch.long)], dim=1)])
+    ernie = ErnieImageEmbedND3(128, 256, (32, 48, 48))(ids.float()[None])[0, :, 0].numpy()
+    built = pe_cli.build(preset="ernie-image", grid=f"{rows}x{cols}", text_tokens=text, part="angle",
+                         variant="diffusers").numpy()
+    assert np.array_equal(built, ernie)
+    audio = StableAudio3RotaryEmbedding(32)(300, "cpu").numpy()
+    assert np.array_equal(pe_cli.build(family="rope", d_model=32, seq_len=300, part="angle", variant="hf-rope",
+                                       convention="half").numpy(), audio)
+    for name, table, expected in (("ernie", ernie, {"grid": f"{rows}x{cols}", "text_tokens": text}),
+                                  ("audio", audio, {"seq_len": 300, "d_model": 32})):
+        np.save(tmp_path / f"{name}.npy", table)
+        best = json.loads(cli("compare", tmp_path / f"{name}.npy", "--json")[1])["candidates"][0]
+        assert best["differing"] == 0 and best["spec"]["part"] == "angle", name
+        assert {k: best["spec"][k] for k in expected} == expected
+
+
 @pytest.mark.parametrize("scale", [(1.0, 2.0, 2.0), (1.0, 1.0, 1.0)])
 def test_kandinsky6_is_the_module_bit_for_bit(cli, tmp_path, scale):
     from diffusers.models.transformers.transformer_kandinsky6 import Kandinsky6RoPE1D, Kandinsky6RoPE3D

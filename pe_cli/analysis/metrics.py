@@ -308,7 +308,8 @@ class Facts:
             "mean": self.total / (self.rows * self.cols),
             "row_norms": {"min": self.norm_min, "max": self.norm_max, "zero_rows": self.zero_rows},
         }
-        if self.paired:
+        # a foreign table past [-1, 1] is not of sin/cos pairs (RoPE's angles, ALiBi's biases)
+        if self.paired and (spec is not None or max(-self.minimum, self.maximum) <= 1 + 1e-6):
             report["row_norms"].update({"expected": math.sqrt(self.cols / 2), "max_deviation": self.deviation,
                                         "rows_off_by_1e-3": self.off})
         if spec is not None:

@@ -316,11 +316,11 @@ def _rotation(cos, sin):
     return np.stack(pieces, axis=-1).reshape(len(cos), -1)
 
 
-def _part(part: str, cos, sin):
+def _part(part: str, cos, sin, angle):
     """The part asked for, of planes made when called."""
     if part == "rotation":
         return _rotation(cos(), sin())
-    return cos() if part == "cos" else sin()
+    return {"cos": cos, "sin": sin, "angle": angle}[part]()
 
 
 def _both_parts(compute):
@@ -1251,7 +1251,9 @@ def _rope_table(spec, lowered: str | None = None):
     freqs = positions[..., None].float() * inv_freq.float()
     if lowered == "table":  # angles and cos/sin in the low dtype (autocast without a guard)
         freqs = freqs.to(low)
-    if spec.arithmetic == "polar":  # DeepSeek-V2, Llama 4: torch.polar(1, angle) in complex64
+    if spec.part == "angle":  # the angles themselves (Stable Audio 3's cat((freqs, freqs)))
+        plane = freqs
+    elif spec.arithmetic == "polar":  # DeepSeek-V2, Llama 4: torch.polar(1, angle) in complex64
         value = torch.polar(torch.ones_like(freqs), freqs) * attention_factor
         plane = value.real if spec.part == "cos" else value.imag
     else:  # cos and sin of each angle (the same numbers in cat((freqs, freqs)) or repeat_interleave)
@@ -1307,7 +1309,7 @@ def _diffusers_refusal(spec) -> str | None:
          conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal,
          parameters=frozenset({"base", "offset", "text_tokens"}),
          ends_float64=lambda spec: spec.convention == "single" and spec.freqs_dtype == "float64"
-         and not (spec.axes and AXES[spec.axes].angles32))
+         and spec.part != "angle" and not (spec.axes and AXES[spec.axes].angles32))
 @_both_parts
 def _diffusers_rope(spec, device):
     import torch
@@ -1333,7 +1335,9 @@ def _diffusers_rope(spec, device):
             angles = angles / divisors(spec)[axis]
         if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
-        if spec.convention == "single" and not (style and style.once):  # use_real=False: complex64, or
+        if spec.part == "angle":  # the angles themselves, float32 (ERNIE-Image's rope())
+            plane = angles.float()
+        elif spec.convention == "single" and not (style and style.once):  # use_real=False: complex64, or
             value = torch.polar(torch.ones_like(angles), angles)  # complex128 from float64 frequencies (kept)
             plane = value.real if spec.part == "cos" else value.imag
         else:  # use_real=True: cos and sin, then float32
@@ -1475,6 +1479,8 @@ class Rope(Family):
         "inv_freq": "the frequencies w_i, (rotary dim / 2,)",
         "rotation": "each interleaved pair's 2x2 rotation [[cos, -sin], [sin, cos]] flattened, (positions, "
                     "2 x rotary dim): HiDream's and Kandinsky 5's tables",
+        "angle": "the angles p*w_i themselves, laid out as cos (no attention factor), (positions, rotary dim): "
+                 "ERNIE-Image's and Stable Audio 3's tables, whose cos and sin the attention takes",
     }
     params = (
         Param("rope", (), "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
@@ -1744,18 +1750,23 @@ class Rope(Family):
 
             _, columns = axes_plan(spec)
             positions = axes_positions(spec, start, stop)
-            found = [work.planes(positions[:, a].tolist()) for a in range(positions.shape[1])]
+            made = work.angles if spec.part == "angle" else work.planes
+            found = [made(positions[:, a].tolist()) for a in range(positions.shape[1])]
             axis, frequency = (np.array(c) for c in zip(*columns))
 
             def plane(k):  # (rows, axes, n) of sin (k = 0) or cos, each column's axis and frequency
                 return np.stack([f[k] for f in found], axis=1)[:, axis, frequency]
 
-            return _part(spec.part, lambda: plane(1), lambda: plane(0))
-        sin, cos = work.planes(list(range(spec.offset + start, spec.offset + stop)))
-        return _part(spec.part, lambda: _lay_out(cos, spec.convention), lambda: _lay_out(sin, spec.convention))
+            return _part(spec.part, lambda: plane(1), lambda: plane(0),
+                         lambda: np.stack(found, axis=1)[:, axis, frequency])
+        positions = list(range(spec.offset + start, spec.offset + stop))
+        if spec.part == "angle":
+            return _lay_out(work.angles(positions), spec.convention)
+        sin, cos = work.planes(positions)
+        return _part(spec.part, lambda: _lay_out(cos, spec.convention), lambda: _lay_out(sin, spec.convention), None)
 
     def fast_columns(self, spec):
-        if self._vector(spec) or spec.axes or spec.part == "rotation":
+        if self._vector(spec) or spec.axes or spec.part in ("rotation", "angle"):
             return None
         import numpy as np
 
@@ -1791,6 +1802,7 @@ class Rope(Family):
             positions = f"{spec.offset} .. {spec.last_position}"
         return [
             *super().settings(spec),
+            *([("part", spec.part)] if spec.part == "angle" else []),  # the one a match's name may not say
             ("base", f"{spec.base:g}"),
             ("positions", positions),
             ("rope", ", ".join(f"{k}={v}" for k, v in spec.rope) or "rope_type=default"),
@@ -1880,7 +1892,7 @@ class Rope(Family):
         rows, cols = values.shape
         if rows < 3:
             return
-        duplicated = False
+        duplicated, angles = False, _angles(values)
         for convention in self.conventions:
             if convention == "single":
                 if duplicated:  # a two-column layout explained it
@@ -1896,22 +1908,27 @@ class Rope(Family):
                 continue
             duplicated = duplicated or convention != "single"
             head = plane[0]
-            if np.all(head == head[0]) and head[0] > 0:
-                part, attention = "cos", float(head[0])
-            elif not np.any(head):
-                part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
+            if angles and not np.any(head):  # the angles themselves: the last row's over its position
+                part, attention = "angle", 1.0
+                w = plane[-1] / (rows - 1)
+                resolved = w * (rows - 1) >= 0.1
             else:
-                continue  # not starting at position 0: the fit below assumes it does
-            if not (0 < attention < np.inf):
-                _still(notes)
-                continue
-            inverse = np.arccos if part == "cos" else np.arcsin
-            rough = inverse(np.clip(plane[1] / attention, -1, 1))
-            at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
-            w = inverse(np.clip(plane[at, np.arange(n)] / attention, -1, 1)) / at
-            # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
-            # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
-            resolved = (w * at >= 0.1) & (w > 0)
+                if np.all(head == head[0]) and head[0] > 0:
+                    part, attention = "cos", float(head[0])
+                elif not np.any(head):
+                    part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
+                else:
+                    continue  # not starting at position 0: the fit below assumes it does
+                if not (0 < attention < np.inf):
+                    _still(notes)
+                    continue
+                inverse = np.arccos if part == "cos" else np.arcsin
+                rough = inverse(np.clip(plane[1] / attention, -1, 1))
+                at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
+                w = inverse(np.clip(plane[at, np.arange(n)] / attention, -1, 1)) / at
+                # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
+                # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
+                resolved = (w * at >= 0.1) & (w > 0)
             if not resolved[0]:  # a power law from w_0 = 1 (or 1/factor): its first pair must turn
                 if not w[0] > 0:
                     _still(notes)
@@ -1924,7 +1941,7 @@ class Rope(Family):
                 reference = bench.reference(spec)
                 yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
                 yield from bench.libraries(spec, reference)
-                if dtype == "float32":
+                if dtype == "float32" and part != "angle":
                     polar = bench.spec(**{**asdict(spec), "variant": "hf-rope", "arithmetic": "polar",
                                           "dtype": "float32"})
                     if polar is not None:
@@ -1947,7 +1964,8 @@ class Rope(Family):
         found, scattered, later = [], [], []
         rotation = _rotation_sin(values) is not None
         # (the spec's part, the part its columns are read as, that part's rows of the table's)
-        views = [("rotation", "sin", _rotation_sin)] if rotation else [(p, p, lambda v: v) for p in ("cos", "sin")]
+        views = [("rotation", "sin", _rotation_sin)] if rotation else [
+            (p, p, lambda v: v) for p in (("angle",) if _angles(values) else ("cos", "sin"))]
         for (name, preset), convention in ((p, c) for p in PRESETS.items()
                                            for c in (p[1].convention, *["single"][:AXES[p[1].axes].once])):
             width = preset.head_dim // (2 if convention == "single" else 1) * (2 if rotation else 1)
@@ -2038,6 +2056,13 @@ def _read_runs(spec, bench, view, reading) -> str | None:
     return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
 
 
+def _angles(values) -> bool:
+    """A table of angles, not of cos or sin: some value past 1."""
+    import numpy as np
+
+    return bool(np.nanmax(np.abs(values), initial=0) > 1 + 1e-6)
+
+
 def _rotation_sin(values):
     """A rotation table's sin part (interleaved), where its columns are [cos, -sin, sin, cos]
     per pair; else None."""
@@ -2071,6 +2096,9 @@ def _read_positions(values, spec, part: str):
         order = sorted((j for j in range(start, start + dim // 2) if frequencies[j] > 0), key=lambda j: frequencies[j])
         start += dim // 2
         if not order:  # an axis that never turns says nothing of its positions
+            continue
+        if part == "angle":  # an angle table: the angle over its frequency, the highest's
+            found[:, axis] = values[:, first[order[-1]]] / frequencies[order[-1]]
             continue
         w = np.array([frequencies[j] for j in order])
         seen = np.clip(values[:, [first[j] for j in order]], -1, 1)  # (rows, n)
@@ -2267,7 +2295,7 @@ def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) 
     for b in plausible_bases(base) or [base]:
         for rope in trials:
             exact, factor = rope_frequencies(dim, b, rope, rows)
-            if not math.isclose(float(factor), attention, rel_tol=tolerance):
+            if part != "angle" and not math.isclose(float(factor), attention, rel_tol=tolerance):
                 continue
             mine = np.array([float(x) for x in exact])
             error = float(np.max(np.abs(mine[resolved] / w[resolved] - 1)))

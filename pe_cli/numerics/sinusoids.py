@@ -85,6 +85,23 @@ class Sinusoids:
             planes.append(rounded)
         return planes
 
+    def angles(self, xp, positions: list[int], dtype: str, device: str = "cpu"):
+        """The angles p * w themselves for integer positions, every frequency, each correctly
+        rounded to dtype (a float64 array on dtype's grid): each product a double-double, exact
+        in p * hi; those it cannot decide rounded from the exact product."""
+        his, los = (np.array(v) for v in zip(*(exact.dd(w) for w in self.frequencies)))
+        column = np.array(positions, dtype=np.float64)[:, None]
+        if xp is not np:
+            column, his, los = (xp.from_numpy(a).to(device) for a in (column, his, los))
+        hi, lo = exact.product_dd(xp, column, (his, los))
+        rounded, suspect = exact.decide_float64(xp, hi, lo) if dtype == "float64" else exact.round_to(xp, hi, dtype)
+        rows, cols = (np.nonzero(suspect) if xp is np else (i.cpu().numpy() for i in xp.nonzero(suspect, as_tuple=True)))
+        values = [exact.round_fraction(positions[i] * Fraction(self.frequencies[j]), dtype)
+                  for i, j in zip(rows.tolist(), cols.tolist())]
+        if values:
+            rounded[rows, cols] = values if xp is np else xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
+        return rounded
+
     def _fix_suspects(self, xp, rounded, suspect, positions, plane: int, dtype: str) -> None:
         """Recompute, in decimal, the few elements whose rounding the float64 value cannot
         decide."""
@@ -126,6 +143,10 @@ class Workspace:
     def planes(self, positions: list[int]):
         """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each."""
         return self.sinusoids.planes(self.xp, positions, self.dtype, self.device, self.chunks)
+
+    def angles(self, positions: list[int]):
+        """The correctly rounded angles p * w, (len(positions), frequencies)."""
+        return self.sinusoids.angles(self.xp, positions, self.dtype, self.device)
 
     def zeros(self, rows: int, cols: int):
         if self.numpy:
