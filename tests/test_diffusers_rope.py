@@ -858,6 +858,45 @@ def test_complex128_tables_as_float64_are_the_modules(cli, tmp_path):
     assert best["differing"] == 0 and best["spec"]["variant"] == "diffusers" and best["spec"]["dtype"] == "float64"
 
 
+@pytest.mark.parametrize("fps, frames", [(None, 1), (None, 3), (24.0, 5), (30.0, 4), (16.0, 3)])
+def test_cosmos3_joint_sequence_is_the_module_bit_for_bit(cli, tmp_path, fps, frames):
+    """Cosmos 3's text then vision tokens, with its pipeline's own ids (fps modulation for a
+    video's frames): the cosmos3 preset, bit for bit; compare names it and its frame rate."""
+    from diffusers.models.transformers.transformer_cosmos3 import Cosmos3VLTextRotaryEmbedding
+    from diffusers.pipelines.cosmos.pipeline_cosmos3_omni import (get_3d_mrope_ids_text_tokens,
+                                                                  get_3d_mrope_ids_vae_tokens)
+
+    module = Cosmos3VLTextRotaryEmbedding(128, 5000000.0, (24, 20, 20))
+    text, offset = get_3d_mrope_ids_text_tokens(37, 0, use_float_positions=fps is not None)
+    vision, _ = get_3d_mrope_ids_vae_tokens(frames, 4, 6, offset + 15000, fps=fps)
+    cos, sin = module(torch.cat([text.float(), vision.float()], dim=1)[:, None, :], "cpu", torch.float32)
+    rope = {} if fps is None else {"fps": fps}
+    for part, expected in (("cos", cos[0]), ("sin", sin[0])):
+        table = pe_cli.build(preset="cosmos3", grid=f"{frames}x4x6", text_tokens=37, part=part, variant="diffusers",
+                             rope=rope).numpy()
+        assert np.array_equal(table, expected.numpy()), part
+    np.save(tmp_path / "t.npy", sin[0].numpy())
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["axes"] == "cosmos3" and best["spec"]["text_tokens"] == 37
+    assert best["spec"]["grid"] == f"{frames}x4x6"
+
+
+def test_cosmos3_exact_positions_against_mpmath():
+    """The exact cosmos3 table: frame k of a 30 fps video at 37 + 15000 + 0.8 k, frequency i of
+    5e6^(-i/64) on t, h or w as Qwen3-VL interleaves them."""
+    table = pe_cli.build(preset="cosmos3", grid="4x3x5", text_tokens=37, part="sin", dtype="float64",
+                         rope={"fps": 30.0}).numpy()
+    mpmath.mp.prec = 120
+    for row, i in ((36, 0), (37 + 59, 1), (37 + 31, 2), (37 + 44, 63), (5, 59)):
+        if row < 37:
+            position = row
+        else:
+            t, h, w = (row - 37) // 15, (row - 37) // 5 % 3, (row - 37) % 5
+            position = [37 + 15000 + mpmath.mpf(24) / 30 * t, h, w][1 if i % 3 == 1 and i < 60 else
+                                                                     2 if i % 3 == 2 and i < 60 else 0]
+        assert table[row, i] == float(mpmath.sin(position * mpmath.power(5000000, -mpmath.mpf(i) / 64))), (row, i)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
 def test_angle_part_is_correctly_rounded(dtype):
     """--part angle, exactly: p * w rounded once, against mpmath, on a 1-D table and on Allegro's

@@ -553,6 +553,70 @@ def _cosmos_floats(spec, axis: int, size: int):  # its float32 seq / fps * base_
     return (positions if axis or fps is None else positions / fps * 24).numpy()
 
 
+_COSMOS3_MARGIN = 15000  # Cosmos 3's unified_3d_mrope_temporal_modality_margin: the vision tokens' frames past the text
+
+
+def _cosmos3_place(spec, axis: int, size: int):
+    """Cosmos 3's vision tokens: frame k at L + 15000 + k (L text tokens, then its modality
+    margin), or with --rope fps a video's at L + 15000 + k * 24 / fps (its fps modulation),
+    exactly; rows and columns count from 0 (its reset spatial ids)."""
+    from fractions import Fraction
+
+    import numpy as np
+
+    if axis:
+        return _counting(spec, axis, size)
+    fps = dict(spec.rope).get("fps")
+    step = Fraction(24) / Fraction(fps) if fps is not None and size > 1 else Fraction(1)
+    start = (spec.text_tokens + _COSMOS3_MARGIN) * step.denominator
+    return np.arange(size, dtype=np.int64) * step.numerator + start, step.denominator
+
+
+def _cosmos3_floats(spec, axis: int, size: int):  # its float32 frames / (fps / 4) * (24 / 4) + offset
+    import torch
+
+    k = torch.arange(size, dtype=torch.float32)
+    fps = dict(spec.rope).get("fps")
+    if axis:
+        return k.numpy()
+    if fps is None or size == 1:
+        return (k + (spec.text_tokens + _COSMOS3_MARGIN)).numpy()
+    return (k / (fps / 4) * (24.0 / 4) + (spec.text_tokens + _COSMOS3_MARGIN)).numpy()
+
+
+def _interleaved_axes(laws):
+    """Qwen3-VL's interleaved M-RoPE over split axes of sections axes_dim / 2: frequency i of the
+    one power law over the whole head dim on axis _qwen3's."""
+    sections = [dim // 2 for dim, _ in laws]
+    return _qwen3(sum(sections), sections)
+
+
+def _interleaved_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
+    laws = split_laws(spec)
+    every = rope_frequencies(sum(d for d, _ in laws), theta, {}, 0)[0]
+    return [w for w, a in zip(every, _interleaved_axes(laws)) if a == axis]
+
+
+def _interleaved_torch_law(torch, spec, axis: int, dim: int, theta: float):
+    # Cosmos3VLTextRotaryEmbedding: float32 1 / theta**(arange(0, head dim, 2) / head dim), each axis its own
+    laws = split_laws(spec)
+    head = sum(d for d, _ in laws)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head, 2, dtype=torch.float32) / head))
+    return inv_freq[torch.tensor([a == axis for a in _interleaved_axes(laws)])]
+
+
+def _interleaved_columns(laws, convention):
+    """Column i takes frequency i on its axis (frequency j counting through the axes' own
+    lists), doubled: cat((freqs, freqs))."""
+    firsts = [sum(dim // 2 for dim, _ in laws[:a]) for a in range(len(laws))]
+    seen = [0] * len(laws)
+    columns = []
+    for axis in _interleaved_axes(laws):
+        columns.append((axis, firsts[axis] + seen[axis]))
+        seen[axis] += 1
+    return columns * 2
+
+
 def _ltx_ratio(spec, axis: int):
     """LTX-Video's scale of patch k on an axis (patch size 1): frames k * (8/fps) / 20 (its VAE's
     temporal compression over the frame rate, over base_num_frames), rows and columns k * 32 /
@@ -821,6 +885,11 @@ AXES = {a.name: a for a in (
          "over 20 (mel frames [max(4k - 3, 0), 4k + 1), 160 / 16000 s each)", axes=("t",), dim=None,
          columns=_ltx_columns, convention="interleaved", place=_ltx2_audio_place, floats=_ltx2_audio_floats,
          law=_ltx_law, torch_law=_ltx2_torch_law, once=True),
+    Axes("cosmos3", "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
+         "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at k * 24/fps "
+         "with --rope fps)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
+         place=_cosmos3_place, floats=_cosmos3_floats, text=_text_on(0, 1, 2), law=_interleaved_law,
+         torch_law=_interleaved_torch_law),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -1450,6 +1519,10 @@ PRESETS = {
     "ltx2-audio": Preset("LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
                          "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
+    "cosmos3": Preset("Cosmos 3: Cosmos3VLTextRotaryEmbedding, Qwen3-VL's interleaved M-RoPE at theta 5e6 "
+                      "(rope_axes_dim 24,20,20); text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, "
+                      "column); a video's fps modulation with --rope fps=F", 128, 5000000.0, "cosmos3", (48, 40, 40),
+                      "half", "float32", tries=({}, *({"fps": fps} for fps in (24, 30, 16, 25, 60)))),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
     # Cosmos: theta 10000 * rope_scale ** (dim / (dim - 2)) per axis, rope_scale (2, 1, 1) of
@@ -1651,9 +1724,9 @@ class Rope(Family):
     @staticmethod
     def _check_split(spec, style, kind: str) -> None:
         rope = dict(spec.rope)
-        if "fps" in rope and spec.axes not in ("cosmos", "ltx-video", "ltx2"):
+        if "fps" in rope and spec.axes not in ("cosmos", "cosmos3", "ltx-video", "ltx2"):
             raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
-                           "cosmos, ltx-video or ltx2 (their --preset)")
+                           "cosmos, cosmos3, ltx-video or ltx2 (their --preset)")
         if "freqs_scaling" in rope and (style is None or style.torch_law is not _kandinsky_law):
             raise BadInput("rope parameter freqs_scaling is Kandinsky 6's audio_freqs_scaling: it needs --rope-axes "
                            "kandinsky5-text (--preset kandinsky6-text) or kandinsky5")
