@@ -1108,6 +1108,39 @@ def test_ltx2_split_is_the_module_bit_for_bit(cli, tmp_path, modality, grid):
     assert best["differing"] == 0 and best["spec"]["convention"] == "single" and best["spec"]["grid"] == grid
 
 
+@pytest.mark.parametrize("rope_type", ["interleaved", "split"])
+def test_ltx2_cross_attention_tables_are_the_modules(cli, tmp_path, rope_type):
+    """LTX-2's audio-video cross-attention ropes as its transformer builds them: the video side
+    over each token's frame time only (ltx2-cross: a grid of frames x rows x columns reads back
+    as frames x 1 x rows*columns, the same table); the audio side is ltx2-audio's table."""
+    from diffusers.models.transformers.transformer_ltx2 import LTX2AudioVideoRotaryPosEmbed
+
+    heads = dict(rope_type=rope_type, num_attention_heads=32)
+    video = LTX2AudioVideoRotaryPosEmbed(4096, theta=10000.0, **heads)
+    cross = LTX2AudioVideoRotaryPosEmbed(2048, theta=10000.0, base_num_frames=20, **heads)
+    audio = LTX2AudioVideoRotaryPosEmbed(2048, theta=10000.0, modality="audio", scale_factors=[4], **heads)
+    cross_audio = LTX2AudioVideoRotaryPosEmbed(2048, theta=10000.0, modality="audio", base_num_frames=20, **heads)
+    coords, sound = video.prepare_video_coords(1, 3, 4, 5, "cpu", fps=24), audio.prepare_audio_coords(1, 9, "cpu")
+    convention = "interleaved" if rope_type == "interleaved" else "single"
+
+    def flat(table):  # the split layout's (heads, tokens, dim) as (tokens, heads * dim)
+        return (table[0] if rope_type == "interleaved" else table[0].transpose(0, 1).flatten(1)).numpy()
+
+    for preset, grid, module, at in (("ltx2-cross", "3x4x5", cross, coords[:, 0:1]), ("ltx2-audio", "9", cross_audio, sound)):
+        for part, expected in zip(("cos", "sin"), module(at)):
+            table = pe_cli.build(preset=preset, grid=grid, part=part, variant="diffusers", convention=convention).numpy()
+            assert np.array_equal(table, flat(expected)), (preset, part)
+    np.save(tmp_path / "t.npy", flat(cross(coords[:, 0:1])[1]))
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["grid"] == "3x1x20"
+    assert dict(best["spec"]["rope"])["axes_dim"] == [2048.0, 0.0, 0.0]
+
+
+def test_an_axis_without_columns_is_ltx_only(cli):
+    code, _, err = cli("generate", "--preset", "flux", "--grid", "2x2", "--rope", "axes_dim=128,0,0")
+    assert code == 2 and "an axis that takes no columns, is for LTX-2's cross-attention" in err
+
+
 def test_ltx2_convention_half_is_refused(cli):
     code, _, err = cli("generate", "--preset", "ltx2", "--grid", "1x1x1", "--convention", "half")
     assert code == 2 and "interleaved (or once each: --convention single), not half" in err

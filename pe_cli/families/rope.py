@@ -144,7 +144,7 @@ def rope_parameters(items) -> tuple:
         raise BadInput("rope_type longrope needs factor, or max_position_embeddings to derive it")
     if "axes_dim" in out:
         dims = out["axes_dim"]
-        if not all(d.is_integer() and d >= 2 and d % 2 == 0 for d in dims):
+        if not all(d.is_integer() and d >= 0 and d % 2 == 0 for d in dims) or not any(dims):
             raise BadInput(f"rope parameter axes_dim {','.join(f'{d:g}' for d in dims)}: each axis's "
                            "share of the head dim must be an even whole number")
         out["axes_dim"] = tuple(int(d) for d in dims)
@@ -650,14 +650,17 @@ def _ltx_floats(spec, axis: int, size: int):  # its float32 grid * scale * patch
 
 def _ltx_count(spec) -> int:
     """LTX's frequencies per axis: n = d_model // (2 * axes) (682 for LTX-2's video, 1024 for
-    its audio); the d_model % (2 * axes) columns left are padding."""
-    return spec.d_model // (2 * len(split_laws(spec)))
+    its audio and its cross-attention's frames, whose rows and columns take no columns: axes_dim
+    0); the d_model % (2 * axes) columns left are padding."""
+    return spec.d_model // (2 * sum(1 for dim, _ in split_laws(spec) if dim))
 
 
 def _ltx_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
     """(pi/2) * theta**(j/(n-1)), n = _ltx_count, on every axis; the first axis's block also
     holds the padding columns (frequency 0: cos 1, sin 0)."""
     n = _ltx_count(spec)
+    if not dim:
+        return []
     with context():
         log_theta = Decimal(theta).ln()
         law = [PI / 2 * (log_theta * j / (n - 1)).exp() for j in range(n)]
@@ -668,6 +671,8 @@ def _ltx_torch_law(torch, spec, axis: int, dim: int, theta: float):
     # LTXVideoRotaryPosEmbed: theta ** linspace(log_theta(1), log_theta(theta), n) in float32,
     # times pi, over 2; zeros for the padding
     n = _ltx_count(spec)
+    if not dim:
+        return torch.zeros(0)
     freqs = theta ** torch.linspace(math.log(1.0, theta), math.log(theta, theta), n, dtype=torch.float32)
     freqs = freqs * math.pi / 2.0
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
@@ -728,6 +733,8 @@ def _ltx2_torch_law(torch, spec, axis: int, dim: int, theta: float):
     # LTX2AudioVideoRotaryPosEmbed's double precision: theta ** linspace(0, 1, n) and pi/2 in
     # float64, then float32; zeros for the padding
     n = _ltx_count(spec)
+    if not dim:
+        return torch.zeros(0)
     freqs = (theta ** torch.linspace(0.0, 1.0, n, dtype=torch.float64) * math.pi / 2.0).float()
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
 
@@ -736,14 +743,14 @@ def _ltx_columns(laws, convention):
     """The padding columns first, then per frequency each axis's angle, twice: [t0 t0 h0 h0 w0
     w0 t1 ...] (one axis: [t0 t0 t1 t1 ...]); once each with --convention single (LTX-2's
     rope_type "split": [t0 h0 w0 t1 ...], which its module cuts into heads)."""
-    k = len(laws)
-    n = sum(dim for dim, _ in laws) // (2 * k)
+    turning = [axis for axis, (dim, _) in enumerate(laws) if dim]  # axes with columns
+    n = sum(dim for dim, _ in laws) // (2 * len(turning))
     pad = laws[0][0] // 2 - n
     # axis a's frequencies start past the earlier axes' (the first axis's, past its padding)
-    firsts = [sum(dim for dim, _ in laws[:axis]) // 2 + (pad if axis == 0 else 0) for axis in range(k)]
+    firsts = [sum(dim for dim, _ in laws[:axis]) // 2 + (pad if axis == 0 else 0) for axis in range(len(laws))]
     times = range(1 if convention == "single" else 2)
     padding = [(0, z) for z in range(pad) for _ in times]
-    return padding + [(axis, firsts[axis] + j) for j in range(n) for axis in range(k) for _ in times]
+    return padding + [(axis, firsts[axis] + j) for j in range(n) for axis in turning for _ in times]
 
 
 def _kandinsky_law(torch, spec, axis: int, dim: int, theta: float):
@@ -1516,6 +1523,10 @@ PRESETS = {
                    "columns 128h .. 128h + 127), its double precision; a frame rate other than 24 with --rope fps=F",
                    4096, 10000.0, "ltx2", (1368, 1364, 1364), "interleaved", "float32",
                    tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
+    "ltx2-cross": Preset("LTX-2's audio-video cross-attention, its video side: LTX2AudioVideoRotaryPosEmbed over "
+                         "the 2048-wide audio cross-attention dim, each video token at its frame's time only (rows and "
+                         "columns take no columns: a table of frames x 1 x rows*columns is the same)", 2048, 10000.0,
+                         "ltx2", (2048, 0, 0), "interleaved", "float32", tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
     "ltx2-audio": Preset("LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
                          "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
@@ -1761,6 +1772,9 @@ class Rope(Family):
             raise BadInput("--offset: a split layout's positions come from --grid or --ids")
         if spec.ids is not None and (spec.grid is not None or spec.text_tokens):
             raise BadInput("--ids gives every token's positions: drop --grid and --text-tokens")
+        if not all(dim for dim, _ in split_laws(spec)) and style.law is not _ltx_law:
+            raise BadInput("axes_dim 0, an axis that takes no columns, is for LTX-2's cross-attention (--preset "
+                           "ltx2-cross)")
         covered = sum(dim for dim, _ in split_laws(spec))
         if covered != spec.d_model:
             raise BadInput(f"axes_dim {','.join(str(d) for d, _ in split_laws(spec))} covers {covered} "
@@ -2215,6 +2229,9 @@ def _as_grid(positions, spec, part: str, length: int, read_at):
             sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
             found = read_at([first + d * stride for d in sizes if d * stride < count])
             back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < _CLOSE]
+            if a == covered - 1 and not split_laws(spec)[a][0]:  # an axis without columns says nothing of
+                # its size: the last one takes every row of its token's run (LTX-2's cross-attention: 1 x H*W)
+                back = [d for d, row in zip(sizes, found) if np.any(np.abs(row - start) >= _CLOSE)][:1]
             size = back[0] if back else count // stride
             shape.insert(0, size)
             stride *= size
@@ -2229,7 +2246,8 @@ def _as_grid(positions, spec, part: str, length: int, read_at):
                 continue
             if part == "cos":  # cos tells a position only up to its sign
                 expected = np.abs(expected)
-            if len(expected) == len(positions) and np.all(np.abs(expected - positions) < _CLOSE):
+            turning = [dim > 0 for dim, _ in split_laws(spec)]  # the axes with columns tell their positions
+            if len(expected) == len(positions) and np.all(np.abs(expected - positions)[:, turning] < _CLOSE):
                 return grid, text
     return None
 
