@@ -2100,9 +2100,10 @@ class Rope(Family):
                 scattered.append(name)
                 continue
             spec = bench.spec(**{**asdict(spec), "grid": None, "ids": runs})
-            if spec is not None:
+            made = [] if spec is None else [c for c in self._preset_candidates(bench, name, preset, part, spec) if c]
+            if any(c.difference.max_abs <= _RUNS_NEAR for c in made):  # else the wrong layout's whole readings
                 found.append(name)
-                yield from self._preset_candidates(bench, name, preset, part, spec)
+                yield from made
         if scattered and not found:
             notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
                          f"but its tokens make more than {_MOST_RUNS} runs of grids and lines (give them with "
@@ -2110,6 +2111,7 @@ class Rope(Family):
 
 
 _MOST_RUNS = 64  # runs of tokens identification writes as --ids
+_RUNS_NEAR = 1e-2  # a table named by runs is this near (float32 angles at large positions), else not offered
 
 
 def _freqs_scalings(positions, style) -> list[float]:
