@@ -886,7 +886,6 @@ def test_cosmos3_exact_positions_against_mpmath():
     5e6^(-i/64) on t, h or w as Qwen3-VL interleaves them."""
     table = pe_cli.build(preset="cosmos3", grid="4x3x5", text_tokens=37, part="sin", dtype="float64",
                          rope={"fps": 30.0}).numpy()
-    mpmath.mp.prec = 120
     for row, i in ((36, 0), (37 + 59, 1), (37 + 31, 2), (37 + 44, 63), (5, 59)):
         if row < 37:
             position = row
@@ -902,7 +901,6 @@ def test_angle_part_is_correctly_rounded(dtype):
     """--part angle, exactly: p * w rounded once, against mpmath, on a 1-D table and on Allegro's
     axes (positions k / 2.2 and k / 2)."""
     rng = np.random.default_rng(3)
-    mpmath.mp.prec = 120
     table = pe_cli.build(family="rope", d_model=64, seq_len=70000, offset=0, part="angle", dtype=dtype,
                          base=500000).torch().double().numpy()
     for p, j in zip(rng.integers(0, 70000, 300).tolist(), rng.integers(0, 32, 300).tolist()):
@@ -1126,9 +1124,11 @@ def test_ltx2_cross_attention_tables_are_the_modules(cli, tmp_path, rope_type):
     def flat(table):  # the split layout's (heads, tokens, dim) as (tokens, heads * dim)
         return (table[0] if rope_type == "interleaved" else table[0].transpose(0, 1).flatten(1)).numpy()
 
-    for preset, grid, module, at in (("ltx2-cross", "3x4x5", cross, coords[:, 0:1]), ("ltx2-audio", "9", cross_audio, sound)):
+    for preset, grid, module, at in (("ltx2-cross", "3x4x5", cross, coords[:, 0:1]),
+                                     ("ltx2-audio", "9", cross_audio, sound)):
         for part, expected in zip(("cos", "sin"), module(at)):
-            table = pe_cli.build(preset=preset, grid=grid, part=part, variant="diffusers", convention=convention).numpy()
+            table = pe_cli.build(preset=preset, grid=grid, part=part, variant="diffusers",
+                                 convention=convention).numpy()
             assert np.array_equal(table, flat(expected)), (preset, part)
     np.save(tmp_path / "t.npy", flat(cross(coords[:, 0:1])[1]))
     best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
@@ -1158,7 +1158,6 @@ def test_kandinsky6_audio_freqs_scaling_is_the_module_bit_for_bit(cli, tmp_path,
     assert np.array_equal(table, expected)
     exact = pe_cli.build(preset="kandinsky6-text", d_model=64, grid="200", part="rotation", dtype="float64",
                          rope={"axes_dim": "64", "freqs_scaling": scaling}).numpy()
-    mpmath.mp.prec = 80
     for row, i in ((199, 0), (150, 5), (77, 31)):
         angle = row * mpmath.mpf(repr(scaling)) * mpmath.power(10000, -mpmath.mpf(i) / 32)
         assert exact[row, 4 * i + 2] == float(mpmath.sin(angle)) and exact[row, 4 * i] == float(mpmath.cos(angle))

@@ -165,7 +165,7 @@ def test_a_zeroed_row_far_down_is_found_by_the_confirming_pass(cli, tmp_path, sm
 
 def test_show_facts_and_window_of_a_file_in_blocks(cli, tmp_path, small_blocks):
     rng = np.random.default_rng(7)
-    table = rng.standard_normal((900, 48)).astype(np.float32)
+    table = rng.uniform(-1, 1, (900, 48)).astype(np.float32)  # within [-1, 1]: maybe sin/cos pairs
     table[[37, 600]] = 0
     np.save(tmp_path / "r.npy", table)
     code, out, _ = cli("show", tmp_path / "r.npy", "--json")
@@ -181,6 +181,8 @@ def test_show_facts_and_window_of_a_file_in_blocks(cli, tmp_path, small_blocks):
     code, out, _ = cli("show", tmp_path / "r.npy", "--rows", "700:702", "--cols", "0:3")
     text = out.decode()
     assert code == 0 and all(f"{table[p, j]:.9g}"[:6] in text for p in (700, 701) for j in range(3))
+    np.save(tmp_path / "r.npy", table * 2)  # past 1: not sin/cos pairs, no norm to expect
+    assert "expected" not in json.loads(cli("show", tmp_path / "r.npy", "--json")[1])["row_norms"]
 
 
 def test_show_reads_only_the_rows_it_prints_after_its_pass(tmp_path, small_blocks, monkeypatch):

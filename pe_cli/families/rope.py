@@ -893,8 +893,8 @@ AXES = {a.name: a for a in (
          columns=_ltx_columns, convention="interleaved", place=_ltx2_audio_place, floats=_ltx2_audio_floats,
          law=_ltx_law, torch_law=_ltx2_torch_law, once=True),
     Axes("cosmos3", "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
-         "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at k * 24/fps "
-         "with --rope fps)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
+         "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
+         "k * 24/fps with --rope fps)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
          place=_cosmos3_place, floats=_cosmos3_floats, text=_text_on(0, 1, 2), law=_interleaved_law,
          torch_law=_interleaved_torch_law),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
@@ -1091,7 +1091,6 @@ def ids_tokens(path: str, axes: int):
     found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
     numerators = np.stack([n for n, _ in found], axis=1)
     return numerators, tuple(q for _, q in found), lambda: values.astype(np.float32)  # FLUX's ids.float()
-
 
 
 # Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
@@ -1526,7 +1525,8 @@ PRESETS = {
     "ltx2-cross": Preset("LTX-2's audio-video cross-attention, its video side: LTX2AudioVideoRotaryPosEmbed over "
                          "the 2048-wide audio cross-attention dim, each video token at its frame's time only (rows and "
                          "columns take no columns: a table of frames x 1 x rows*columns is the same)", 2048, 10000.0,
-                         "ltx2", (2048, 0, 0), "interleaved", "float32", tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
+                         "ltx2", (2048, 0, 0), "interleaved", "float32",
+                         tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
     "ltx2-audio": Preset("LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
                          "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float32"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
@@ -1762,7 +1762,8 @@ class Rope(Family):
             raise BadInput(f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)")
         if style.convention is not None and spec.convention not in (style.convention, *["single"][:style.once]):
             also = " (or once each: --convention single)" if style.once else ""
-            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}{also}, not {spec.convention}")
+            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}{also}, "
+                           f"not {spec.convention}")
         if kind not in ("default", "linear"):
             raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
         if (style.law or style.torch_law) and (kind == "linear" or "ntk_factor" in rope):
@@ -1994,47 +1995,35 @@ class Rope(Family):
             if not np.array_equal(plane, twin):
                 continue
             duplicated = duplicated or convention != "single"
-            head = plane[0]
-            if angles and not np.any(head):  # the angles themselves: the last row's over its position
-                part, attention = "angle", 1.0
-                w = plane[-1] / (rows - 1)
-                resolved = w * (rows - 1) >= 0.1
-            else:
-                if np.all(head == head[0]) and head[0] > 0:
-                    part, attention = "cos", float(head[0])
-                elif not np.any(head):
-                    part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
-                else:
-                    continue  # not starting at position 0: the fit below assumes it does
-                if not (0 < attention < np.inf):
-                    _still(notes)
-                    continue
-                inverse = np.arccos if part == "cos" else np.arcsin
-                rough = inverse(np.clip(plane[1] / attention, -1, 1))
-                at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
-                w = inverse(np.clip(plane[at, np.arange(n)] / attention, -1, 1)) / at
-                # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below,
-                # float rounding of cos near 1 (and a table shorter than a wavelength) hide it
-                resolved = (w * at >= 0.1) & (w > 0)
-            if not resolved[0]:  # a power law from w_0 = 1 (or 1/factor): its first pair must turn
-                if not w[0] > 0:
-                    _still(notes)
-                continue
-            for dim, base, rope in _scalings(w, resolved, attention, part, bench.length, notes):
-                spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
-                                  convention=convention, part=part, dtype="float64")
-                if spec is None:
-                    continue
-                reference = bench.reference(spec)
-                yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
-                yield from bench.libraries(spec, reference)
-                if dtype == "float32" and part != "angle":
-                    polar = bench.spec(**{**asdict(spec), "variant": "hf-rope", "arithmetic": "polar",
-                                          "dtype": "float32"})
-                    if polar is not None:
-                        yield bench.candidate("library hf-rope, polar", polar, VARIANTS["hf-rope"].source,
-                                              reference)
+            # a first row of zeros past 1 reads as angles and as sin times a factor: the notes of a
+            # reading are the table's only where the angles made no candidate
+            scratch, angled = [], False
+            for part, attention, w, resolved in _readings(plane, angles, scratch):
+                made = [c for c in self._fitted(bench, dtype, convention, part, attention, w, resolved, scratch)
+                        if c is not None]
+                angled = angled or (part == "angle" and bool(made))
+                if part == "angle":
+                    scratch.clear()
+                yield from made
+            notes += [] if angled else [note for note in scratch if note not in notes]
 
+    def _fitted(self, bench, dtype, convention, part, attention, w, resolved, notes):
+        """The candidates of fitted frequencies w (the `resolved` ones to 1e-3): each power law
+        and scaling that explains them, exactly and in the libraries' arithmetic."""
+        for dim, base, rope in _scalings(w, resolved, attention, part, bench.length, notes):
+            spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
+                              convention=convention, part=part, dtype="float64")
+            if spec is None:
+                continue
+            reference = bench.reference(spec)
+            yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
+            yield from bench.libraries(spec, reference)
+            if dtype == "float32" and part != "angle":
+                polar = bench.spec(**{**asdict(spec), "variant": "hf-rope", "arithmetic": "polar",
+                                      "dtype": "float32"})
+                if polar is not None:
+                    yield bench.candidate("library hf-rope, polar", polar, VARIANTS["hf-rope"].source,
+                                          reference)
 
     @staticmethod
     def _preset_candidates(bench, name, preset, part, spec):
@@ -2052,7 +2041,7 @@ class Rope(Family):
         rotation = _rotation_sin(values) is not None
         # (the spec's part, the part its columns are read as, that part's rows of the table's)
         views = [("rotation", "sin", _rotation_sin)] if rotation else [
-            (p, p, lambda v: v) for p in (("angle",) if _angles(values) else ("cos", "sin"))]
+            (p, p, lambda v: v) for p in ("cos", "sin", "angle")[: 3 if _angles(values) else 2]]
         for (name, preset), convention in ((p, c) for p in PRESETS.items()
                                            for c in (p[1].convention, *["single"][:AXES[p[1].axes].once])):
             width = preset.head_dim // (2 if convention == "single" else 1) * (2 if rotation else 1)
@@ -2145,8 +2134,42 @@ def _read_runs(spec, bench, view, reading) -> str | None:
     return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
 
 
+def _readings(plane, angles: bool, notes: list):
+    """What one column per frequency of a 1-D table starting at position 0 may be: (part,
+    attention factor, fitted frequencies w, which of them are resolved to 1e-3). A first row of
+    zeros is sin (times its factor) or, where values pass 1, the angles themselves."""
+    import numpy as np
+
+    rows, n = plane.shape
+    head = plane[0]
+    if angles and not np.any(head):  # the angles: the last row's over its position
+        w = plane[-1] / (rows - 1)
+        yield "angle", 1.0, w, w * (rows - 1) >= 0.1
+    if np.all(head == head[0]) and head[0] > 0:
+        part, attention = "cos", float(head[0])
+    elif not np.any(head):
+        part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
+    else:
+        return  # not starting at position 0: the fit assumes it does
+    if not (0 < attention < np.inf):
+        _still(notes)
+        return
+    inverse = np.arccos if part == "cos" else np.arcsin
+    rough = inverse(np.clip(plane[1] / attention, -1, 1))
+    at = np.clip(np.round(1 / np.maximum(rough, 1e-12)), 1, rows - 1).astype(int)
+    w = inverse(np.clip(plane[at, np.arange(n)] / attention, -1, 1)) / at
+    # only angles of at least 0.1 rad by row `at` say their frequency to 1e-3; below, float
+    # rounding of cos near 1 (and a table shorter than a wavelength) hide it
+    resolved = (w * at >= 0.1) & (w > 0)
+    if not resolved[0]:  # a power law from w_0 = 1 (or 1/factor): its first pair must turn
+        if not w[0] > 0:
+            _still(notes)
+        return
+    yield part, attention, w, resolved
+
+
 def _angles(values) -> bool:
-    """A table of angles, not of cos or sin: some value past 1."""
+    """A table that may be of angles: some value past 1 (or of cos or sin times a factor)."""
     import numpy as np
 
     return bool(np.nanmax(np.abs(values), initial=0) > 1 + 1e-6)

@@ -95,7 +95,8 @@ class Sinusoids:
             column, his, los = (xp.from_numpy(a).to(device) for a in (column, his, los))
         hi, lo = exact.product_dd(xp, column, (his, los))
         rounded, suspect = exact.decide_float64(xp, hi, lo) if dtype == "float64" else exact.round_to(xp, hi, dtype)
-        rows, cols = (np.nonzero(suspect) if xp is np else (i.cpu().numpy() for i in xp.nonzero(suspect, as_tuple=True)))
+        rows, cols = np.nonzero(suspect) if xp is np else (
+            i.cpu().numpy() for i in xp.nonzero(suspect, as_tuple=True))
         values = [exact.round_fraction(positions[i] * Fraction(self.frequencies[j]), dtype)
                   for i, j in zip(rows.tolist(), cols.tolist())]
         if values:
