@@ -914,6 +914,18 @@ def test_angle_part_is_correctly_rounded(dtype):
             assert table[row, 32 * axis + j] == round_to(angle, dtype), (row, axis, j)
 
 
+def test_angles_past_the_dtype_are_refused(cli, tmp_path):
+    """An angle table whose angles pass float16's largest value (65504) is refused, not written
+    with infinities; one within it is written."""
+    code, _, err = cli("generate", "--family", "rope", "--part", "angle", "--dtype", "float16", "-d", "8",
+                       "-l", "70000", "-o", tmp_path / "a.npy")
+    assert code == 2 and "angles reach 69999, past float16's largest value 65504" in err
+    assert not (tmp_path / "a.npy").exists()
+    code, _, err = cli("generate", "--family", "rope", "--part", "angle", "--dtype", "float16", "-d", "8",
+                       "-l", "60000", "-o", tmp_path / "a.npy")
+    assert code == 0 and np.isfinite(np.load(tmp_path / "a.npy")).all()
+
+
 def test_angle_tables_are_the_modules_and_named(cli, tmp_path):
     """ERNIE-Image's ErnieImageEmbedND3 (the image first at (N, row, column), then text (k, 0, 0))
     and Stable Audio 3's rotary embedding return angles: --part angle, bit for bit; compare names

@@ -21,6 +21,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Callable
 
+from ..core.dtypes import FORMATS
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION, available_memory
 from ..core.names import choice, did_you_mean
@@ -1696,6 +1697,24 @@ class Rope(Family):
         if style is None or not style.split:
             self._check_axes(spec, kind)
         self._check_split(spec, style, kind)
+        if spec.part == "angle" and self._largest_angle(spec) > FORMATS[spec.dtype].max_value:
+            raise BadInput(f"--part angle: its angles reach {self._largest_angle(spec):.6g}, past {spec.dtype}'s "
+                           f"largest value {FORMATS[spec.dtype].max_value:g}: choose a wider --dtype")
+
+    def _largest_angle(self, spec) -> float:
+        """The largest |p * w| of the table (each axis's positions at its own frequencies)."""
+        import numpy as np
+
+        frequencies = [float(w) for w in self.frequencies(spec)[0]]
+        if spec.axes and AXES[spec.axes].split:
+            numerators, start, top = split_tokens(spec)[0], 0, 0.0
+            for axis, (dim, _) in enumerate(split_laws(spec)):
+                share = frequencies[start:start + dim // 2]
+                start += dim // 2
+                top = max([top] + [float(np.abs(numerators[:, axis]).max()) * max(share)] * bool(share))
+            return top
+        positions = axes_positions(spec) if spec.axes else np.array([spec.offset, spec.last_position])
+        return float(np.abs(positions).max()) * max(frequencies, default=0.0)
 
     @staticmethod
     def _check_axes(spec, kind: str) -> None:
