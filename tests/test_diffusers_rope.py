@@ -1153,6 +1153,26 @@ def test_an_axis_without_columns_is_ltx_only(cli):
     assert code == 2 and "an axis that takes no columns, is for LTX-2's cross-attention" in err
 
 
+def test_ltx2_without_double_precision_is_freqs_dtype_float32():
+    """LTX2AudioVideoRotaryPosEmbed(double_precision=False): its law in float32, --freqs-dtype float32."""
+    from diffusers.models.transformers.transformer_ltx2 import LTX2AudioVideoRotaryPosEmbed
+
+    module = LTX2AudioVideoRotaryPosEmbed(4096, theta=10000.0, double_precision=False)
+    cos, sin = module(module.prepare_video_coords(1, 3, 4, 5, "cpu", fps=24))
+    for part, expected in (("cos", cos[0]), ("sin", sin[0])):
+        table = pe_cli.build(preset="ltx2", grid="3x4x5", part=part, variant="diffusers", freqs_dtype="float32")
+        assert np.array_equal(table.numpy(), expected.numpy()), part
+    double = pe_cli.build(preset="ltx2", grid="3x4x5", part="sin", variant="diffusers").numpy()
+    assert not np.array_equal(double, sin[0].numpy())  # the default is its double precision
+
+
+@pytest.mark.parametrize("preset, dtype", [("kandinsky5", "float64"), ("ltx-video", "float64"), ("cosmos3", "float64")])
+def test_own_laws_refuse_another_freqs_dtype(cli, preset, dtype):
+    code, _, err = cli("generate", "--preset", preset, "--grid", "1x2x2", "--freqs-dtype", dtype, "--variant",
+                       "diffusers")
+    assert code == 2 and f"--freqs-dtype {dtype} does not apply to it" in err
+
+
 def test_ltx2_convention_half_is_refused(cli):
     code, _, err = cli("generate", "--preset", "ltx2", "--grid", "1x1x1", "--convention", "half")
     assert code == 2 and "interleaved (or once each: --convention single), not half" in err

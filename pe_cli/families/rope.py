@@ -368,6 +368,7 @@ class Axes:
     text_after: bool = False  # text tokens follow the grid (HiDream), rather than lead
     angle_scale: bool = False  # --rope axes_scale divides diffusers' float32 angles, not positions (Kandinsky 5)
     once: bool = False  # --convention single takes each column pair's angle once (LTX-2's rope_type "split")
+    law_dtypes: tuple[str, ...] = ("float32",)  # the --freqs-dtype its torch_law takes (LTX-2's double_precision)
 
     @property
     def vision(self) -> bool:
@@ -731,12 +732,13 @@ def _ltx2_audio_floats(spec, axis: int, size: int):  # its float32 mel frames, s
 
 
 def _ltx2_torch_law(torch, spec, axis: int, dim: int, theta: float):
-    # LTX2AudioVideoRotaryPosEmbed's double precision: theta ** linspace(0, 1, n) and pi/2 in
-    # float64, then float32; zeros for the padding
+    # LTX2AudioVideoRotaryPosEmbed: theta ** linspace(0, 1, n) and pi/2 in float64 (its default
+    # double_precision; --freqs-dtype float32 without it), then float32; zeros for the padding
     n = _ltx_count(spec)
     if not dim:
         return torch.zeros(0)
-    freqs = (theta ** torch.linspace(0.0, 1.0, n, dtype=torch.float64) * math.pi / 2.0).float()
+    dtype = getattr(torch, spec.freqs_dtype or "float64")
+    freqs = (theta ** torch.linspace(0.0, 1.0, n, dtype=dtype) * math.pi / 2.0).float()
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
 
 
@@ -888,11 +890,12 @@ AXES = {a.name: a for a in (
     Axes("ltx2", "LTX-2's video: LTX-Video's columns and law (float64, then float32), at 2p - 1 of each patch's "
          "midpoint: frames over the causal VAE's [max(8k - 7, 0), 8k + 1) at fps (24) over 20, rows and columns "
          "(32k + 16) / 2048", axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved",
-         place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law, once=True),
+         place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law, once=True,
+         law_dtypes=("float64", "float32")),
     Axes("ltx2-audio", "LTX-2's audio: its law over one axis, at 2p - 1 of each latent frame's midpoint in seconds "
          "over 20 (mel frames [max(4k - 3, 0), 4k + 1), 160 / 16000 s each)", axes=("t",), dim=None,
          columns=_ltx_columns, convention="interleaved", place=_ltx2_audio_place, floats=_ltx2_audio_floats,
-         law=_ltx_law, torch_law=_ltx2_torch_law, once=True),
+         law=_ltx_law, torch_law=_ltx2_torch_law, once=True, law_dtypes=("float64", "float32")),
     Axes("cosmos3", "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
          "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
          "k * 24/fps with --rope fps)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
@@ -1521,15 +1524,15 @@ PRESETS = {
                               64, 10000.0, "kandinsky5-text", (64,), "interleaved", "float32"),
     "ltx2": Preset("LTX-2's video: LTX2AudioVideoRotaryPosEmbed over the 4096-wide inner dim (head h takes "
                    "columns 128h .. 128h + 127), its double precision; a frame rate other than 24 with --rope fps=F",
-                   4096, 10000.0, "ltx2", (1368, 1364, 1364), "interleaved", "float32",
+                   4096, 10000.0, "ltx2", (1368, 1364, 1364), "interleaved", "float64",
                    tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
     "ltx2-cross": Preset("LTX-2's audio-video cross-attention, its video side: LTX2AudioVideoRotaryPosEmbed over "
                          "the 2048-wide audio cross-attention dim, each video token at its frame's time only (rows and "
                          "columns take no columns: a table of frames x 1 x rows*columns is the same)", 2048, 10000.0,
-                         "ltx2", (2048, 0, 0), "interleaved", "float32",
+                         "ltx2", (2048, 0, 0), "interleaved", "float64",
                          tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
     "ltx2-audio": Preset("LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
-                         "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float32"),
+                         "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float64"),
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "cosmos3": Preset("Cosmos 3: Cosmos3VLTextRotaryEmbedding, Qwen3-VL's interleaved M-RoPE at theta 5e6 "
                       "(rope_axes_dim 24,20,20); text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, "
@@ -1785,6 +1788,9 @@ class Rope(Family):
                            f"not {spec.convention}")
         if kind not in ("default", "linear"):
             raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
+        if style.torch_law and spec.freqs_dtype not in (None, *style.law_dtypes):
+            raise BadInput(f"--rope-axes {style.name} computes its frequencies in {' or '.join(style.law_dtypes)} (as "
+                           f"its model does): --freqs-dtype {spec.freqs_dtype} does not apply to it")
         if (style.law or style.torch_law) and (kind == "linear" or "ntk_factor" in rope):
             raise BadInput(f"--rope-axes {style.name} computes its frequencies its own way (as its model does): "
                            "rope_type linear and ntk_factor do not apply to it")
@@ -2090,7 +2096,7 @@ class Rope(Family):
                 if tokens is not None:
                     grid, text = tokens
                     spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
-                elif np.all(np.abs(positions - np.round(positions)) < _CLOSE) and len(positions) > 1:
+                elif _whole(positions * np.array(divisors(spec))) and len(positions) > 1:
                     later.append((name, preset, part, spec, view, reading))  # whole positions that make no grid
                     continue
                 else:  # a wrong theta or layout, or Kandinsky 6's audio at some freqs_scaling
@@ -2122,6 +2128,12 @@ _MOST_RUNS = 64  # runs of tokens identification writes as --ids
 _RUNS_NEAR = 1e-2  # a table named by runs is this near (float32 angles at large positions), else not offered
 
 
+def _whole(positions) -> bool:
+    import numpy as np
+
+    return bool(np.all(np.abs(positions - np.round(positions)) < _CLOSE))
+
+
 def _freqs_scalings(positions, style) -> list[float]:
     """Where a Kandinsky one-axis table's positions read as k * c (its frequencies times
     freqs_scaling c): c to 1 .. 7 significant digits, the values its config would give."""
@@ -2145,11 +2157,10 @@ def _read_runs(spec, bench, view, reading) -> str | None:
     scale = np.array(divisors(spec))
     found = []
     for _, block in bench.target.blocks():
-        positions = _read_positions(view(block), spec, reading) * scale
-        whole = np.round(positions)
-        if not np.all(np.abs(positions - whole) < _CLOSE * scale):
+        positions = _read_positions(view(block), spec, reading) * scale  # the ids, before the divisors
+        if not _whole(positions):
             return None
-        found.append(np.abs(whole) if reading == "cos" else whole)
+        found.append(np.abs(np.round(positions)) if reading == "cos" else np.round(positions))
     return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
 
 
