@@ -1148,6 +1148,17 @@ def test_ltx2_cross_attention_tables_are_the_modules(cli, tmp_path, rope_type):
     assert dict(best["spec"]["rope"])["axes_dim"] == [2048.0, 0.0, 0.0]
 
 
+@pytest.mark.parametrize("width", [1024, 2048, 4096, 128, 112])
+def test_noise_as_wide_as_a_preset_is_no_crash(cli, tmp_path, width):
+    """Noise past 1 is read as every preset of its width, angles included (an axis without
+    columns once crashed the angle bound of ltx2-cross)."""
+    np.save(tmp_path / "t.npy", np.random.default_rng(width).standard_normal((40, width)).astype(np.float32) * 3)
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    assert code == 0 and err == "" and not json.loads(out)["explained"]
+    angles = pe_cli.build(preset="ltx2-cross", grid="2x2x2", part="angle", convention="single").numpy()
+    assert angles.shape == (8, 1024) and np.isfinite(angles).all()
+
+
 def test_an_axis_without_columns_is_ltx_only(cli):
     code, _, err = cli("generate", "--preset", "flux", "--grid", "2x2", "--rope", "axes_dim=128,0,0")
     assert code == 2 and "an axis that takes no columns, is for LTX-2's cross-attention" in err

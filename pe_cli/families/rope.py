@@ -1714,7 +1714,8 @@ class Rope(Family):
             for axis, (dim, _) in enumerate(split_laws(spec)):
                 share = frequencies[start:start + dim // 2]
                 start += dim // 2
-                top = max([top] + [float(np.abs(numerators[:, axis]).max()) * max(share)] * bool(share))
+                if share:  # an axis without columns (LTX-2's cross-attention) turns no angle
+                    top = max(top, float(np.abs(numerators[:, axis]).max()) * max(share))
             return top
         positions = axes_positions(spec) if spec.axes else np.array([spec.offset, spec.last_position])
         return float(np.abs(positions).max()) * max(frequencies, default=0.0)
