@@ -427,10 +427,15 @@ def _each_axis_repeated(*order):  # cat((f0, f1)).repeat_interleave(2)
     return lambda n, sections: [(axis, j) for axis in order for j in range(n) for _ in (0, 1)]
 
 
+def _firsts(laws) -> list[int]:
+    """Each law's first frequency j (j counting through the laws' frequencies in order)."""
+    return [sum(dim // 2 for dim, _ in laws[:a]) for a in range(len(laws))]
+
+
 def _split_columns(laws, convention: str, order=None) -> list[tuple[int, int]]:
     """Each axis's block (in `order`, default axis order) of its frequencies, paired within the
     block by the convention."""
-    firsts = [sum(dim // 2 for dim, _ in laws[:a]) for a in range(len(laws))]
+    firsts = _firsts(laws)
     columns = []
     for axis in order or range(len(laws)):
         block = [(axis, firsts[axis] + j) for j in range(laws[axis][0] // 2)]
@@ -610,7 +615,7 @@ def _interleaved_torch_law(torch, spec, axis: int, dim: int, theta: float):
 def _interleaved_columns(laws, convention):
     """Column i takes frequency i on its axis (frequency j counting through the axes' own
     lists), doubled: cat((freqs, freqs))."""
-    firsts = [sum(dim // 2 for dim, _ in laws[:a]) for a in range(len(laws))]
+    firsts = _firsts(laws)
     seen = [0] * len(laws)
     columns = []
     for axis in _interleaved_axes(laws):
@@ -1700,8 +1705,9 @@ class Rope(Family):
         if style is None or not style.split:
             self._check_axes(spec, kind)
         self._check_split(spec, style, kind)
-        if spec.part == "angle" and self._largest_angle(spec) > FORMATS[spec.dtype].max_value:
-            raise BadInput(f"--part angle: its angles reach {self._largest_angle(spec):.6g}, past {spec.dtype}'s "
+        largest = self._largest_angle(spec) if spec.part == "angle" else 0.0
+        if largest > FORMATS[spec.dtype].max_value:
+            raise BadInput(f"--part angle: its angles reach {largest:.6g}, past {spec.dtype}'s "
                            f"largest value {FORMATS[spec.dtype].max_value:g}: choose a wider --dtype")
 
     def _largest_angle(self, spec) -> float:

@@ -81,7 +81,7 @@ class Sinusoids:
         for plane, (rounded, suspect) in enumerate(results):
             # an exact zero the kernel misses by its error (not zeros it gets: position or frequency 0)
             suspect = suspect | ((xp.abs(rounded) < _TINY) & (rounded != 0))
-            self._fix_suspects(xp, rounded, suspect, positions, plane, dtype)
+            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: self.true_value(positions[i], j, plane))
             planes.append(rounded)
         return planes
 
@@ -95,33 +95,26 @@ class Sinusoids:
             column, his, los = (xp.from_numpy(a).to(device) for a in (column, his, los))
         hi, lo = exact.product_dd(xp, column, (his, los))
         rounded, suspect = exact.decide_float64(xp, hi, lo) if dtype == "float64" else exact.round_to(xp, hi, dtype)
-        rows, cols = np.nonzero(suspect) if xp is np else (
-            i.cpu().numpy() for i in xp.nonzero(suspect, as_tuple=True))
-        values = [exact.round_fraction(positions[i] * Fraction(self.frequencies[j]), dtype)
-                  for i, j in zip(rows.tolist(), cols.tolist())]
-        if values:
-            rounded[rows, cols] = values if xp is np else xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
+        _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: positions[i] * Fraction(self.frequencies[j]))
         return rounded
 
-    def _fix_suspects(self, xp, rounded, suspect, positions, plane: int, dtype: str) -> None:
-        """Recompute, in decimal, the few elements whose rounding the float64 value cannot
-        decide."""
-        if xp is np:
-            rows, cols = np.nonzero(suspect)
-            rows_h, cols_h = rows, cols
-        else:
-            rows, cols = xp.nonzero(suspect, as_tuple=True)
-            rows_h, cols_h = rows.cpu().numpy(), cols.cpu().numpy()
-        if len(rows_h) == 0:
-            return
-        values = [
-            exact.round_fraction(self.true_value(positions[i], j, plane), dtype)
-            for i, j in zip(rows_h.tolist(), cols_h.tolist())
-        ]
-        if xp is np:
-            rounded[rows, cols] = values
-        else:
-            rounded[rows, cols] = xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
+
+def _fix_suspects(xp, rounded, suspect, dtype: str, true_value) -> None:
+    """Recompute, exactly, the few elements whose rounding the float64 value cannot decide:
+    true_value(row, column) is the element as an exact rational."""
+    if xp is np:
+        rows, cols = np.nonzero(suspect)
+        rows_h, cols_h = rows, cols
+    else:
+        rows, cols = xp.nonzero(suspect, as_tuple=True)
+        rows_h, cols_h = rows.cpu().numpy(), cols.cpu().numpy()
+    if len(rows_h) == 0:
+        return
+    values = [exact.round_fraction(true_value(i, j), dtype) for i, j in zip(rows_h.tolist(), cols_h.tolist())]
+    if xp is np:
+        rounded[rows, cols] = values
+    else:
+        rounded[rows, cols] = xp.tensor(values, dtype=rounded.dtype, device=rounded.device)
 
 
 def round_decimals(values, dtype: str) -> np.ndarray:
