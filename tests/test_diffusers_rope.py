@@ -1164,8 +1164,9 @@ def test_an_axis_without_columns_is_ltx_only(cli):
     assert code == 2 and "an axis that takes no columns, is for LTX-2's cross-attention" in err
 
 
-def test_ltx2_without_double_precision_is_freqs_dtype_float32():
-    """LTX2AudioVideoRotaryPosEmbed(double_precision=False): its law in float32, --freqs-dtype float32."""
+def test_ltx2_without_double_precision_is_freqs_dtype_float32(cli, tmp_path):
+    """LTX2AudioVideoRotaryPosEmbed(double_precision=False): its law in float32, --freqs-dtype
+    float32; compare names it so."""
     from diffusers.models.transformers.transformer_ltx2 import LTX2AudioVideoRotaryPosEmbed
 
     module = LTX2AudioVideoRotaryPosEmbed(4096, theta=10000.0, double_precision=False)
@@ -1175,6 +1176,9 @@ def test_ltx2_without_double_precision_is_freqs_dtype_float32():
         assert np.array_equal(table.numpy(), expected.numpy()), part
     double = pe_cli.build(preset="ltx2", grid="3x4x5", part="sin", variant="diffusers").numpy()
     assert not np.array_equal(double, sin[0].numpy())  # the default is its double precision
+    np.save(tmp_path / "t.npy", sin[0].numpy())
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["freqs_dtype"] == "float32" and best["spec"]["grid"] == "3x4x5"
 
 
 @pytest.mark.parametrize("preset, dtype", [("kandinsky5", "float64"), ("ltx-video", "float64"), ("cosmos3", "float64")])

@@ -2059,9 +2059,15 @@ class Rope(Family):
 
     @staticmethod
     def _preset_candidates(bench, name, preset, part, spec):
+        """The preset's exact table and its library variants, in each dtype its own law
+        computes frequencies in (LTX-2: its double precision, and float32 without it)."""
         reference = bench.reference(spec)
         yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
         yield from bench.libraries(spec, reference)
+        for dtype in AXES[preset.axes].law_dtypes if AXES[preset.axes].torch_law else ():
+            other = None if dtype == spec.freqs_dtype else bench.spec(**{**asdict(spec), "freqs_dtype": dtype})
+            if other is not None:
+                yield from bench.libraries(other, reference)
 
     def _split_candidates(self, values, notes, bench):
         """A preset's table: each axis's positions read back from its columns, then its tokens
