@@ -69,6 +69,9 @@ ROPE_KEYS = {
     "axes_scale": list,
     # Kandinsky 6's audio RoPE1D: its frequencies times this (audio_freqs_scaling)
     "freqs_scaling": float,
+    # FramePack's and Helios's history tables: cos and sin averaged over blocks of this many
+    # tokens per axis, an axis padded at its end by repeating its last position
+    "pool": list,
 }
 # what scales the frequencies (or says for which context), as against the layout's keys
 _SCALING = ("rope_type", "factor", "original_max_position_embeddings", "max_position_embeddings", "attention_factor",
@@ -153,6 +156,11 @@ def rope_parameters(items) -> tuple:
         raise BadInput("rope parameter axes_theta: each axis's theta must be > 1")
     if "axes_scale" in out and not all(0 < t for t in out["axes_scale"]):
         raise BadInput("rope parameter axes_scale: each axis's scale must be > 0")
+    if "pool" in out:
+        if not all(k.is_integer() and 1 <= k <= _LARGEST_POOL for k in out["pool"]):
+            raise BadInput(f"rope parameter pool {','.join(f'{k:g}' for k in out['pool'])}: each axis's block "
+                           f"is a whole number of tokens from 1 to {_LARGEST_POOL}")
+        out["pool"] = tuple(int(k) for k in out["pool"])
     return tuple(sorted(out.items()))
 
 
@@ -1071,12 +1079,50 @@ def law_frequencies(spec) -> list[list[Decimal]]:
             for axis, (dim, theta) in enumerate(split_laws(spec))]
 
 
+_LARGEST_POOL = 64  # tokens along one axis of a pooling block
+
+
+@lru_cache(maxsize=4)
+def pool_blocks(spec):
+    """A pooled table's blocks (--rope pool): for each axis, (pooled tokens, its block size)
+    integer positions, each pooled token's block along that axis, the grid's last position
+    repeated past its end (FramePack's replicate padding, then avg_pool3d); pooled tokens
+    row-major. None for a table not pooled. Its tokens must make one row-major grid."""
+    import numpy as np
+
+    sizes = dict(spec.rope).get("pool")
+    if sizes is None:
+        return None
+    numerators = split_tokens(spec)[0]
+    if len(sizes) != numerators.shape[1]:
+        raise BadInput(f"rope parameter pool has {len(sizes)} block sizes for {numerators.shape[1]} axes")
+    values = []  # each axis's distinct positions, in the order the grid takes them
+    for axis in numerators.T:
+        _, first = np.unique(axis, return_index=True)
+        values.append(axis[np.sort(first)])
+    grid = np.meshgrid(*values, indexing="ij")
+    if math.prod(len(v) for v in values) != len(numerators) or not np.array_equal(
+            np.stack([g.reshape(-1) for g in grid], axis=1), numerators):
+        raise BadInput("rope parameter pool averages over blocks of a grid: the tokens (--grid, or --ids) "
+                       "must make one row-major grid, with no text tokens")
+    pooled = [-(-len(v) // k) for v, k in zip(values, sizes)]
+    index = np.meshgrid(*[np.arange(n) for n in pooled], indexing="ij")
+    blocks = []
+    for v, k, at in zip(values, sizes, index):
+        taken = np.minimum(at.reshape(-1)[:, None] * k + np.arange(k), len(v) - 1)
+        blocks.append(v[taken])
+    return blocks
+
+
 def split_positions(spec):
     """A split layout's token positions as float64 (tokens, axes): integers over each axis's
-    denominator, divided by its divisor."""
+    denominator, divided by its divisor (a pooled table's: each block's mean)."""
     import numpy as np
 
     numerators, denominators, _ = split_tokens(spec)
+    blocks = pool_blocks(spec)
+    if blocks is not None:
+        numerators = np.stack([b.mean(axis=1) for b in blocks], axis=1)
     return numerators / np.array(denominators) / np.array(divisors(spec))
 
 
@@ -1431,8 +1477,21 @@ def _diffusers_rope(spec, device):
         planes.append(plane)
     if columns is None:
         return _lay_out(planes[0], spec.convention)
-    every = torch.cat(planes, dim=1)
-    return every[:, torch.tensor([j for _, j in columns])]
+    every = torch.cat(planes, dim=1)[:, torch.tensor([j for _, j in columns])]
+    return every if pool_blocks(spec) is None else _pooled(torch, spec, every)
+
+
+def _pooled(torch, spec, table):
+    """FramePack's and Helios's pooling of a (tokens, columns) float32 table over its grid:
+    each axis padded at its end by replicating, to a multiple of its block, then avg_pool."""
+    pool = dict(spec.rope)["pool"]
+    shape = [len(set(axis.tolist())) for axis in split_tokens(spec)[0].T]
+    grid = table.T.reshape(1, table.shape[1], *shape)
+    pad = [p for size, k in zip(shape[::-1], pool[::-1]) for p in (0, -size % k)]
+    grid = torch.nn.functional.pad(grid, pad, mode="replicate") if any(pad) else grid
+    average = {1: torch.nn.functional.avg_pool1d, 2: torch.nn.functional.avg_pool2d,
+               3: torch.nn.functional.avg_pool3d}[len(shape)]
+    return average(grid, pool, stride=pool).flatten(2)[0].T
 
 
 # Diffusion models' RoPE as their diffusers 0.42 modules and pipelines set it up: one entry
@@ -1777,6 +1836,16 @@ class Rope(Family):
             if len(rope["axes_scale"]) != len(split_laws(spec)):
                 raise BadInput(f"rope parameter axes_scale has {len(rope['axes_scale'])} values for "
                                f"{len(split_laws(spec))} axes")
+        if "pool" in rope:
+            if style is None or not style.split:
+                raise BadInput("rope parameter pool averages a diffusers multi-axis table over blocks (FramePack's "
+                               "and Helios's history): it needs a split layout (--rope-axes split, or a --preset)")
+            if spec.part not in ("cos", "sin"):
+                raise BadInput(f"rope parameter pool averages cos and sin tables, not --part {spec.part}")
+            if not 1 <= len(split_laws(spec)) <= 3:
+                raise BadInput(f"rope parameter pool averages over 1 to 3 axes (avg_pool1d to avg_pool3d), "
+                               f"not {len(split_laws(spec))}")
+            pool_blocks(spec)
         if style is None or not style.split:
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
                 if value != default and not (name == "ids" and style is not None):
@@ -1821,7 +1890,8 @@ class Rope(Family):
         if self._vector(spec):
             return 1
         if spec.axes and AXES[spec.axes].split:
-            return len(split_tokens(spec)[0])
+            blocks = pool_blocks(spec)
+            return len(split_tokens(spec)[0] if blocks is None else blocks[0])
         if spec.axes and spec.ids is not None:
             return len(ids_tokens(spec.ids, len(AXES[spec.axes].axes))[0])
         if spec.axes and spec.grid is not None:
@@ -1869,9 +1939,13 @@ class Rope(Family):
             import numpy as np
 
             _, columns = axes_plan(spec)
-            positions = axes_positions(spec, start, stop)
-            made = work.angles if spec.part == "angle" else work.planes
-            found = [made(positions[:, a].tolist()) for a in range(positions.shape[1])]
+            blocks = pool_blocks(spec) if AXES[spec.axes].split else None
+            if blocks is not None:  # each axis's sinusoids averaged over its blocks
+                found = [work.means(b[start:stop]) for b in blocks]
+            else:
+                positions = axes_positions(spec, start, stop)
+                made = work.angles if spec.part == "angle" else work.planes
+                found = [made(positions[:, a].tolist()) for a in range(positions.shape[1])]
             axis, frequency = (np.array(c) for c in zip(*columns))
 
             def plane(k):  # (rows, axes, n) of sin (k = 0) or cos, each column's axis and frequency
@@ -2075,7 +2149,7 @@ class Rope(Family):
         reads as whole positions that make no grid, a note says so (when none is found)."""
         import numpy as np
 
-        found, scattered, later = [], [], []
+        found, scattered, later, pooled = [], [], [], []
         rotation = _rotation_sin(values) is not None
         # (the spec's part, the part its columns are read as, that part's rows of the table's)
         views = [("rotation", "sin", _rotation_sin)] if rotation else [
@@ -2112,7 +2186,9 @@ class Rope(Family):
                 elif _whole(positions * np.array(divisors(spec))) and len(positions) > 1:
                     later.append((name, preset, part, spec, view, reading))  # whole positions that make no grid
                     continue
-                else:  # a wrong theta or layout, or Kandinsky 6's audio at some freqs_scaling
+                else:  # a wrong theta or layout, Kandinsky 6's audio at some freqs_scaling, or pooled
+                    if part in ("cos", "sin") and not extra and len(positions) > 1:
+                        pooled.append((name, preset, part, spec, reading))
                     if "freqs_scaling" not in extra:
                         work += [({**extra, "freqs_scaling": f}, (part, reading, view))
                                  for f in _freqs_scalings(positions, style)]
@@ -2131,6 +2207,17 @@ class Rope(Family):
             if any(c.difference.max_abs <= _RUNS_NEAR for c in made):  # else the wrong layout's whole readings
                 found.append(name)
                 yield from made
+        for name, preset, part, spec, reading in pooled if not found else ():
+            for k in _POOLS:
+                ids = _read_pooled(spec, bench, reading, k)
+                spec_k = None if ids is None else bench.spec(**{**asdict(spec), "grid": None, "ids": ids, "rope": (
+                    *spec.rope, ("pool", (k,) * len(ids.split(","))))})
+                made = [] if spec_k is None else [
+                    c for c in self._preset_candidates(bench, name, preset, part, spec_k) if c]
+                if any(c.difference.max_abs <= _RUNS_NEAR for c in made):
+                    found.append(name)
+                    yield from made
+                    break
         if scattered and not found:
             notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
                          f"but its tokens make more than {_MOST_RUNS} runs of grids and lines (give them with "
@@ -2175,6 +2262,63 @@ def _read_runs(spec, bench, view, reading) -> str | None:
             return None
         found.append(np.abs(np.round(positions)) if reading == "cos" else np.round(positions))
     return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
+
+
+_POOLS = (2, 4)  # the block sizes identification tries (FramePack's and Helios's 2x2x2 and 4x4x4)
+
+
+def _read_pooled(spec, bench, reading: str, k: int) -> str | None:
+    """Where the table reads as the spec's (cos or sin) table averaged over blocks of k tokens
+    on each axis (--rope pool, FramePack's and Helios's history): its grid before pooling, as
+    one --ids run; else None. A block of k steady positions from s is cos (or sin) of its
+    centre s + (k - 1)/2 times sin(k w/2) / (k sin(w/2)); an axis's last block may repeat its
+    last position (replicate padding), and which of k such blocks it is is taken from how near
+    each comes to the table's last row."""
+    import numpy as np
+
+    laws, columns = axes_plan(spec)
+    if not 1 <= len(laws) <= 3:
+        return None
+    frequencies = [float(w) for law in law_frequencies(spec) for w in law]
+    w = np.array([frequencies[j] for _, j in columns])
+    axis_of = np.array([a for a, _ in columns])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        damping = np.where(w > 0, np.sin(k * w / 2) / (k * np.sin(w / 2)), 1.0)
+    if np.min(np.abs(damping)) < 0.1:
+        return None
+    centres = np.concatenate([_read_positions(block / damping, spec, reading) for _, block in bench.target.blocks()])
+    function = np.cos if reading == "cos" else np.sin
+    last = bench.target.at([bench.target.rows - 1])[0]
+    runs, counts = [], []
+    for axis in range(len(laws)):
+        distinct, first = np.unique(centres[:, axis], return_index=True)
+        order = distinct[np.argsort(first)]
+        n = len(order)
+        starts = order[:-1] - np.arange(n - 1) * k - (k - 1) / 2
+        if n > 1 and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE)):
+            return None
+        begins = [float(np.round(starts[0]))] if n > 1 else [order[0] - (k - 1) / 2, order[0]]
+        mine = axis_of == axis
+
+        def misfit(begin, r):  # the last block from its first position, r positions then repeats
+            at = begin + k * (n - 1) + np.minimum(np.arange(k), r - 1)
+            return np.max(np.abs(function(at[:, None] * w[mine]).mean(axis=0) - last[mine]), initial=0.0)
+
+        error, begin, r = min(((misfit(b, r), b, r) for b in begins if _whole(np.array([b]))
+                               for r in range(1, k + 1)), default=(np.inf, 0, 0))
+        if not error <= _RUNS_NEAR:
+            return None
+        begin = int(round(begin))
+        runs.append(f"{begin}:{begin + k * (n - 1) + r}" if k * (n - 1) + r > 1 else str(begin))
+        counts.append(n)
+    index = np.meshgrid(*[np.arange(n) for n in counts], indexing="ij")
+    if math.prod(counts) != len(centres):
+        return None
+    rank = [np.argsort(np.argsort(np.unique(c, return_index=True)[1]))[np.unique(c, return_inverse=True)[1]]
+            for c in centres.T]
+    if not all(np.array_equal(r, i.reshape(-1)) for r, i in zip(rank, index)):
+        return None
+    return ",".join(runs)
 
 
 def _readings(plane, angles: bool, notes: list):

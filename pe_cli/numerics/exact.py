@@ -158,14 +158,22 @@ def _two_prod(a, b):
     return p, ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
 
 
-def _dd_mul(ah, al, bh, bl):
+def dd_mul(ah, al, bh, bl):
     p, e = _two_prod(ah, bh)
     return _fast_two_sum(p, e + (ah * bl + al * bh))
 
 
-def _dd_add(xp, ah, al, bh, bl):
+def dd_add(xp, ah, al, bh, bl):
     s, e = _two_sum(xp, ah, bh)
     return _fast_two_sum(s, e + (al + bl))
+
+
+def dd_divide(hi, lo, k: int):
+    """A double-double over a small positive integer k: q = hi / k, then the exact remainder
+    hi - q*k (Dekker's product; Sterbenz makes the difference exact) and lo, over k."""
+    q = hi / k
+    p, e = _two_prod(q, float(k))
+    return _fast_two_sum(q, ((hi - p) - e + lo) / k)
 
 
 def sin_cos_dd(xp, positions, chunks):
@@ -189,18 +197,18 @@ def sin_cos_dd(xp, positions, chunks):
     sin_tail = t2 * t2 * (1 / 120 - t2 * (1 / 5040 - t2 / 362880))
     w_hi, w_lo = _fast_two_sum(-sixth_hi, sin_tail - sixth_lo)
     one_w_hi, one_w_lo = _fast_two_sum(1.0, w_hi)
-    st_hi, st_lo = _dd_mul(t_hi, t_lo, one_w_hi, one_w_lo + w_lo)  # sin t = t (1 + w)
+    st_hi, st_lo = dd_mul(t_hi, t_lo, one_w_hi, one_w_lo + w_lo)  # sin t = t (1 + w)
     cos_tail = t2 * t2 * (1 / 24 - t2 * (1 / 720 - t2 / 40320))
     v_hi, v_lo = _fast_two_sum(-0.5 * tt_hi, cos_tail - 0.5 * tt_lo)
     ct_hi, ct_lo = _fast_two_sum(1.0, v_hi)
     ct_lo = ct_lo + v_lo  # cos t = 1 + v
     # sin(a + t) = sin a cos t + cos a sin t; cos(a + t) = cos a cos t - sin a sin t
-    s1 = _dd_mul(sa_hi, sa_lo, ct_hi, ct_lo)
-    s2 = _dd_mul(ca_hi, ca_lo, st_hi, st_lo)
-    sin_hi, sin_lo = _dd_add(xp, *s1, *s2)
-    c1 = _dd_mul(ca_hi, ca_lo, ct_hi, ct_lo)
-    c2 = _dd_mul(sa_hi, sa_lo, st_hi, st_lo)
-    cos_hi, cos_lo = _dd_add(xp, *c1, -c2[0], -c2[1])
+    s1 = dd_mul(sa_hi, sa_lo, ct_hi, ct_lo)
+    s2 = dd_mul(ca_hi, ca_lo, st_hi, st_lo)
+    sin_hi, sin_lo = dd_add(xp, *s1, *s2)
+    c1 = dd_mul(ca_hi, ca_lo, ct_hi, ct_lo)
+    c2 = dd_mul(sa_hi, sa_lo, st_hi, st_lo)
+    cos_hi, cos_lo = dd_add(xp, *c1, -c2[0], -c2[1])
     sin_out, cos_out = _by_quadrant(xp, q, sin_hi, cos_hi)
     sin_low, cos_low = _by_quadrant(xp, q, sin_lo, cos_lo)
     return (sin_out, sin_low), (cos_out, cos_low)
@@ -211,9 +219,9 @@ def rotate_dd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     planes (sin hi, cos hi, sin lo, cos lo), numpy, broadcast together. Adds about 2**-104 to
     the inputs' errors."""
     sin_a, cos_a, sin_b, cos_b = (a[0], a[2]), (a[1], a[3]), (b[0], b[2]), (b[1], b[3])
-    sin = _dd_add(np, *_dd_mul(*sin_a, *cos_b), *_dd_mul(*cos_a, *sin_b))
-    sin_sin = _dd_mul(*sin_a, *sin_b)
-    cos = _dd_add(np, *_dd_mul(*cos_a, *cos_b), -sin_sin[0], -sin_sin[1])
+    sin = dd_add(np, *dd_mul(*sin_a, *cos_b), *dd_mul(*cos_a, *sin_b))
+    sin_sin = dd_mul(*sin_a, *sin_b)
+    cos = dd_add(np, *dd_mul(*cos_a, *cos_b), -sin_sin[0], -sin_sin[1])
     return np.stack(np.broadcast_arrays(sin[0], cos[0], sin[1], cos[1]))
 
 
@@ -232,7 +240,7 @@ def sin_cos_correct(xp, positions, chunks, scale: tuple[float, float] | None = N
     results = []
     for hi, lo in sin_cos_dd(xp, positions, chunks):
         if scale is not None:
-            hi, lo = _dd_mul(hi, lo, *scale)
+            hi, lo = dd_mul(hi, lo, *scale)
         results.append(decide_float64(xp, hi, lo))
     return results
 
@@ -247,8 +255,8 @@ def product_dd(xp, integers, factor: tuple[float, float]):
 def scale_dd(planes: np.ndarray, factor: tuple[float, float]) -> np.ndarray:
     """(4, ...) double-double planes (sin hi, cos hi, sin lo, cos lo) times a double-double
     factor, each product within a few units of 2**-104 relative."""
-    sin_hi, sin_lo = _dd_mul(planes[0], planes[2], factor[0], factor[1])
-    cos_hi, cos_lo = _dd_mul(planes[1], planes[3], factor[0], factor[1])
+    sin_hi, sin_lo = dd_mul(planes[0], planes[2], factor[0], factor[1])
+    cos_hi, cos_lo = dd_mul(planes[1], planes[3], factor[0], factor[1])
     return np.ascontiguousarray(np.stack([sin_hi, cos_hi, sin_lo, cos_lo]))
 
 

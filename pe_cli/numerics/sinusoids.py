@@ -20,6 +20,7 @@ from . import exact
 
 _TINY = 2.0**-100  # kernel values this small are looked at again in decimal
 _ZERO = Decimal(10) ** -50
+_MEAN_DECIDED = 2.0**-60  # a mean of sinusoids below this may be all error: computed exactly
 
 
 class Sinusoids:
@@ -85,6 +86,36 @@ class Sinusoids:
             planes.append(rounded)
         return planes
 
+    def means(self, xp, blocks, dtype: str, device: str = "cpu", chunks=None):
+        """sin and cos averaged over each row of `blocks` ((rows, k) integer positions: a pooled
+        table's block along one axis), every frequency, each mean correctly rounded to dtype
+        (float64 arrays on dtype's grid): double-double sums over k, exact where they cannot
+        decide (a sum that cancels near 0 included)."""
+        chunks = self.chunks if chunks is None else chunks
+        rows, k = blocks.shape
+        column = np.asarray(blocks, dtype=np.float64).reshape(-1, 1)
+        if xp is not np:
+            column = xp.from_numpy(column).to(device)
+        planes = []
+        for plane, (hi, lo) in enumerate(exact.sin_cos_dd(xp, column, chunks)):
+            hi, lo = hi.reshape(rows, k, -1), lo.reshape(rows, k, -1)
+            sum_hi, sum_lo = hi[:, 0], lo[:, 0]
+            for j in range(1, k):
+                sum_hi, sum_lo = exact.dd_add(xp, sum_hi, sum_lo, hi[:, j], lo[:, j])
+            mean_hi, mean_lo = exact.dd_divide(sum_hi, sum_lo, k)
+            if self.scale is not None:
+                mean_hi, mean_lo = exact.dd_mul(mean_hi, mean_lo, *self.scale_dd)
+            if dtype == "float64":
+                rounded, suspect = exact.decide_float64(xp, mean_hi, mean_lo)
+            else:
+                rounded, suspect = exact.round_to(xp, mean_hi, dtype)
+            # each term is within about 2**-88: a mean that small is decided exactly
+            suspect = suspect | (xp.abs(mean_hi) < _MEAN_DECIDED)
+            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: sum(
+                self.true_value(int(p), j, plane) for p in blocks[i]) / k)
+            planes.append(rounded)
+        return planes
+
     def angles(self, xp, positions: list[int], dtype: str, device: str = "cpu"):
         """The angles p * w themselves for integer positions, every frequency, each correctly
         rounded to dtype (a float64 array on dtype's grid): each product a double-double, exact
@@ -137,6 +168,10 @@ class Workspace:
     def planes(self, positions: list[int]):
         """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each."""
         return self.sinusoids.planes(self.xp, positions, self.dtype, self.device, self.chunks)
+
+    def means(self, blocks):
+        """Correctly rounded means of (sin, cos) over each row of blocks, (rows, frequencies) each."""
+        return self.sinusoids.means(self.xp, blocks, self.dtype, self.device, self.chunks)
 
     def angles(self, positions: list[int]):
         """The correctly rounded angles p * w, (len(positions), frequencies)."""
