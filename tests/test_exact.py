@@ -84,6 +84,19 @@ def test_decimal_slow_path_rounds_correctly(monkeypatch):
         _check_table(values, "vaswani", 16, 2**20, dtype)
 
 
+def test_decimal_sin_cos_keeps_its_digits_in_every_quadrant():
+    """The slow path's sin and cos agree with mpmath to 55 digits at angles in all four
+    quadrants (negated values were once rounded to the default context's 28 digits)."""
+    import mpmath
+    from decimal import Decimal
+
+    turn = exact.turns([Decimal(1)])[0]  # frequency 1: the angle is the position
+    for p in (1, 2, 4, 5, -1, -2, -4, 1000003):
+        s, c = exact.decimal_sin_cos(p, turn)
+        for found, true in ((s, mpmath.sin(p)), (c, mpmath.cos(p))):
+            assert abs(mpmath.mpf(str(found)) - true) < mpmath.mpf(10) ** -55, (p, found)
+
+
 def test_torch_path_matches_numpy_path_bit_for_bit():
     # the path --device cuda takes, run on the CPU
     for dtype in ("float32", "float16", "bfloat16", "float64"):

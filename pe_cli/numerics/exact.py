@@ -331,7 +331,8 @@ def decimal_sin_cos(position: int, turn: Decimal) -> tuple[Decimal, Decimal]:
         t -= t.to_integral_value()
         quadrant = int((t * 4).to_integral_value())
         s, c = _taylor_sin_cos(2 * PI * (t - Decimal(quadrant) / 4))
-    return [(s, c), (c, -s), (-s, -c), (-c, s)][quadrant % 4]
+        # negated here: outside, the default context would round them to 28 digits
+        return [(s, c), (c, -s), (-s, -c), (-c, s)][quadrant % 4]
 
 
 def round_fraction(value: Fraction, dtype: str) -> float:

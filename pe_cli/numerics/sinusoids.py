@@ -63,6 +63,12 @@ class Sinusoids:
             value = value * self.scale
         return Fraction(value)
 
+    def _true_mean(self, block, index: int, plane: int) -> Fraction:
+        """The mean of sin (plane 0) or cos over a block of positions, exactly as true_value's
+        are; below 1e-50 it is 0, a sum that cancels (as sin at -p and p)."""
+        mean = sum(self.true_value(int(p), index, plane) for p in block) / len(block)
+        return Fraction(0) if abs(mean) < _ZERO else mean
+
     def planes(self, xp, positions: list[int], dtype: str, device: str = "cpu", chunks=None):
         """sin and cos (times the scale) for integer positions, every frequency, each element
         correctly rounded to dtype (float64 arrays on dtype's grid)."""
@@ -111,8 +117,7 @@ class Sinusoids:
                 rounded, suspect = exact.round_to(xp, mean_hi, dtype)
             # each term is within about 2**-88: a mean that small is decided exactly
             suspect = suspect | (xp.abs(mean_hi) < _MEAN_DECIDED)
-            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: sum(
-                self.true_value(int(p), j, plane) for p in blocks[i]) / k)
+            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: self._true_mean(blocks[i], j, plane))
             planes.append(rounded)
         return planes
 
