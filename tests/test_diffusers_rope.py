@@ -1318,3 +1318,16 @@ def test_a_pooled_sum_that_cancels_is_exactly_zero():
 def test_pooling_refuses_what_it_cannot_average(cli, args, message):
     code, _, err = cli("generate", *args)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_pooled_means_on_torch_are_numpys():
+    """The path --device cuda takes for pooled means (torch arrays), run on the CPU, in blocks of
+    5 rows: every element the same as numpy's, in 4 dtypes."""
+    from pe_cli.core.dtypes import host_bits
+    from pe_cli.engine import _kernel_blocks
+
+    for dtype in ("float64", "float32", "float16", "bfloat16"):
+        spec = pe_cli.build(preset="ltx-video", grid="3x6x5", rope={"pool": "2,2,2"}, part="sin", dtype=dtype).spec
+        by_numpy = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=5)])
+        by_torch = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=5, use_torch=True)])
+        assert by_numpy.shape == (18, 2048) and np.array_equal(by_numpy, by_torch), dtype

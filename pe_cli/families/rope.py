@@ -1096,13 +1096,8 @@ def pool_blocks(spec):
     numerators = split_tokens(spec)[0]
     if len(sizes) != numerators.shape[1]:
         raise BadInput(f"rope parameter pool has {len(sizes)} block sizes for {numerators.shape[1]} axes")
-    values = []  # each axis's distinct positions, in the order the grid takes them
-    for axis in numerators.T:
-        _, first = np.unique(axis, return_index=True)
-        values.append(axis[np.sort(first)])
-    grid = np.meshgrid(*values, indexing="ij")
-    if math.prod(len(v) for v in values) != len(numerators) or not np.array_equal(
-            np.stack([g.reshape(-1) for g in grid], axis=1), numerators):
+    values = _row_major(numerators)
+    if values is None:
         raise BadInput("rope parameter pool averages over blocks of a grid: the tokens (--grid, or --ids) "
                        "must make one row-major grid, with no text tokens")
     pooled = [-(-len(v) // k) for v, k in zip(values, sizes)]
@@ -1112,6 +1107,19 @@ def pool_blocks(spec):
         taken = np.minimum(at.reshape(-1)[:, None] * k + np.arange(k), len(v) - 1)
         blocks.append(v[taken])
     return blocks
+
+
+def _row_major(tokens):
+    """Each axis's distinct values in the order the rows first take them, where the rows
+    (tokens, axes) are the row-major grid of those; else None."""
+    import numpy as np
+
+    values = [axis[np.sort(np.unique(axis, return_index=True)[1])] for axis in tokens.T]
+    grid = np.meshgrid(*values, indexing="ij")
+    if math.prod(len(v) for v in values) != len(tokens) or not np.array_equal(
+            np.stack([g.reshape(-1) for g in grid], axis=1), tokens):
+        return None
+    return values
 
 
 def split_positions(spec):
@@ -2188,7 +2196,7 @@ class Rope(Family):
                     continue
                 else:  # a wrong theta or layout, Kandinsky 6's audio at some freqs_scaling, or pooled
                     if part in ("cos", "sin") and not extra and len(positions) > 1:
-                        pooled.append((name, preset, part, spec, reading))
+                        pooled.append((name, preset, part, spec, view(values), reading))
                     if "freqs_scaling" not in extra:
                         work += [({**extra, "freqs_scaling": f}, (part, reading, view))
                                  for f in _freqs_scalings(positions, style)]
@@ -2207,9 +2215,9 @@ class Rope(Family):
             if any(c.difference.max_abs <= _RUNS_NEAR for c in made):  # else the wrong layout's whole readings
                 found.append(name)
                 yield from made
-        for name, preset, part, spec, reading in pooled if not found else ():
+        for name, preset, part, spec, seen, reading in pooled if not found else ():
             for k in _POOLS:
-                ids = _read_pooled(spec, bench, reading, k)
+                ids = _read_pooled(spec, bench, seen, reading, k)
                 spec_k = None if ids is None else bench.spec(**{**asdict(spec), "grid": None, "ids": ids, "rope": (
                     *spec.rope, ("pool", (k,) * len(ids.split(","))))})
                 made = [] if spec_k is None else [
@@ -2267,7 +2275,7 @@ def _read_runs(spec, bench, view, reading) -> str | None:
 _POOLS = (2, 4)  # the block sizes identification tries (FramePack's and Helios's 2x2x2 and 4x4x4)
 
 
-def _read_pooled(spec, bench, reading: str, k: int) -> str | None:
+def _read_pooled(spec, bench, values, reading: str, k: int) -> str | None:
     """Where the table reads as the spec's (cos or sin) table averaged over blocks of k tokens
     on each axis (--rope pool, FramePack's and Helios's history): its grid before pooling, as
     one --ids run; else None. A block of k steady positions from s is cos (or sin) of its
@@ -2286,17 +2294,25 @@ def _read_pooled(spec, bench, reading: str, k: int) -> str | None:
         damping = np.where(w > 0, np.sin(k * w / 2) / (k * np.sin(w / 2)), 1.0)
     if np.min(np.abs(damping)) < 0.1:
         return None
+
+    def first_positions(order):  # of blocks k apart with these centres (all but the last); None if not
+        starts = order[:-1] - np.arange(len(order) - 1) * k - (k - 1) / 2
+        if len(order) > 1 and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE)):
+            return None
+        return starts
+
+    leading = _read_positions(values / damping, spec, reading)  # the leading rows first
+    if any(first_positions(axis[np.sort(np.unique(axis, return_index=True)[1])]) is None for axis in leading.T):
+        return None
     centres = np.concatenate([_read_positions(block / damping, spec, reading) for _, block in bench.target.blocks()])
+    orders = _row_major(centres)
+    if orders is None or any(first_positions(order) is None for order in orders):
+        return None
     function = np.cos if reading == "cos" else np.sin
     last = bench.target.at([bench.target.rows - 1])[0]
-    runs, counts = [], []
-    for axis in range(len(laws)):
-        distinct, first = np.unique(centres[:, axis], return_index=True)
-        order = distinct[np.argsort(first)]
-        n = len(order)
-        starts = order[:-1] - np.arange(n - 1) * k - (k - 1) / 2
-        if n > 1 and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE)):
-            return None
+    runs = []
+    for axis, order in enumerate(orders):
+        n, starts = len(order), first_positions(order)
         begins = [float(np.round(starts[0]))] if n > 1 else [order[0] - (k - 1) / 2, order[0]]
         mine = axis_of == axis
 
@@ -2310,14 +2326,6 @@ def _read_pooled(spec, bench, reading: str, k: int) -> str | None:
             return None
         begin = int(round(begin))
         runs.append(f"{begin}:{begin + k * (n - 1) + r}" if k * (n - 1) + r > 1 else str(begin))
-        counts.append(n)
-    index = np.meshgrid(*[np.arange(n) for n in counts], indexing="ij")
-    if math.prod(counts) != len(centres):
-        return None
-    rank = [np.argsort(np.argsort(np.unique(c, return_index=True)[1]))[np.unique(c, return_inverse=True)[1]]
-            for c in centres.T]
-    if not all(np.array_equal(r, i.reshape(-1)) for r, i in zip(rank, index)):
-        return None
     return ",".join(runs)
 
 
