@@ -1321,13 +1321,69 @@ def test_pooling_refuses_what_it_cannot_average(cli, args, message):
 
 
 def test_pooled_means_on_torch_are_numpys():
-    """The path --device cuda takes for pooled means (torch arrays), run on the CPU, in blocks of
-    5 rows: every element the same as numpy's, in 4 dtypes."""
+    """The path --device cuda takes for pooled means (torch arrays, renormalised too), run on the
+    CPU, in blocks of 5 rows: every element the same as numpy's, in 4 dtypes."""
     from pe_cli.core.dtypes import host_bits
     from pe_cli.engine import _kernel_blocks
 
     for dtype in ("float64", "float32", "float16", "bfloat16"):
-        spec = pe_cli.build(preset="ltx-video", grid="3x6x5", rope={"pool": "2,2,2"}, part="sin", dtype=dtype).spec
-        by_numpy = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=5)])
-        by_torch = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=5, use_torch=True)])
-        assert by_numpy.shape == (18, 2048) and np.array_equal(by_numpy, by_torch), dtype
+        for preset, rope, width in (("ltx-video", {"pool": "2,2,2"}, 2048),
+                                    ("wan-complex", {"pool": "2,2,2", "pool_unit": True}, 64)):
+            spec = pe_cli.build(preset=preset, grid="3x6x5", rope=rope, part="sin", dtype=dtype).spec
+            by_numpy = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=5)])
+            by_torch = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=5, use_torch=True)])
+            assert by_numpy.shape == (18, width) and np.array_equal(by_numpy, by_torch), (preset, dtype)
+
+
+@pytest.mark.parametrize("frames, rows, cols", [(3, 5, 7), (4, 15, 26)])
+def test_anyflow_far_compressed_frames_are_the_module_bit_for_bit(cli, tmp_path, frames, rows, cols):
+    """AnyFlow-FAR's compressed frames (patch (1, 2, 2) of (1, 4, 4): blocks 1 x 2 x 2 of its
+    complex128 table, each axis pooled alone and renormalised); compare names each part with its
+    grid, blocks and renormalisation."""
+    from diffusers.models.transformers.transformer_anyflow_far import AnyFlowCausalRotaryPosEmbed
+
+    rope = AnyFlowCausalRotaryPosEmbed(128, (1, 2, 2), (1, 4, 4), 1024)
+    table = rope._forward_compressed_frame(frames, rows, cols, torch.device("cpu")).reshape(frames * rows * cols, -1)
+    ids = f"0:{frames},0:{2 * rows},0:{2 * cols}"
+    for part, expected in (("cos", table.real), ("sin", table.imag)):
+        built = pe_cli.build(preset="wan-complex", ids=ids, rope={"pool": "1,2,2", "pool_unit": True}, part=part,
+                             variant="diffusers", dtype="float64").numpy()
+        assert np.array_equal(built, expected.numpy()), part
+        np.save(tmp_path / "t.npy", expected.numpy())
+        best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+        rope_found = dict(best["spec"]["rope"])
+        assert best["differing"] == 0 and best["spec"]["ids"] == ids, part
+        assert rope_found["pool"] == [1, 2, 2] and rope_found["pool_unit"] is True, part
+
+
+def test_renormalised_pooled_table_against_mpmath():
+    """pool_unit: each element the correctly rounded cos (or sin) mean over its block divided by
+    the length of the (cos, sin) mean, from mpmath; blocks of 3 and 2 with the last padded."""
+    ids, sizes = "2:7,0:5,0:3", (3, 2, 2)
+    grid = [range(int(a), int(b)) for a, b in (axis.split(":") for axis in ids.split(","))]
+    counts = [-(-len(g) // size) for g, size in zip(grid, sizes)]
+    for dtype in ("float64", "float32"):
+        for part in ("cos", "sin"):
+            table = pe_cli.build(preset="wan-complex", ids=ids, rope={"pool": "3,2,2", "pool_unit": True}, part=part,
+                                 dtype=dtype).numpy().astype(np.float64)
+            assert table.shape == (np.prod(counts), 64)
+            for row in range(table.shape[0]):
+                index = np.unravel_index(row, counts)
+                for column in range(0, 64, 3):
+                    axis, dim, i = (0, 44, column) if column < 22 else (1 + (column - 22) // 21, 42, (column - 22) % 21)
+                    frequency = mpmath.power(10000, -mpmath.mpf(2 * i) / dim)
+                    g, k = grid[axis], sizes[axis]
+                    block = [g[min(index[axis] * k + j, len(g) - 1)] for j in range(k)]
+                    cos, sin = (mpmath.fsum(f(p * frequency) for p in block) / k for f in (mpmath.cos, mpmath.sin))
+                    true = (cos if part == "cos" else sin) / mpmath.sqrt(cos**2 + sin**2)
+                    assert table[row, column] == round_to(true, dtype), (dtype, part, row, column)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "wan-complex", "--grid", "2x4x4", "--rope", "pool_unit=true"], "give their sizes with pool"),
+    (["--preset", "wan", "--grid", "2x4x4", "--rope", "pool=1,2,2", "--rope", "pool_unit=true"],
+     "it needs --convention single"),
+])
+def test_renormalised_pooling_refuses_what_it_cannot_build(cli, args, message):
+    code, _, err = cli("generate", *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err

@@ -72,6 +72,9 @@ ROPE_KEYS = {
     # FramePack's and Helios's history tables: cos and sin averaged over blocks of this many
     # tokens per axis, an axis padded at its end by repeating its last position
     "pool": list,
+    # AnyFlow-FAR's compressed frames: each axis's complex table pooled on its own, then each
+    # (cos, sin) mean over its length
+    "pool_unit": bool,
 }
 # what scales the frequencies (or says for which context), as against the layout's keys
 _SCALING = ("rope_type", "factor", "original_max_position_embeddings", "max_position_embeddings", "attention_factor",
@@ -1450,6 +1453,7 @@ def _diffusers_refusal(spec) -> str | None:
          and spec.part != "angle" and not (spec.axes and AXES[spec.axes].angles32))
 @_both_parts
 def _diffusers_rope(spec, device):
+    import numpy as np
     import torch
 
     rope = dict(spec.rope)
@@ -1462,13 +1466,19 @@ def _diffusers_rope(spec, device):
         positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[:, None]
     planes = []
     style = AXES.get(spec.axes or "")
+    unit = rope.get("pool_unit", False)
     for axis, (dim, theta) in enumerate(laws):
         if style is not None and style.torch_law is not None:
             freqs = style.torch_law(torch, spec, axis, dim, theta)
         else:
             freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
             freqs = freqs / rope.get("factor", 1.0)
-        angles = torch.outer(positions[:, axis], freqs)
+        if unit:  # AnyFlow-FAR: each axis's own table at its blocks' positions, pooled alone below
+            block = pool_blocks(spec)[axis]
+            at = torch.from_numpy((block / split_tokens(spec)[1][axis]).reshape(-1).astype(np.float32))
+        else:
+            at = positions[:, axis]
+        angles = torch.outer(at, freqs)
         if style is not None and style.angle_scale:  # Kandinsky 5: the float32 angles over its scale_factor
             angles = angles / divisors(spec)[axis]
         if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
@@ -1477,6 +1487,8 @@ def _diffusers_rope(spec, device):
             plane = angles.float()
         elif spec.convention == "single" and not (style and style.once):  # use_real=False: complex64, or
             value = torch.polar(torch.ones_like(angles), angles)  # complex128 from float64 frequencies (kept)
+            if unit:
+                value = _unit_pooled(torch, value, block.shape[1])
             plane = value.real if spec.part == "cos" else value.imag
         else:  # use_real=True: cos and sin, then float32
             plane = (angles.cos() if spec.part == "cos" else angles.sin()).float()
@@ -1486,7 +1498,18 @@ def _diffusers_rope(spec, device):
     if columns is None:
         return _lay_out(planes[0], spec.convention)
     every = torch.cat(planes, dim=1)[:, torch.tensor([j for _, j in columns])]
-    return every if pool_blocks(spec) is None else _pooled(torch, spec, every)
+    return every if pool_blocks(spec) is None or unit else _pooled(torch, spec, every)
+
+
+def _unit_pooled(torch, value, k: int):
+    """AnyFlow-FAR's avg_pool_complex: a complex (blocks * k, n) table's real and imaginary
+    parts averaged over each k rows (avg_pool1d), then each over their length."""
+    def pooled(part):
+        return torch.nn.functional.avg_pool1d(part.T[None], k, k)[0].T
+
+    real, imag = pooled(value.real), pooled(value.imag)
+    length = torch.sqrt(real**2 + imag**2)
+    return torch.complex(real / length, imag / length)
 
 
 def _pooled(torch, spec, table):
@@ -1854,6 +1877,12 @@ class Rope(Family):
                 raise BadInput(f"rope parameter pool averages over 1 to 3 axes (avg_pool1d to avg_pool3d), "
                                f"not {len(split_laws(spec))}")
             pool_blocks(spec)
+        if rope.get("pool_unit"):
+            if "pool" not in rope:
+                raise BadInput("rope parameter pool_unit renormalises pooled blocks: give their sizes with pool")
+            if spec.convention != "single":
+                raise BadInput("rope parameter pool_unit renormalises a complex table's pooled values (AnyFlow-"
+                               f"FAR's avg_pool_complex): it needs --convention single, not {spec.convention}")
         if style is None or not style.split:
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
                 if value != default and not (name == "ids" and style is not None):
@@ -1949,7 +1978,7 @@ class Rope(Family):
             _, columns = axes_plan(spec)
             blocks = pool_blocks(spec) if AXES[spec.axes].split else None
             if blocks is not None:  # each axis's sinusoids averaged over its blocks
-                found = [work.means(b[start:stop]) for b in blocks]
+                found = [work.means(b[start:stop], dict(spec.rope).get("pool_unit", False)) for b in blocks]
             else:
                 positions = axes_positions(spec, start, stop)
                 made = work.angles if spec.part == "angle" else work.planes
@@ -2217,9 +2246,9 @@ class Rope(Family):
                 yield from made
         for name, preset, part, spec, seen, reading in pooled if not found else ():
             for k in _POOLS:
-                ids = _read_pooled(spec, bench, seen, reading, k)
-                spec_k = None if ids is None else bench.spec(**{**asdict(spec), "grid": None, "ids": ids, "rope": (
-                    *spec.rope, ("pool", (k,) * len(ids.split(","))))})
+                read = _read_pooled(spec, bench, seen, reading, k)
+                spec_k = None if read is None else bench.spec(**{**asdict(spec), "grid": None, "ids": read[0], "rope": (
+                    *spec.rope, ("pool", read[1]), *[("pool_unit", True)][:read[2]])})
                 made = [] if spec_k is None else [
                     c for c in self._preset_candidates(bench, name, preset, part, spec_k) if c]
                 if any(c.difference.max_abs <= _RUNS_NEAR for c in made):
@@ -2272,61 +2301,68 @@ def _read_runs(spec, bench, view, reading) -> str | None:
     return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
 
 
-_POOLS = (2, 4)  # the block sizes identification tries (FramePack's and Helios's 2x2x2 and 4x4x4)
+_POOLS = (2, 4, None)  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
+#                       renormalised ones (None), whose sizes it reads
 
 
-def _read_pooled(spec, bench, values, reading: str, k: int) -> str | None:
+def _read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str, tuple, bool] | None:
     """Where the table reads as the spec's (cos or sin) table averaged over blocks of k tokens
-    on each axis (--rope pool, FramePack's and Helios's history): its grid before pooling, as
-    one --ids run; else None. A block of k steady positions from s is cos (or sin) of its
-    centre s + (k - 1)/2 times sin(k w/2) / (k sin(w/2)); an axis's last block may repeat its
-    last position (replicate padding), and which of k such blocks it is is taken from how near
-    each comes to the table's last row."""
+    on each axis (--rope pool, FramePack's and Helios's history), or with k None over blocks
+    renormalised (pool_unit, AnyFlow-FAR's compressed frames): (its grid before pooling as one
+    --ids run, the block sizes, whether renormalised); else None. A block of k steady positions
+    from s is the table at its centre s + (k - 1)/2, times sin(k w/2) / (k sin(w/2)) unless
+    renormalised (which leaves each axis's k in the spacing of its centres). An axis's last block
+    may repeat its last position (replicate padding): which of k such blocks it is, is taken
+    from how near each comes to the table's last row."""
     import numpy as np
 
     laws, columns = axes_plan(spec)
-    if not 1 <= len(laws) <= 3:
+    unit = k is None
+    if not 1 <= len(laws) <= 3 or (unit and spec.convention != "single"):
         return None
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
     w = np.array([frequencies[j] for _, j in columns])
     axis_of = np.array([a for a, _ in columns])
     with np.errstate(divide="ignore", invalid="ignore"):
-        damping = np.where(w > 0, np.sin(k * w / 2) / (k * np.sin(w / 2)), 1.0)
+        damping = 1.0 if unit else np.where(w > 0, np.sin(k * w / 2) / (k * np.sin(w / 2)), 1.0)
     if np.min(np.abs(damping)) < 0.1:
         return None
 
-    def first_positions(order):  # of blocks k apart with these centres (all but the last); None if not
-        starts = order[:-1] - np.arange(len(order) - 1) * k - (k - 1) / 2
-        if len(order) > 1 and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE)):
+    def blocks_of(order):  # (first position, size) of blocks with these centres, all but the last steady
+        size = k or (round(order[1] - order[0]) if len(order) > 1 else 1 + int(not _whole(order[:1])))
+        starts = order[:-1] - np.arange(len(order) - 1) * size - (size - 1) / 2
+        if size < 1 or len(order) > 1 and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE)):
             return None
-        return starts
+        return (starts[0] if len(order) > 1 else None), size
 
     leading = _read_positions(values / damping, spec, reading)  # the leading rows first
-    if any(first_positions(axis[np.sort(np.unique(axis, return_index=True)[1])]) is None for axis in leading.T):
+    if any(blocks_of(axis[np.sort(np.unique(axis, return_index=True)[1])]) is None for axis in leading.T):
         return None
     centres = np.concatenate([_read_positions(block / damping, spec, reading) for _, block in bench.target.blocks()])
     orders = _row_major(centres)
-    if orders is None or any(first_positions(order) is None for order in orders):
+    if orders is None or any(blocks_of(order) is None for order in orders):
         return None
-    function = np.cos if reading == "cos" else np.sin
     last = bench.target.at([bench.target.rows - 1])[0]
-    runs = []
+    runs, sizes = [], []
     for axis, order in enumerate(orders):
-        n, starts = len(order), first_positions(order)
-        begins = [float(np.round(starts[0]))] if n > 1 else [order[0] - (k - 1) / 2, order[0]]
+        n, (start, size) = len(order), blocks_of(order)
+        begins = [float(np.round(start))] if n > 1 else [order[0] - (size - 1) / 2, order[0]]
         mine = axis_of == axis
 
         def misfit(begin, r):  # the last block from its first position, r positions then repeats
-            at = begin + k * (n - 1) + np.minimum(np.arange(k), r - 1)
-            return np.max(np.abs(function(at[:, None] * w[mine]).mean(axis=0) - last[mine]), initial=0.0)
+            at = (begin + size * (n - 1) + np.minimum(np.arange(size), r - 1))[:, None] * w[mine]
+            cos, sin = np.cos(at).mean(axis=0), np.sin(at).mean(axis=0)
+            mean = cos if reading == "cos" else sin
+            return np.max(np.abs(mean / (np.hypot(cos, sin) if unit else 1.0) - last[mine]), initial=0.0)
 
         error, begin, r = min(((misfit(b, r), b, r) for b in begins if _whole(np.array([b]))
-                               for r in range(1, k + 1)), default=(np.inf, 0, 0))
+                               for r in range(1, size + 1)), default=(np.inf, 0, 0))
         if not error <= _RUNS_NEAR:
             return None
         begin = int(round(begin))
-        runs.append(f"{begin}:{begin + k * (n - 1) + r}" if k * (n - 1) + r > 1 else str(begin))
-    return ",".join(runs)
+        runs.append(f"{begin}:{begin + size * (n - 1) + r}" if size * (n - 1) + r > 1 else str(begin))
+        sizes.append(size)
+    return ",".join(runs), tuple(sizes), unit
 
 
 def _readings(plane, angles: bool, notes: list):

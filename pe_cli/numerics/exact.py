@@ -168,12 +168,21 @@ def dd_add(xp, ah, al, bh, bl):
     return _fast_two_sum(s, e + (al + bl))
 
 
-def dd_divide(hi, lo, k: int):
-    """A double-double over a small positive integer k: q = hi / k, then the exact remainder
-    hi - q*k (Dekker's product; Sterbenz makes the difference exact) and lo, over k."""
-    q = hi / k
-    p, e = _two_prod(q, float(k))
-    return _fast_two_sum(q, ((hi - p) - e + lo) / k)
+def dd_divide(ah, al, bh, bl):
+    """A double-double over another: q = ah / bh, then the remainder a - q*b (Dekker's product
+    exact, the difference exact by Sterbenz) over bh, to about 2**-100 relative."""
+    q = ah / bh
+    p, e = _two_prod(q, bh)
+    return _fast_two_sum(q, ((ah - p) - e + al - q * bl) / bh)
+
+
+def dd_sqrt(xp, hi, lo):
+    """The square root of a double-double >= 0: x = sqrt(hi), then one Newton step (a - x*x)
+    / 2x with x*x exact; 0 stays 0."""
+    x = xp.sqrt(hi)
+    p, e = _two_prod(x, x)
+    safe = xp.where(x > 0, x, 1.0)
+    return _fast_two_sum(x, xp.where(x > 0, ((hi - p) - e + lo) / (2 * safe), 0.0))
 
 
 def sin_cos_dd(xp, positions, chunks):
@@ -225,12 +234,13 @@ def rotate_dd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.stack(np.broadcast_arrays(sin[0], cos[0], sin[1], cos[1]))
 
 
-def decide_float64(xp, hi, lo):
+def decide_float64(xp, hi, lo, error=0.0):
     """A normalized double-double's value correctly rounded to float64 (hi), and a mask of the
-    elements so near a midpoint that the double-double's own error could decide it."""
+    elements so near a midpoint that the double-double's own error (relative, and an absolute
+    `error` where it has one) could decide it."""
     neighbour = xp.nextafter(hi, hi + xp.where(lo >= 0, 1.0, -1.0))
     distance = xp.abs(neighbour - hi) * 0.5 - xp.abs(lo)
-    return hi, (distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)
+    return hi, ((distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)) | (distance <= error)
 
 
 def sin_cos_correct(xp, positions, chunks, scale: tuple[float, float] | None = None):
@@ -275,12 +285,13 @@ DOUBLE_DOUBLE_RELATIVE = 2.0**-80
 SUSPECT_RELATIVE = 2.0**-46
 
 
-def round_to(xp, values, dtype: str):
+def round_to(xp, values, dtype: str, error=0.0):
     """Round float64 values once to `dtype`'s grid, returned as float64.
 
     Also returns a mask of the elements whose float64 value lies so near a midpoint of that
-    grid that its error could have decided the rounding. torch's own float64 -> float16 and
-    float64 -> bfloat16 casts go through float32 and round twice; this does not.
+    grid that its error (relative, and an absolute `error` where it has one) could have decided
+    the rounding. torch's own float64 -> float16 and float64 -> bfloat16 casts go through
+    float32 and round twice; this does not.
     """
     fmt = FORMATS[dtype]
     _, exponent = xp.frexp(values)  # values = m * 2**exponent, 0.5 <= |m| < 1
@@ -289,7 +300,7 @@ def round_to(xp, values, dtype: str):
     nearest = xp.round(scaled)  # ties to even, in numpy and torch
     rounded = nearest * _pow2(xp, quantum_exp)
     distance = xp.abs(xp.abs(scaled - nearest) - 0.5)  # in quanta, from the midpoint
-    suspect = distance <= xp.abs(scaled) * SUSPECT_RELATIVE
+    suspect = distance <= xp.abs(scaled) * SUSPECT_RELATIVE + error * _pow2(xp, -quantum_exp)
     return rounded, suspect
 
 

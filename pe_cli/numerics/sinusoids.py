@@ -10,17 +10,18 @@ and the few array operations that differ between numpy and torch.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
 
+from ..core.errors import BadInput
 from . import exact
 
 
 _TINY = 2.0**-100  # kernel values this small are looked at again in decimal
 _ZERO = Decimal(10) ** -50
-_MEAN_DECIDED = 2.0**-60  # a mean of sinusoids below this may be all error: computed exactly
+_MEAN_ERROR = 2.0**-84  # the double-double means' absolute error bound (their terms': about 2**-88)
 
 
 class Sinusoids:
@@ -63,11 +64,24 @@ class Sinusoids:
             value = value * self.scale
         return Fraction(value)
 
-    def _true_mean(self, block, index: int, plane: int) -> Fraction:
-        """The mean of sin (plane 0) or cos over a block of positions, exactly as true_value's
-        are; below 1e-50 it is 0, a sum that cancels (as sin at -p and p)."""
-        mean = sum(self.true_value(int(p), index, plane) for p in block) / len(block)
-        return Fraction(0) if abs(mean) < _ZERO else mean
+    def _true_mean(self, block, index: int, plane: int, unit: bool) -> Fraction:
+        """The mean of sin (plane 0) or cos over a block of positions, as exactly as true_value's
+        (below 1e-50 it is 0: a sum that cancels, as sin at -p and p); unit: over the length of
+        the (cos, sin) mean, to 60 digits."""
+        def mean(plane):
+            found = sum(self.true_value(int(p), index, plane) for p in block) / len(block)
+            return Fraction(0) if abs(found) < _ZERO else found
+
+        if not unit:
+            return mean(plane)
+        with localcontext() as ctx:
+            ctx.prec = 70
+            sin, cos = (Decimal(m.numerator) / Decimal(m.denominator) for m in (mean(0), mean(1)))
+            length = (sin * sin + cos * cos).sqrt()
+            if length < _ZERO:
+                raise BadInput("rope parameter pool_unit: a block's mean of cos and sin is 0, which has no "
+                               "length to divide by")
+            return Fraction((sin, cos)[plane] / length)
 
     def planes(self, xp, positions: list[int], dtype: str, device: str = "cpu", chunks=None):
         """sin and cos (times the scale) for integer positions, every frequency, each element
@@ -92,32 +106,40 @@ class Sinusoids:
             planes.append(rounded)
         return planes
 
-    def means(self, xp, blocks, dtype: str, device: str = "cpu", chunks=None):
+    def means(self, xp, blocks, dtype: str, device: str = "cpu", chunks=None, unit: bool = False):
         """sin and cos averaged over each row of `blocks` ((rows, k) integer positions: a pooled
         table's block along one axis), every frequency, each mean correctly rounded to dtype
-        (float64 arrays on dtype's grid): double-double sums over k, exact where they cannot
-        decide (a sum that cancels near 0 included)."""
+        (float64 arrays on dtype's grid). unit: each (cos, sin) mean over its length (AnyFlow-
+        FAR's renormalised pooling). Double-double sums over k, whose error is absolute (a sum
+        may cancel): the means they cannot decide are computed exactly."""
         chunks = self.chunks if chunks is None else chunks
         rows, k = blocks.shape
         column = np.asarray(blocks, dtype=np.float64).reshape(-1, 1)
         if xp is not np:
             column = xp.from_numpy(column).to(device)
-        planes = []
-        for plane, (hi, lo) in enumerate(exact.sin_cos_dd(xp, column, chunks)):
+        means = []
+        for hi, lo in exact.sin_cos_dd(xp, column, chunks):
             hi, lo = hi.reshape(rows, k, -1), lo.reshape(rows, k, -1)
-            sum_hi, sum_lo = hi[:, 0], lo[:, 0]
+            total = hi[:, 0], lo[:, 0]
             for j in range(1, k):
-                sum_hi, sum_lo = exact.dd_add(xp, sum_hi, sum_lo, hi[:, j], lo[:, j])
-            mean_hi, mean_lo = exact.dd_divide(sum_hi, sum_lo, k)
+                total = exact.dd_add(xp, *total, hi[:, j], lo[:, j])
+            means.append(exact.dd_divide(*total, float(k), 0.0))
+        error = _MEAN_ERROR
+        if unit:  # over sqrt(sin^2 + cos^2), whose own error divides the means' too
+            (s_hi, s_lo), (c_hi, c_lo) = means
+            length = exact.dd_sqrt(xp, *exact.dd_add(xp, *exact.dd_mul(s_hi, s_lo, s_hi, s_lo),
+                                                   *exact.dd_mul(c_hi, c_lo, c_hi, c_lo)))
+            means = [exact.dd_divide(*m, *length) for m in means]
+            error = xp.where(length[0] > 0, _MEAN_ERROR * 4 / xp.where(length[0] > 0, length[0], 1.0), xp.inf)
+        planes = []
+        for plane, (mean_hi, mean_lo) in enumerate(means):
             if self.scale is not None:
                 mean_hi, mean_lo = exact.dd_mul(mean_hi, mean_lo, *self.scale_dd)
             if dtype == "float64":
-                rounded, suspect = exact.decide_float64(xp, mean_hi, mean_lo)
+                rounded, suspect = exact.decide_float64(xp, mean_hi, mean_lo, error)
             else:
-                rounded, suspect = exact.round_to(xp, mean_hi, dtype)
-            # each term is within about 2**-88: a mean that small is decided exactly
-            suspect = suspect | (xp.abs(mean_hi) < _MEAN_DECIDED)
-            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: self._true_mean(blocks[i], j, plane))
+                rounded, suspect = exact.round_to(xp, mean_hi, dtype, error)
+            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: self._true_mean(blocks[i], j, plane, unit))
             planes.append(rounded)
         return planes
 
@@ -174,9 +196,10 @@ class Workspace:
         """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each."""
         return self.sinusoids.planes(self.xp, positions, self.dtype, self.device, self.chunks)
 
-    def means(self, blocks):
-        """Correctly rounded means of (sin, cos) over each row of blocks, (rows, frequencies) each."""
-        return self.sinusoids.means(self.xp, blocks, self.dtype, self.device, self.chunks)
+    def means(self, blocks, unit: bool = False):
+        """Correctly rounded means of (sin, cos) over each row of blocks, (rows, frequencies)
+        each (unit: over their length)."""
+        return self.sinusoids.means(self.xp, blocks, self.dtype, self.device, self.chunks, unit)
 
     def angles(self, positions: list[int]):
         """The correctly rounded angles p * w, (len(positions), frequencies)."""
