@@ -1387,3 +1387,32 @@ def test_renormalised_pooled_table_against_mpmath():
 def test_renormalised_pooling_refuses_what_it_cannot_build(cli, args, message):
     code, _, err = cli("generate", *args)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_lumina2_padded_captions_are_the_module_bit_for_bit(cli, tmp_path):
+    """Lumina2RotaryPosEmbed's cap_freqs_cis for the shorter of two prompts (7 of 20 tokens):
+    its captions at (k, 0, 0), then 13 rows of complex zeros; compare names it with them as
+    --padding-rows. The exact table's token rows are the unpadded table's."""
+    from diffusers.models.transformers.transformer_lumina2 import Lumina2RotaryPosEmbed
+
+    mask = torch.zeros(2, 20, dtype=torch.bool)
+    mask[0, :7], mask[1, :] = True, True
+    _, captions, *_ = Lumina2RotaryPosEmbed(10000, [32, 32, 32], (300, 512, 512), 2)(torch.zeros(2, 16, 8, 12), mask)
+    for part, expected in (("cos", captions[0].real), ("sin", captions[0].imag)):
+        table = pe_cli.build(preset="lumina2", ids="7*0:7,0,0", padding_rows=13, part=part, dtype="float64",
+                             variant="diffusers").numpy()
+        assert np.array_equal(table, expected.numpy()), part
+        exact = pe_cli.build(preset="lumina2", ids="7*0:7,0,0", padding_rows=13, part=part).numpy()
+        unpadded = pe_cli.build(preset="lumina2", ids="7*0:7,0,0", part=part).numpy()
+        assert exact.shape == (20, 48) and np.array_equal(exact[:7], unpadded) and not exact[7:].any(), part
+    np.save(tmp_path / "t.npy", captions[0].real.numpy())
+    best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["padding_rows"] == 13 and best["spec"]["axes"] == "lumina2"
+
+
+def test_padding_rows_need_a_split_layout(cli):
+    code, _, err = cli("generate", "--family", "rope", "-d", "64", "--padding-rows", "3")
+    assert code == 2 and "--padding-rows follows a diffusers multi-axis table's tokens" in err
+    code, _, err = cli("generate", "--preset", "lumina2", "--ids", "4*0:4,0,0", "--padding-rows", "3",
+                       "--variant", "hf-rope")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err

@@ -87,6 +87,21 @@ class Bench:
         else:
             self.rows, self.seen = np.arange(self.length), values
 
+    def head(self, rows: int) -> "Bench":
+        """A bench over the table's first `rows` rows (a table with rows of padding after them)."""
+        return Bench(self.target.shifted(0, rows), self.values[:rows], self.threshold, self.sampled)
+
+    def trailing_zero_rows(self) -> int:
+        """How many of the table's last rows are all zeros, read from the end in blocks."""
+        found, step = 0, 1
+        while found < self.length:
+            take = min(step, self.length - found, self.target.block_rows)
+            zero = ~self.target.block(self.length - found - take, self.length - found).any(axis=1)
+            if not zero.all():
+                return found + int(np.argmin(zero[::-1]))
+            found, step = found + take, step * 2
+        return found
+
     @staticmethod
     def spec(**params) -> TableSpec | None:
         """A spec, or None where these parameters make no table (a library that cannot)."""

@@ -1125,6 +1125,12 @@ def _row_major(tokens):
     return values
 
 
+def _token_rows(spec) -> int:
+    """A split layout's rows before its padding rows: its tokens, or its pooled blocks."""
+    blocks = pool_blocks(spec)
+    return len(split_tokens(spec)[0] if blocks is None else blocks[0])
+
+
 def split_positions(spec):
     """A split layout's token positions as float64 (tokens, axes): integers over each axis's
     denominator, divided by its divisor (a pooled table's: each block's mean)."""
@@ -1448,7 +1454,7 @@ def _diffusers_refusal(spec) -> str | None:
 @variant(VARIANTS, "diffusers", source="diffusers 0.42 get_1d_rotary_pos_embed (FluxPosEmbed, WanRotaryPosEmbed, "
          "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
          conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal,
-         parameters=frozenset({"base", "offset", "text_tokens"}),
+         parameters=frozenset({"base", "offset", "text_tokens", "padding_rows"}),
          ends_float64=lambda spec: spec.convention == "single" and spec.freqs_dtype == "float64"
          and spec.part != "angle" and not (spec.axes and AXES[spec.axes].angles32))
 @_both_parts
@@ -1498,7 +1504,8 @@ def _diffusers_rope(spec, device):
     if columns is None:
         return _lay_out(planes[0], spec.convention)
     every = torch.cat(planes, dim=1)[:, torch.tensor([j for _, j in columns])]
-    return every if pool_blocks(spec) is None or unit else _pooled(torch, spec, every)
+    every = every if pool_blocks(spec) is None or unit else _pooled(torch, spec, every)
+    return torch.cat([every, every.new_zeros(spec.padding_rows, every.shape[1])])  # Lumina2's cap_freqs_cis
 
 
 def _unit_pooled(torch, value, k: int):
@@ -1693,6 +1700,9 @@ class Rope(Family):
         Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
               "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
               "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
+        Param("padding_rows", 0, "rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
+              "table, cap_freqs_cis, for a prompt shorter than its batch's longest).", int, minimum=0,
+              fixed="has no padding rows"),
         Param("ids", None, "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
               "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
               "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP]: a run is the grid "
@@ -1884,6 +1894,9 @@ class Rope(Family):
                 raise BadInput("rope parameter pool_unit renormalises a complex table's pooled values (AnyFlow-"
                                f"FAR's avg_pool_complex): it needs --convention single, not {spec.convention}")
         if style is None or not style.split:
+            if spec.padding_rows:
+                raise BadInput("--padding-rows follows a diffusers multi-axis table's tokens (Lumina2's captions): "
+                               "it needs a split layout (--rope-axes split, or a --preset)")
             for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
                 if value != default and not (name == "ids" and style is not None):
                     raise BadInput(f"--{name.replace('_', '-')} gives the tokens of a multi-axis table "
@@ -1927,8 +1940,7 @@ class Rope(Family):
         if self._vector(spec):
             return 1
         if spec.axes and AXES[spec.axes].split:
-            blocks = pool_blocks(spec)
-            return len(split_tokens(spec)[0] if blocks is None else blocks[0])
+            return _token_rows(spec) + spec.padding_rows
         if spec.axes and spec.ids is not None:
             return len(ids_tokens(spec.ids, len(AXES[spec.axes].axes))[0])
         if spec.axes and spec.grid is not None:
@@ -1972,6 +1984,12 @@ class Rope(Family):
             from ..numerics.sinusoids import round_decimals
 
             return round_decimals(work.sinusoids.frequencies, spec.dtype)
+        if spec.padding_rows and stop > _token_rows(spec):  # zeros after the tokens (Lumina2's captions)
+            table = work.zeros(stop - start, self.cols(spec))
+            tokens = max(_token_rows(spec) - start, 0)
+            if tokens:
+                table[:tokens] = self.exact_rows(spec, start, start + tokens, work)
+            return table
         if spec.axes:
             import numpy as np
 
@@ -2022,6 +2040,7 @@ class Rope(Family):
             else:
                 covered = names[: len(names) - AXES[spec.axes].trailing][-len(grid_shape(spec)):]
                 positions = f"grid {spec.grid} ({' x '.join(covered)}{text})"
+            positions += f", then {spec.padding_rows} rows of zeros" if spec.padding_rows else ""
         elif spec.axes and spec.ids is not None:
             positions = f"ids {spec.ids} ({' x '.join(AXES[spec.axes].axes)})"
         elif spec.axes and spec.grid is not None:
@@ -2063,7 +2082,7 @@ class Rope(Family):
             return lambda i: "-"
         if spec.axes and AXES[spec.axes].split:  # a token's position on each axis
             positions = split_positions(spec)
-            return lambda i: "({})".format(",".join(f"{p:g}" for p in positions[i]))
+            return lambda i: "({})".format(",".join(f"{p:g}" for p in positions[i])) if i < len(positions) else "pad"
         return super().row_label(spec)
 
     def facts(self, spec):
@@ -2117,6 +2136,8 @@ class Rope(Family):
         import numpy as np
 
         split = [c for c in self._split_candidates(values, notes, bench) if c is not None]
+        if not any(c.difference.max_abs <= _RUNS_NEAR for c in split):
+            split += self._padded_candidates(values, notes, bench)
         yield from split
         if any(len(split_laws(c.spec)) > 1 for c in split):  # a multi-axis table: its first columns need
             return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
@@ -2179,6 +2200,19 @@ class Rope(Family):
             other = None if dtype == spec.freqs_dtype else bench.spec(**{**asdict(spec), "freqs_dtype": dtype})
             if other is not None:
                 yield from bench.libraries(other, reference)
+
+    def _padded_candidates(self, values, notes, bench) -> list:
+        """A table whose last rows are zeros (Lumina2's caption table for a short prompt): what
+        its rows before them read as, with those zeros as --padding-rows."""
+        zeros = bench.trailing_zero_rows()
+        if not 0 < zeros < bench.length:
+            return []
+        head = bench.head(bench.length - zeros)
+        found = []
+        for c in self._split_candidates(values[: head.length], notes, head):
+            padded = None if c is None else bench.spec(**{**asdict(c.spec), "padding_rows": zeros})
+            found.append(None if padded is None else bench.candidate(c.name, padded, c.source))
+        return [c for c in found if c is not None]
 
     def _split_candidates(self, values, notes, bench):
         """A preset's table: each axis's positions read back from its columns, then its tokens
