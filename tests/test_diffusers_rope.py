@@ -398,7 +398,8 @@ def test_joyimage_text_after_the_image_is_named(cli, tmp_path):
 def test_inline_ids_are_the_positions_they_name(text, expected):
     from pe_cli.families.rope import token_runs
 
-    assert token_runs(text, 4).tolist() == expected
+    numerators, denominators = token_runs(text, 4)
+    assert numerators.tolist() == expected and denominators == (1, 1, 1, 1)
 
 
 def test_runs_read_back_any_layout_of_grids_and_lines():
@@ -419,7 +420,42 @@ def test_runs_read_back_any_layout_of_grids_and_lines():
                 moves = step * (rng.random(3) < 0.6)
                 pieces.append(start + np.arange(rng.integers(1, 9))[:, None] * moves)
         positions = np.concatenate(pieces)
-        assert np.array_equal(token_runs(runs_of(positions, 10**6), 3), positions)
+        numerators, denominators = token_runs(runs_of(positions, 10**6), 3)
+        assert np.array_equal(numerators, positions) and denominators == (1, 1, 1)
+
+
+def test_fractional_runs_read_back_any_layout():
+    """runs_of over each axis's denominator, then token_runs, gives back the same positions
+    (numerators over denominators, whole entries written whole): 200 random layouts."""
+    from pe_cli.families.rope import runs_of, token_runs
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        denominators = tuple(int(q) for q in rng.choice([1, 2, 4, 16], 3))
+        pieces = []
+        for _ in range(rng.integers(1, 5)):
+            start, step, sizes = rng.integers(-40, 40, 3), rng.choice([-3, -1, 1, 2], 3), rng.integers(1, 5, 3)
+            axes = np.meshgrid(*[start[a] + step[a] * np.arange(sizes[a]) for a in range(3)], indexing="ij")
+            pieces.append(np.stack([g.reshape(-1) for g in axes], axis=1))
+        numerators = np.concatenate(pieces)
+        read, below = token_runs(runs_of(numerators, 10**6, denominators), 3)
+        assert np.array_equal(read / np.array(below), numerators / np.array(denominators))
+
+
+def test_flux3_condition_images_are_named_at_half_positions(cli, tmp_path):
+    """FLUX.3's reference images: rows and columns at k/2, image i at l = -(1 + i) (its modular
+    pipeline's _prepare_image_ids), bit for bit with inline runs over /2; compare names both
+    parts with such runs (the cos table with |l|, the same table)."""
+    from diffusers.models.transformers.transformer_flux3 import Flux3PosEmbed
+    from diffusers.modular_pipelines.flux3.before_denoise import _prepare_image_ids
+
+    ids = torch.cat([_prepare_image_ids(6, 8, 0.5, -1), _prepare_image_ids(5, 3, 0.5, -2)])
+    runs = "0,0:6/2,0:8/2,-1; 0,0:5/2,0:3/2,-2"
+    for part, expected in zip(("cos", "sin"), Flux3PosEmbed(10000, [32, 32, 32, 32])(ids)):
+        assert np.array_equal(_table("flux3", "diffusers", part, ids=runs), expected.numpy()), part
+        np.save(tmp_path / f"{part}.npy", expected.numpy())
+        named = _named_by_ids(cli, tmp_path / f"{part}.npy", "flux3")
+        assert named == (runs if part == "sin" else runs.replace("-", "")), part
 
 
 @pytest.mark.parametrize("ids, message", [
@@ -430,6 +466,9 @@ def test_runs_read_back_any_layout_of_grids_and_lines():
     ("x*0,0,0", "not a readable .npy file"),
     ("0,0,5000000000", "pass 2^32"),
     ("0:4000000,0:4000000,0:4000000", "more memory than there is room for"),
+    ("0,0:4/3,0", "a denominator is a power of two up to 65536"),
+    ("0,0:4/0,0", "a denominator is a power of two"),
+    ("0,0:4/x,0", "not a readable .npy file"),
 ])
 def test_bad_inline_ids_get_one_line(cli, ids, message):
     code, out, err = cli("generate", "--preset", "flux", "--ids", ids, "--part", "cos")

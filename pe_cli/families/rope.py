@@ -1157,8 +1157,8 @@ def ids_tokens(path: str, axes: int):
     import numpy as np
 
     if _RUNS.fullmatch(path):
-        numerators = token_runs(path, axes)
-        return numerators, (1,) * axes, lambda: numerators.astype(np.float32)
+        numerators, denominators = token_runs(path, axes)
+        return numerators, denominators, lambda: (numerators / np.array(denominators)).astype(np.float32)
     values = positions_file(path, "--ids", axes)
     found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
     numerators = np.stack([n for n, _ in found], axis=1)
@@ -1167,30 +1167,39 @@ def ids_tokens(path: str, axes: int):
 
 # Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
 # image and a reference image). What `compare` writes for a table whose tokens it reads back.
-_RUNS = re.compile(r"[-0-9:,;*\s]*[0-9][-0-9:,;*\s]*")
+_RUNS = re.compile(r"[-0-9:,;*/\s]*[0-9][-0-9:,;*/\s]*")
+_LARGEST_DENOMINATOR = 1 << 16  # an entry's /Q: a power of two, so that its float32 positions are exact
 
 
-def _run_entry(text: str, run: str) -> range:
+def _run_entry(text: str, run: str) -> tuple[range, int]:
+    """An entry's positions over its denominator: V or START:STOP[:STEP], then /Q for positions
+    over Q (FLUX.3's rows and columns at k/2: 0:64/2)."""
+    body, slash, below = text.partition("/")
     try:
-        numbers = [int(n) for n in text.split(":")]
+        numbers = [int(n) for n in body.split(":")]
+        q = int(below) if slash else 1
     except ValueError:
-        numbers = []
+        numbers, q = [], 1
+    if not (0 < q <= _LARGEST_DENOMINATOR and q & (q - 1) == 0):
+        raise BadInput(f"--ids run {run.strip()!r}: {text.strip()!r} divides by {below.strip()}: a denominator is a "
+                       f"power of two up to {_LARGEST_DENOMINATOR}")
     if len(numbers) == 1:
-        return range(numbers[0], numbers[0] + 1)
+        return range(numbers[0], numbers[0] + 1), q
     if len(numbers) in (2, 3) and (len(numbers) == 2 or numbers[2]) and len(range(*numbers)):
-        return range(*numbers)
+        return range(*numbers), q
     raise BadInput(f"--ids run {run.strip()!r}: {text.strip()!r} is not a position V or a range START:STOP[:STEP] "
-                   "with at least one position")
+                   "(over /Q) with at least one position")
 
 
 def token_runs(text: str, axes: int):
     """Inline --ids: runs separated by ';', each one entry per axis, a position V or a range
-    START:STOP[:STEP] (STOP excluded). A run is the row-major product of its ranges (a grid),
-    or with a leading COUNT*, COUNT tokens along a line: every range, COUNT long, advances
-    together and every position stays (text tokens at (k, k, k) or at 0). (tokens, axes) int64."""
+    START:STOP[:STEP] (STOP excluded), either over /Q. A run is the row-major product of its
+    ranges (a grid), or with a leading COUNT*, COUNT tokens along a line: every range, COUNT
+    long, advances together and every position stays (text tokens at (k, k, k) or at 0).
+    ((tokens, axes) int64 numerators, each axis's denominator: the largest of its entries')."""
     import numpy as np
 
-    runs = []
+    runs, denominators = [], [1] * axes
     for run in text.split(";"):
         count, star, body = run.rpartition("*")
         entries = [_run_entry(e, run) for e in body.split(",")]
@@ -1201,23 +1210,25 @@ def token_runs(text: str, axes: int):
                 n = int(count)
             except ValueError:
                 raise BadInput(f"--ids run {run.strip()!r}: {count.strip()!r} is not a count of tokens") from None
-            if n < 1 or any(len(e) not in (1, n) for e in entries):
+            if n < 1 or any(len(e) not in (1, n) for e, _ in entries):
                 raise BadInput(f"--ids run {run.strip()!r}: a line of {n} tokens takes ranges of {n} positions")
-        runs.append((n if star else math.prod(len(e) for e in entries), star, entries))
+        runs.append((n if star else math.prod(len(e) for e, _ in entries), star, entries))
+        denominators = [max(d, q) for d, (_, q) in zip(denominators, entries)]
     total = sum(n for n, _, _ in runs)
     if total * axes * 16 > available_memory() // 2:
         raise BadInput(f"--ids: {total} tokens need more memory than there is room for")
     found = []
-    for n, line, entries in runs:
+    for n, line, entries in runs:  # each axis over its denominator
+        values = [np.array(e, dtype=np.int64) * (d // q) for (e, q), d in zip(entries, denominators)]
         if line:
-            found.append(np.stack([np.resize(np.array(e, dtype=np.int64), n) for e in entries], axis=1))
+            found.append(np.stack([np.resize(v, n) for v in values], axis=1))
         else:
-            grids = np.meshgrid(*[np.array(e, dtype=np.int64) for e in entries], indexing="ij")
+            grids = np.meshgrid(*values, indexing="ij")
             found.append(np.stack([g.reshape(-1) for g in grids], axis=1))
-    positions = np.concatenate(found)
-    if np.abs(positions).max() > MAX_POSITION:
-        raise BadInput("--ids: positions pass 2^32, beyond pe-cli's exact positions")
-    return positions
+    numerators = np.concatenate(found)
+    if np.abs(numerators).max() > MAX_POSITION:
+        raise BadInput("--ids: positions pass 2^32 (over their denominators), beyond pe-cli's exact positions")
+    return numerators, tuple(denominators)
 
 
 def _entry(start: int, size: int, step: int) -> str:
@@ -1271,18 +1282,30 @@ def _line(positions, r: int) -> tuple[int, str]:
     return length, f"{length}*" + ",".join(_entry(int(s), length if d else 1, int(d)) for s, d in zip(start, step))
 
 
-def runs_of(positions, most: int) -> str | None:
-    """Whole positions (tokens, axes) as inline --ids runs (`token_runs`), each the longer of
-    the grid and the line starting where the last ended; None past `most` runs."""
+def runs_of(positions, most: int, denominators=None) -> str | None:
+    """Positions (tokens, axes), integers over each axis's denominator (default 1), as inline
+    --ids runs (`token_runs`), each the longer of the grid and the line starting where the last
+    ended; None past `most` runs."""
     runs, r = [], 0
     while r < len(positions):
         if len(runs) == most:
             return None
         grid, line = _box(positions, r), _line(positions, r)
         length, run = grid if grid[0] >= line[0] or line[0] < 3 else line  # no line of two tokens
-        runs.append(run)
+        count, star, body = run.rpartition("*")
+        runs.append(count + star + ",".join(_over(e, q) for e, q in zip(body.split(","), denominators or
+                                                                        [1] * positions.shape[1])))
         r += length
     return "; ".join(runs)
+
+
+def _over(entry: str, q: int) -> str:
+    """A run's entry of numerators over q: V/Q or START:STOP[:STEP]/Q; a whole V as itself."""
+    if q == 1:
+        return entry
+    if ":" not in entry and int(entry) % q == 0:
+        return str(int(entry) // q)
+    return f"{entry}/{q}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1705,8 +1728,9 @@ class Rope(Family):
               fixed="has no padding rows"),
         Param("ids", None, "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
               "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
-              "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP]: a run is the grid "
-              "of its ranges ('0,0,0,0:512; 0,0:32,0:32,0'), or COUNT tokens along a line with COUNT* "
+              "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
+              "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
+              "0,0:32,0:32,0'; FLUX.3's '0,0:32/2,0:32/2,-1'), or COUNT tokens along a line with COUNT* "
               "('5*8:13,8:13,8:13').", str),
         Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "
               "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
@@ -2220,7 +2244,7 @@ class Rope(Family):
         reads as whole positions that make no grid, a note says so (when none is found)."""
         import numpy as np
 
-        found, scattered, later, pooled = [], [], [], []
+        found, scattered, later, pooled, named = [], [], [], [], []
         rotation = _rotation_sin(values) is not None
         # (the spec's part, the part its columns are read as, that part's rows of the table's)
         views = [("rotation", "sin", _rotation_sin)] if rotation else [
@@ -2257,7 +2281,9 @@ class Rope(Family):
                 elif _whole(positions * np.array(divisors(spec))) and len(positions) > 1:
                     later.append((name, preset, part, spec, view, reading))  # whole positions that make no grid
                     continue
-                else:  # a wrong theta or layout, Kandinsky 6's audio at some freqs_scaling, or pooled
+                else:  # a wrong theta or layout, fractions, Kandinsky 6's audio at some freqs_scaling, or pooled
+                    if _denominators(positions * np.array(divisors(spec))) and len(positions) > 1:
+                        later.append((name, preset, part, spec, view, reading))  # halves, quarters, ...
                     if part in ("cos", "sin") and not extra and len(positions) > 1:
                         pooled.append((name, preset, part, spec, view(values), reading))
                     if "freqs_scaling" not in extra:
@@ -2267,7 +2293,8 @@ class Rope(Family):
                 if spec is None:
                     continue
                 found.append(name)
-                yield from self._preset_candidates(bench, name, preset, part, spec)
+                named += self._preset_candidates(bench, name, preset, part, spec)
+        yield from named
         for name, preset, part, spec, view, reading in later if not found else ():
             runs = _read_runs(spec, bench, view, reading)  # every token's whole positions, as runs
             if runs is None:
@@ -2277,8 +2304,11 @@ class Rope(Family):
             made = [] if spec is None else [c for c in self._preset_candidates(bench, name, preset, part, spec) if c]
             if any(c.difference.max_abs <= _RUNS_NEAR for c in made):  # else the wrong layout's whole readings
                 found.append(name)
+                named += made
                 yield from made
-        for name, preset, part, spec, seen, reading in pooled if not found else ():
+        # a renormalised pooled table reads as its blocks' centres: pooling may be its library's table
+        for name, preset, part, spec, seen, reading in () if any(c and not c.difference.differing for c in named) \
+                else pooled:
             for k in _POOLS:
                 read = _read_pooled(spec, bench, seen, reading, k)
                 spec_k = None if read is None else bench.spec(**{**asdict(spec), "grid": None, "ids": read[0], "rope": (
@@ -2319,20 +2349,39 @@ def _freqs_scalings(positions, style) -> list[float]:
     return sorted({float(f"{c:.{digits}g}") for digits in range(1, 8)} - {1.0})
 
 
+_FINEST = 16  # positions identification reads as fractions: over 2, 4, 8 or 16 (FLUX.3's rows at k/2)
+
+
+def _denominators(positions) -> tuple[int, ...] | None:
+    """Each axis's least power of two up to _FINEST over which its positions read whole; None
+    where some axis has none."""
+    found = []
+    for axis in positions.T:
+        q = next((q for q in (1 << e for e in range(_FINEST.bit_length())) if _whole(axis * q)), None)
+        if q is None:
+            return None
+        found.append(q)
+    return tuple(found)
+
+
 def _read_runs(spec, bench, view, reading) -> str | None:
-    """Every token's whole positions read from the table, in blocks, as inline --ids runs
-    (over each axis's divisor); None where some token's are not whole or they make over
-    _MOST_RUNS runs. A cos table tells each position only up to its sign: these are >= 0."""
+    """Every token's positions read from the table, in blocks, as inline --ids runs (over each
+    axis's divisor): integers over each axis's power of two; None where some token's are no
+    such fractions or they make over _MOST_RUNS runs. A cos table tells each position only up
+    to its sign: these are >= 0."""
     import numpy as np
 
     scale = np.array(divisors(spec))
-    found = []
+    found, denominators = [], (1,) * len(scale)
     for _, block in bench.target.blocks():
-        positions = _read_positions(view(block), spec, reading) * scale  # the ids, before the divisors
-        if not _whole(positions):
+        found.append(_read_positions(view(block), spec, reading) * scale)  # the ids, before the divisors
+        finer = _denominators(found[-1])
+        if finer is None:
             return None
-        found.append(np.abs(np.round(positions)) if reading == "cos" else np.round(positions))
-    return runs_of(np.concatenate(found).astype(np.int64), _MOST_RUNS)
+        denominators = tuple(max(q) for q in zip(denominators, finer))
+    numerators = np.round(np.concatenate(found) * np.array(denominators))
+    return runs_of((np.abs(numerators) if reading == "cos" else numerators).astype(np.int64), _MOST_RUNS,
+                   denominators)
 
 
 _POOLS = (2, 4, None)  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
