@@ -442,6 +442,41 @@ def test_fractional_runs_read_back_any_layout():
         assert np.array_equal(read / np.array(below), numerators / np.array(denominators))
 
 
+def test_unsigned_runs_give_back_the_same_magnitudes():
+    """A cos table tells |p|: runs_of(unsigned) over |p| of random grids centred on 0 (steps of
+    either sign), then token_runs, gives positions of the same |p| in as few runs as the signed
+    grids."""
+    from pe_cli.families.rope import runs_of, token_runs
+
+    rng = np.random.default_rng(13)
+    for _ in range(200):
+        pieces = []
+        for _ in range(rng.integers(1, 5)):
+            sizes = rng.integers(1, 7, 3)
+            start, step = -(sizes // 2) * rng.choice([1, -1], 3), rng.choice([-1, 1], 3)
+            axes = np.meshgrid(*[start[a] + step[a] * np.arange(sizes[a]) for a in range(3)], indexing="ij")
+            pieces.append(np.stack([g.reshape(-1) for g in axes], axis=1))
+        magnitudes = np.abs(np.concatenate(pieces))
+        runs = runs_of(magnitudes, 10**6, unsigned=True)
+        assert np.array_equal(np.abs(token_runs(runs, 3)[0]), magnitudes)
+        assert len(runs.split(";")) <= len(pieces)
+
+
+def test_qwenimage_edit_images_are_named_cos_and_sin(cli, tmp_path):
+    """QwenImage Edit's several images (frame k, rows and columns centred): the sin table is
+    named with its signed runs, the cos table (|p| only) with runs of the same magnitudes, one
+    per image, bit for bit."""
+    from diffusers.models.transformers.transformer_qwenimage import QwenEmbedRope
+
+    images, _ = QwenEmbedRope(10000, [16, 56, 56], scale_rope=True)([[(1, 4, 6), (1, 5, 3), (1, 32, 32)]],
+                                                                    torch.device("cpu"), max_txt_seq_len=7)
+    for part, values in (("cos", images.real), ("sin", images.imag)):
+        np.save(tmp_path / f"{part}.npy", values.numpy())
+        runs = _named_by_ids(cli, tmp_path / f"{part}.npy", "qwenimage")
+        assert len(runs.split(";")) == 3, (part, runs)
+    assert runs == "0,-2:2,-3:3; 1,-3:2,-2:1; 2,-16:16,-16:16"
+
+
 def test_flux3_condition_images_are_named_at_half_positions(cli, tmp_path):
     """FLUX.3's reference images: rows and columns at k/2, image i at l = -(1 + i) (its modular
     pipeline's _prepare_image_ids), bit for bit with inline runs over /2; compare names both
@@ -1421,7 +1456,9 @@ def test_renormalised_pooled_table_against_mpmath():
 @pytest.mark.parametrize("args, message", [
     (["--preset", "wan-complex", "--grid", "2x4x4", "--rope", "pool_unit=true"], "give their sizes with pool"),
     (["--preset", "wan", "--grid", "2x4x4", "--rope", "pool=1,2,2", "--rope", "pool_unit=true"],
-     "it needs --convention single"),
+     "it needs a complex layout, --convention single"),
+    (["--preset", "ltx2", "--grid", "2x4x4", "--convention", "single", "--rope", "pool=1,2,2", "--rope",
+      "pool_unit=true"], "it needs a complex layout"),
 ])
 def test_renormalised_pooling_refuses_what_it_cannot_build(cli, args, message):
     code, _, err = cli("generate", *args)

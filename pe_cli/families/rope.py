@@ -1237,10 +1237,14 @@ def _entry(start: int, size: int, step: int) -> str:
     return f"{start}:{start + size * step}" + ("" if step == 1 else f":{step}")
 
 
-def _box(positions, r: int) -> tuple[int, str]:
+def _box(positions, r: int, unsigned: bool = False) -> tuple[int, str]:
     """The longest row-major grid (product of steady ranges, the last axis fastest) starting at
-    row r: (its tokens, its run)."""
+    row r: (its tokens, its run). unsigned: positions known up to their signs (a cos table's
+    |p|), matched by |p|: a centred range -2:2 reads 2, 1, 0, 1, its run 2:-2:-1."""
     import numpy as np
+
+    def equal(a, b):
+        return np.abs(a) == np.abs(b) if unsigned else a == b
 
     n, k = positions.shape
     start, sizes, steps, stride = positions[r], [1] * k, [1] * k, 1
@@ -1253,13 +1257,13 @@ def _box(positions, r: int) -> tuple[int, str]:
         unit = np.zeros(k, dtype=positions.dtype)
         unit[a] = step
         at = r + stride * np.arange(1, (n - r - 1) // stride + 1)
-        steady = np.all(positions[at] == start + np.arange(1, len(at) + 1)[:, None] * unit, axis=1)
+        steady = np.all(equal(positions[at], start + np.arange(1, len(at) + 1)[:, None] * unit), axis=1)
         sizes[a] = 1 + (int(np.argmin(steady)) if not steady.all() else len(at))
         steps[a] = step
         stride *= sizes[a]
     grids = np.meshgrid(*[start[a] + steps[a] * np.arange(sizes[a]) for a in range(k)], indexing="ij")
     expected = np.stack([g.reshape(-1) for g in grids], axis=1)
-    same = np.all(positions[r:r + len(expected)] == expected[: n - r], axis=1)
+    same = np.all(equal(positions[r:r + len(expected)], expected[: n - r]), axis=1)
     length = int(np.argmin(same)) if not same.all() else len(same)
     outer = next(a for a in range(k) if sizes[a] > 1 or a == k - 1)
     inner = len(expected) // sizes[outer]  # only whole slices of the outermost axis that moves
@@ -1282,15 +1286,16 @@ def _line(positions, r: int) -> tuple[int, str]:
     return length, f"{length}*" + ",".join(_entry(int(s), length if d else 1, int(d)) for s, d in zip(start, step))
 
 
-def runs_of(positions, most: int, denominators=None) -> str | None:
+def runs_of(positions, most: int, denominators=None, unsigned: bool = False) -> str | None:
     """Positions (tokens, axes), integers over each axis's denominator (default 1), as inline
     --ids runs (`token_runs`), each the longer of the grid and the line starting where the last
-    ended; None past `most` runs."""
+    ended; None past `most` runs. unsigned: positions known only up to sign, whose runs give
+    the same |p| (`_box`)."""
     runs, r = [], 0
     while r < len(positions):
         if len(runs) == most:
             return None
-        grid, line = _box(positions, r), _line(positions, r)
+        grid, line = _box(positions, r, unsigned), _line(positions, r)
         length, run = grid if grid[0] >= line[0] or line[0] < 3 else line  # no line of two tokens
         count, star, body = run.rpartition("*")
         runs.append(count + star + ",".join(_over(e, q) for e, q in zip(body.split(","), denominators or
@@ -1546,7 +1551,7 @@ def _pooled(torch, spec, table):
     """FramePack's and Helios's pooling of a (tokens, columns) float32 table over its grid:
     each axis padded at its end by replicating, to a multiple of its block, then avg_pool."""
     pool = dict(spec.rope)["pool"]
-    shape = [len(set(axis.tolist())) for axis in split_tokens(spec)[0].T]
+    shape = [len(v) for v in _row_major(split_tokens(spec)[0])]
     grid = table.T.reshape(1, table.shape[1], *shape)
     pad = [p for size, k in zip(shape[::-1], pool[::-1]) for p in (0, -size % k)]
     grid = torch.nn.functional.pad(grid, pad, mode="replicate") if any(pad) else grid
@@ -1914,9 +1919,9 @@ class Rope(Family):
         if rope.get("pool_unit"):
             if "pool" not in rope:
                 raise BadInput("rope parameter pool_unit renormalises pooled blocks: give their sizes with pool")
-            if spec.convention != "single":
+            if spec.convention != "single" or style.once:
                 raise BadInput("rope parameter pool_unit renormalises a complex table's pooled values (AnyFlow-"
-                               f"FAR's avg_pool_complex): it needs --convention single, not {spec.convention}")
+                               "FAR's avg_pool_complex): it needs a complex layout, --convention single")
         if style is None or not style.split:
             if spec.padding_rows:
                 raise BadInput("--padding-rows follows a diffusers multi-axis table's tokens (Lumina2's captions): "
@@ -2240,8 +2245,9 @@ class Rope(Family):
 
     def _split_candidates(self, values, notes, bench):
         """A preset's table: each axis's positions read back from its columns, then its tokens
-        as text tokens and a grid of the preset's layout, scored as usual. Where some preset
-        reads as whole positions that make no grid, a note says so (when none is found)."""
+        as text tokens and a grid of the preset's layout, scored as usual. Where none is found,
+        whole positions (or halves to sixteenths) that make no grid, as --ids runs (a note says
+        so where they are too many); where nothing is bit for bit, blocks of a pooled grid."""
         import numpy as np
 
         found, scattered, later, pooled, named = [], [], [], [], []
@@ -2368,7 +2374,7 @@ def _read_runs(spec, bench, view, reading) -> str | None:
     """Every token's positions read from the table, in blocks, as inline --ids runs (over each
     axis's divisor): integers over each axis's power of two; None where some token's are no
     such fractions or they make over _MOST_RUNS runs. A cos table tells each position only up
-    to its sign: these are >= 0."""
+    to its sign: its runs are of signed positions with the same |p|, the same table."""
     import numpy as np
 
     scale = np.array(divisors(spec))
@@ -2381,7 +2387,7 @@ def _read_runs(spec, bench, view, reading) -> str | None:
         denominators = tuple(max(q) for q in zip(denominators, finer))
     numerators = np.round(np.concatenate(found) * np.array(denominators))
     return runs_of((np.abs(numerators) if reading == "cos" else numerators).astype(np.int64), _MOST_RUNS,
-                   denominators)
+                   denominators, unsigned=reading == "cos")
 
 
 _POOLS = (2, 4, None)  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
