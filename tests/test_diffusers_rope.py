@@ -1492,3 +1492,24 @@ def test_padding_rows_need_a_split_layout(cli):
     code, _, err = cli("generate", "--preset", "lumina2", "--ids", "4*0:4,0,0", "--padding-rows", "3",
                        "--variant", "hf-rope")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("segment", ["sound", "action"])
+def test_cosmos3_sound_and_action_tokens_are_named(cli, tmp_path, segment):
+    """Cosmos 3's joint ids with a sound or action segment after the video (its pipeline's
+    get_3d_mrope_ids_* without fps modulation: whole positions), named bit for bit by runs."""
+    from diffusers.models.transformers.transformer_cosmos3 import Cosmos3VLTextRotaryEmbedding
+    from diffusers.pipelines.cosmos.pipeline_cosmos3_omni import (
+        get_3d_mrope_ids_text_tokens, get_3d_mrope_ids_vae_tokens)
+
+    text, offset = get_3d_mrope_ids_text_tokens(9, 0)
+    video, _ = get_3d_mrope_ids_vae_tokens(3, 4, 5, offset + 15000)
+    extra = {"sound": {}, "action": {"temporal_compression_factor": 1, "start_frame_offset": 1}}[segment]
+    tail, _ = get_3d_mrope_ids_vae_tokens(6, 1, 1, offset + 15000, **extra)
+    ids = torch.cat([text, video, tail], 1)
+    cos, sin = Cosmos3VLTextRotaryEmbedding(128, 5000000.0, (24, 20, 20))(ids[:, None, :], "cpu", torch.float32)
+    first = 15009 + (segment == "action")
+    for part, table in (("cos", cos[0]), ("sin", sin[0])):
+        np.save(tmp_path / f"{part}.npy", table.numpy())
+        runs = _named_by_ids(cli, tmp_path / f"{part}.npy", "cosmos3")
+        assert runs == f"9*0:9,0:9,0:9; 15009:15012,0:4,0:5; {first}:{first + 6},0,0", (part, runs)
