@@ -1071,15 +1071,17 @@ def split_tokens(spec):
     return numerators, tuple(denominators), floats
 
 
-def law_frequencies(spec) -> list[list[Decimal]]:
+@lru_cache(maxsize=64)
+def law_frequencies(spec) -> tuple[tuple[Decimal, ...], ...]:
     """A split layout's frequencies per unit of position: each axis's (its power law, or its
-    layout's own law)."""
+    layout's own law). Kept per spec: identification asks for them often."""
     style = AXES[spec.axes]
     rope = {k: v for k, v in spec.rope if k != "partial_rotary_factor"}
     scale = Decimal(repr(rope.get("freqs_scaling", 1.0)))
-    return [[w * scale for w in (style.law(spec, axis, dim, theta) if style.law else
-                                 rope_frequencies(dim, theta, rope, 0)[0])]
-            for axis, (dim, theta) in enumerate(split_laws(spec))]
+    with context():  # its own digits, whoever asks first
+        return tuple(tuple(w * scale for w in (style.law(spec, axis, dim, theta) if style.law else
+                                               rope_frequencies(dim, theta, rope, 0)[0]))
+                     for axis, (dim, theta) in enumerate(split_laws(spec)))
 
 
 _LARGEST_POOL = 64  # tokens along one axis of a pooling block
@@ -2291,7 +2293,7 @@ class Rope(Family):
                     if _denominators(positions * np.array(divisors(spec))) and len(positions) > 1:
                         later.append((name, preset, part, spec, view, reading))  # halves, quarters, ...
                     if part in ("cos", "sin") and not extra and len(positions) > 1:
-                        pooled.append((name, preset, part, spec, view(values), reading))
+                        pooled.append((name, preset, part, spec, view(values[:_POOL_LEADING]), reading))
                     if "freqs_scaling" not in extra:
                         work += [({**extra, "freqs_scaling": f}, (part, reading, view))
                                  for f in _freqs_scalings(positions, style)]
@@ -2390,6 +2392,7 @@ def _read_runs(spec, bench, view, reading) -> str | None:
                    denominators, unsigned=reading == "cos")
 
 
+_POOL_LEADING = 256  # leading rows a pooled reading is checked on before the whole table
 _POOLS = (2, 4, None)  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
 #                       renormalised ones (None), whose sizes it reads
 

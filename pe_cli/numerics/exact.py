@@ -240,7 +240,7 @@ def decide_float64(xp, hi, lo, error=0.0):
     `error` where it has one) could decide it."""
     neighbour = xp.nextafter(hi, hi + xp.where(lo >= 0, 1.0, -1.0))
     distance = xp.abs(neighbour - hi) * 0.5 - xp.abs(lo)
-    return hi, ((distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)) | (distance <= error)
+    return hi, ((distance <= xp.abs(hi) * DOUBLE_DOUBLE_RELATIVE) & (hi != 0)) | (distance < error)
 
 
 def sin_cos_correct(xp, positions, chunks, scale: tuple[float, float] | None = None):
