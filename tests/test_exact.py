@@ -84,6 +84,15 @@ def test_decimal_slow_path_rounds_correctly(monkeypatch):
         _check_table(values, "vaswani", 16, 2**20, dtype)
 
 
+def test_exact_zeros_are_decided_without_the_slow_path():
+    """A double-double zero (sin at position 0) is correctly rounded as it is; an absolute error
+    bound (a pooled mean's) makes it undecided, since a sum may cancel to some 1e-30."""
+    zeros = np.zeros(4)
+    assert not exact.decide_float64(np, zeros, zeros)[1].any()
+    assert exact.decide_float64(np, zeros, zeros, 2.0**-84)[1].all()
+    assert not exact.decide_float64(np, np.full(4, 0.5), zeros, 2.0**-84)[1].any()
+
+
 def test_decimal_sin_cos_keeps_its_digits_in_every_quadrant():
     """The slow path's sin and cos agree with mpmath to 55 digits at angles in all four
     quadrants (negated values were once rounded to the default context's 28 digits)."""
