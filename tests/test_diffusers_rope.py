@@ -352,7 +352,7 @@ def test_too_many_runs_are_a_note_not_a_match(cli, tmp_path):
     code, out, err = cli("compare", tmp_path / "t.npy", "--json")
     found = json.loads(out)
     assert code == 0 and err == "" and not found["explained"]
-    assert any("RoPE at whole positions, but its tokens make more than 64 runs" in note for note in found["notes"])
+    assert any("RoPE at positions k/Q (Q = 1, 2, 4, 8 or 16), but its tokens make more than 64 runs" in note for note in found["notes"])
 
 
 @pytest.mark.parametrize("part", [0, 1])

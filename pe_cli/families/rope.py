@@ -2304,7 +2304,7 @@ class Rope(Family):
                 named += self._preset_candidates(bench, name, preset, part, spec)
         yield from named
         for name, preset, part, spec, view, reading in later if not found else ():
-            runs = _read_runs(spec, bench, view, reading)  # every token's whole positions, as runs
+            runs = _read_runs(spec, bench, view, reading)  # every token's positions, as runs
             if runs is None:
                 scattered.append(name)
                 continue
@@ -2328,7 +2328,8 @@ class Rope(Family):
                     yield from made
                     break
         if scattered and not found:
-            notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at whole positions, "
+            notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at positions k/Q (Q = 1, "
+                         f"2, 4, 8 or 16), "
                          f"but its tokens make more than {_MOST_RUNS} runs of grids and lines (give them with "
                          "--ids to compare)")
 
