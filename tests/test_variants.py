@@ -92,3 +92,28 @@ def test_seed_output_rounded_once(dtype):
 def test_seed_variants_refuse_other_conventions(convention):
     with pytest.raises(BadInput, match="vaswani convention only"):
         TableSpec(variant="exp-log", convention=convention)
+
+
+def test_library_tables_are_computed_on_one_thread(monkeypatch):
+    """A library variant runs on one torch thread (MKL splits float64 sin over threads at points
+    that vary between runs, so a few last bits did), and the thread count is restored after."""
+    from pe_cli import engine
+
+    seen = []
+    real = engine.find_variant
+
+    class Recording:
+        def __init__(self, variant):
+            self.variant = variant
+
+        def __getattr__(self, name):
+            return getattr(self.variant, name)
+
+        def compute(self, spec, device):
+            seen.append(torch.get_num_threads())
+            return self.variant.compute(spec, device)
+
+    monkeypatch.setattr(engine, "find_variant", lambda spec: None if real(spec) is None else Recording(real(spec)))
+    before = torch.get_num_threads()
+    engine.build(TableSpec(d_model=16, seq_len=8, variant="hf-rope", family="rope"))
+    assert seen == [1] and torch.get_num_threads() == before
