@@ -1114,12 +1114,19 @@ def pool_blocks(spec):
     return blocks
 
 
+def _distinct(axis):
+    """An axis's distinct values in the order the rows first take them."""
+    import numpy as np
+
+    return axis[np.sort(np.unique(axis, return_index=True)[1])]
+
+
 def _row_major(tokens):
     """Each axis's distinct values in the order the rows first take them, where the rows
     (tokens, axes) are the row-major grid of those; else None."""
     import numpy as np
 
-    values = [axis[np.sort(np.unique(axis, return_index=True)[1])] for axis in tokens.T]
+    values = [_distinct(axis) for axis in tokens.T]
     grid = np.meshgrid(*values, indexing="ij")
     if math.prod(len(v) for v in values) != len(tokens) or not np.array_equal(
             np.stack([g.reshape(-1) for g in grid], axis=1), tokens):
@@ -2429,16 +2436,17 @@ def _read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str,
         return (starts[0] if len(order) > 1 else None), size
 
     leading = _read_positions(values / damping, spec, reading)  # the leading rows first
-    if any(blocks_of(axis[np.sort(np.unique(axis, return_index=True)[1])]) is None for axis in leading.T):
+    if any(blocks_of(_distinct(axis)) is None for axis in leading.T):
         return None
     centres = np.concatenate([_read_positions(block / damping, spec, reading) for _, block in bench.target.blocks()])
     orders = _row_major(centres)
-    if orders is None or any(blocks_of(order) is None for order in orders):
+    blocks = None if orders is None else [blocks_of(order) for order in orders]
+    if blocks is None or None in blocks:
         return None
     last = bench.target.at([bench.target.rows - 1])[0]
     runs, sizes = [], []
-    for axis, order in enumerate(orders):
-        n, (start, size) = len(order), blocks_of(order)
+    for axis, (order, (start, size)) in enumerate(zip(orders, blocks)):
+        n = len(order)
         begins = [float(np.round(start))] if n > 1 else [order[0] - (size - 1) / 2, order[0]]
         mine = axis_of == axis
 
