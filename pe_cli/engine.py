@@ -21,7 +21,7 @@ import numpy as np
 
 from .core.dtypes import FORMATS, as_torch, cast_exact, host_bits, host_float
 from .core.errors import BadInput, Unavailable
-from .core.limits import available_memory, gib
+from .core.limits import available_memory, gib, one_thread
 from .families import FAMILIES, find_variant
 from .numerics import exact, fast
 from .numerics.sinusoids import Sinusoids, Workspace
@@ -193,15 +193,8 @@ def _formula_table(spec: TableSpec, device: str):
     """A seed or library variant's whole table, in its own arithmetic (libraries build on the
     CPU, where their numbers are defined, and the table moves to the device)."""
     torch = _import_torch()
-    threads = torch.get_num_threads()
-    # one thread: MKL splits a vector math call (float64 sin) over threads at points that vary
-    # from run to run, and a few elements then differ in their last bit; on one, every run of a
-    # command gives the same table (the one the library gives on most of its own runs)
-    torch.set_num_threads(1)
-    try:
+    with one_thread(torch):  # every run of a command gives the same table (the library's on most runs)
         table = find_variant(spec).compute(spec, device).contiguous().to(device)
-    finally:
-        torch.set_num_threads(threads)
     if table.dtype == getattr(torch, spec.dtype):
         return table
     # one rounding from the computed values to the output dtype (torch's own casts from

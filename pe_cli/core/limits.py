@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 # The exact engine multiplies positions by 21-bit pieces of each frequency in float64; below
 # 2**32 every such product is exact (numerics/exact.py).
@@ -25,3 +26,17 @@ def available_memory() -> int:
 def gib(nbytes: float) -> str:
     """A size for a person: '2.00 GiB', '48.0 MiB'."""
     return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+
+
+@contextmanager
+def one_thread(torch):
+    """torch's CPU math on one thread, for arithmetic that must give the same bits on every run.
+    On two threads a vector math call can differ from run to run in the elements after the
+    split: MKL's float64 sin in its last bits (about 1 process in 15 here), and a process's
+    first float32 cos over two threads, in 2 runs of 40, by 1e-5 in the second thread's half."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

@@ -23,7 +23,7 @@ from typing import Callable
 
 from ..core.dtypes import FORMATS
 from ..core.errors import BadInput
-from ..core.limits import MAX_POSITION, available_memory
+from ..core.limits import MAX_POSITION, available_memory, one_thread
 from ..core.names import choice, did_you_mean
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
@@ -84,7 +84,7 @@ _REQUIRED = {
     "linear": ("factor",),
     "dynamic": ("factor", "max_position_embeddings"),
     "yarn": ("factor", "original_max_position_embeddings"),
-    "longrope": ("short_factor", "long_factor", "original_max_position_embeddings"),
+    "longrope": ("original_max_position_embeddings",),  # and the factor list its positions use
     "llama3": ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"),
 }
 
@@ -192,7 +192,12 @@ def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
     """The LongRoPE factors a table uses: long once positions pass the original length, as
     Hugging Face's forward switches; one per frequency."""
     original = rope["original_max_position_embeddings"]
-    chosen = rope["long_factor"] if positions_end > original else rope["short_factor"]
+    key = "long_factor" if positions_end > original else "short_factor"
+    if key not in rope:  # the other list changes nothing in this table
+        reach = "past" if key == "long_factor" else "up to"
+        raise BadInput(f"rope_type longrope needs {key}: the positions run {reach} "
+                       f"original_max_position_embeddings = {original}")
+    chosen = rope[key]
     if len(chosen) != n:
         raise BadInput(f"longrope factors must have rotary dim / 2 = {n} entries, got {len(chosen)}")
     return chosen
@@ -1337,7 +1342,7 @@ def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
     base, dim = spec.base * rope.get("ntk_factor", 1.0), dim or rotary_dim(spec.d_model, rope)
     factor = rope.get("factor")
     attention_factor = 1.0
-    exponents = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    exponents = _hf_exponents(torch, dim)
     if kind == "dynamic":
         limit = rope["max_position_embeddings"]
         end = spec.last_position + 1
@@ -1359,18 +1364,32 @@ def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
             factor = rope["max_position_embeddings"] / original
         attention_factor = rope.get("attention_factor")
         if attention_factor is None:
-            attention_factor = (
-                1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
-            )
+            attention_factor = _longrope_attention(factor, original)
         long = spec.last_position + 1 > original
         ext = torch.tensor(rope["long_factor" if long else "short_factor"], dtype=torch.float32)
-        return 1.0 / (ext * base**exponents), attention_factor
+        return _longrope_inv_freq(ext, base**exponents), attention_factor
     inv_freq = 1.0 / (base**exponents)
     if kind == "linear":
         inv_freq /= factor
     if kind == "llama3":
         inv_freq = _hf_llama3(torch, rope, inv_freq)
     return inv_freq, attention_factor
+
+
+def _hf_exponents(torch, dim: int):  # 2i / dim in float32, from int64 arange(0, dim, 2)
+    return torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+
+
+def _longrope_attention(factor: float, original: int) -> float:  # Phi-3's, in Python floats
+    return 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+
+
+def _longrope_inv_freq(ext, powers):  # 1 / (factor * base**(2i / dim)), each step in float32
+    return 1.0 / (ext * powers)
+
+
+def _hf_part(freqs, part: str, attention_factor):  # cos or sin of the angles, times the factor
+    return (freqs.cos() if part == "cos" else freqs.sin()) * attention_factor
 
 
 def _hf_yarn(torch, rope, base, dim, factor):
@@ -1397,7 +1416,7 @@ def _hf_yarn(torch, rope, base, dim, factor):
     if low == high:
         high += 0.001
     ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
-    pos_freqs = base ** (torch.arange(0, dim, 2).to(dtype=torch.float) / dim)
+    pos_freqs = base ** _hf_exponents(torch, dim)
     extrapolation, interpolation = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
     keep = 1 - ramp.to(dtype=torch.float)
     return interpolation * (1 - keep) + extrapolation * keep, attention_factor
@@ -1441,7 +1460,7 @@ def _rope_table(spec, lowered: str | None = None):
         value = torch.polar(torch.ones_like(freqs), freqs) * attention_factor
         plane = value.real if spec.part == "cos" else value.imag
     else:  # cos and sin of each angle (the same numbers in cat((freqs, freqs)) or repeat_interleave)
-        plane = (freqs.cos() if spec.part == "cos" else freqs.sin()) * attention_factor
+        plane = _hf_part(freqs, spec.part, attention_factor)
     if columns is not None:
         axis, frequency = (torch.tensor(list(c)) for c in zip(*columns))
         return plane[:, axis, frequency].float()
@@ -2201,7 +2220,7 @@ class Rope(Family):
             # reading are the table's only where the angles made no candidate
             scratch, angled = [], False
             for part, attention, w, resolved in _readings(plane, angles, scratch):
-                made = [c for c in self._fitted(bench, dtype, convention, part, attention, w, resolved, scratch)
+                made = [c for c in self._fitted(bench, plane, convention, part, attention, w, resolved, scratch)
                         if c is not None]
                 angled = angled or (part == "angle" and bool(made))
                 if part == "angle":
@@ -2209,10 +2228,12 @@ class Rope(Family):
                 yield from made
             notes += [] if angled else [note for note in scratch if note not in notes]
 
-    def _fitted(self, bench, dtype, convention, part, attention, w, resolved, notes):
-        """The candidates of fitted frequencies w (the `resolved` ones to 1e-3): each power law
-        and scaling that explains them, exactly and in the libraries' arithmetic."""
-        for dim, base, rope in _scalings(w, resolved, attention, part, bench.length, notes):
+    def _fitted(self, bench, plane, convention, part, attention, w, resolved, notes):
+        """The candidates of fitted frequencies w (the `resolved` ones to 1e-3) of a plane (one
+        column per frequency): each power law and scaling that explains them, exactly and in
+        the libraries' arithmetic."""
+        dtype = bench.dtype
+        for dim, base, rope in _scalings(plane, dtype, w, resolved, attention, part, bench.length, notes):
             spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
                               convention=convention, part=part, dtype="float64")
             if spec is None:
@@ -2696,12 +2717,13 @@ _ORIGINAL_LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536)
 _FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)
 
 
-def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) -> list:
+def _scalings(plane, dtype: str, w, resolved, attention: float, part: str, rows: int, notes: list) -> list:
     """(rotary dim, base, rope parameters) that explain fitted frequencies w (the `resolved`
     ones to 1e-3) and the attention factor: plain, linear, or the llama3 and YaRN settings
-    among common values whose exact frequencies fit. The dim is 2n, or 2n - 1 (an odd rotary
-    dim: transformers' arange(0, dim, 2) still gives n frequencies), whichever power law the
-    frequencies follow. Empty, with a note, when none does."""
+    among common values whose exact frequencies fit; else LongRoPE's factors, read from the
+    plane. The dim is 2n, or 2n - 1 (an odd rotary dim: transformers' arange(0, dim, 2) still
+    gives n frequencies), whichever power law the frequencies follow. Empty, with a note,
+    when none does."""
     import numpy as np
 
     n = len(w)
@@ -2750,14 +2772,231 @@ def _scalings(w, resolved, attention: float, part: str, rows: int, notes: list) 
             if error < 1e-3:
                 found.append((error, b, rope))
     if not found:
-        notes.append(
-            f"rotary frequencies follow base {base:.6g} at the high end and are divided by up to "
-            f"{1 / ratio.min():.4g} at the low end: a frequency-dependent scaling that no common "
-            "llama3 or YaRN setting fits (LongRoPE's per-frequency factors cannot be read back "
-            "exactly from a table); give its --rope parameters to compare exactly"
-        )
+        read = _longrope(plane, part, attention, base, rows) if dtype == "float32" and part != "angle" else []
+        if not read:
+            notes.append(
+                f"rotary frequencies follow base {base:.6g} at the high end and are divided by up to "
+                f"{1 / ratio.min():.4g} at the low end: a frequency-dependent scaling that no common "
+                "llama3 or YaRN setting fits, nor LongRoPE factors in Hugging Face's float32 arithmetic "
+                "(the only one they are read in); give its --rope parameters to compare exactly"
+            )
+        return read
     found.sort(key=lambda item: item[0])
     return [(dim, b, rope) for _, b, rope in found[:4]]
+
+
+
+def _longrope(plane, part: str, attention: float, fitted: float, rows: int) -> list:
+    """(rotary dim, base, LongRoPE parameters) of a float32 table in Hugging Face's arithmetic
+    (Phi-3, OmniGen): the common (original length, factor) pairs whose attention factor it
+    shows; each column's float32 frequencies read exactly from its values; each factor the
+    shortest decimal whose float32 gives one of them, under the base (common, or round near
+    the fit) whose factors are shortest. Every base explains the frequencies with some
+    factors: the shortest ones are the config's. Empty where no column reading holds."""
+    import torch
+
+    n = plane.shape[1]
+    tolerance = 1e-6 if part == "cos" else 2e-2  # a cos table's first row is the factor itself
+    pairs: dict[float, list] = {}
+    for original in _ORIGINAL_LENGTHS:
+        for factor in _FACTORS:
+            scale = _longrope_attention(factor, original)
+            if math.isclose(scale, attention, rel_tol=tolerance):
+                pairs.setdefault(scale, []).append((original, factor))
+    bases = list(dict.fromkeys([*plausible_bases(fitted), *_BASES]))
+    for scale in sorted(pairs, key=lambda s: abs(s - attention)):
+        with one_thread(torch):
+            read = _column_frequencies(torch, plane, part, scale)
+            found = [(sum(digits for _, digits in factors), base, [f for f, _ in factors])
+                     for base in bases if (factors := _shortest_factors(torch, read, base, 2 * n)) is not None]
+        if not found:
+            continue
+        _, base, factors = min(found, key=lambda item: item[0])
+        return [(2 * n, base, {"rope_type": "longrope", "original_max_position_embeddings": original,
+                               "max_position_embeddings": int(original * factor),
+                               "long_factor" if rows > original else "short_factor": tuple(factors)})
+                for original, factor in pairs[scale]]
+    return []
+
+
+_FIT_ROUNDS = 16  # rounds of a column's fit, at most (each a least squares over more rows)
+_READ_ROWS = 64  # a column's last rows, which tell its frequency best, try every candidate first
+_WIDEST = 1 << 16  # float32 frequencies tried each side of a column's bounds' middle, at most, one by one
+_SAMPLES = 1 << 12  # else frequencies sampled over its bounds, to find one that holds
+_CHUNK = 1 << 22  # elements of candidate columns computed at once
+_LARGEST = 0x7F7FFFFF  # float32's largest finite value, as bits
+_TINIEST = 2.0**-149  # its smallest positive one
+_HUGE = 1e38  # the largest factor tried
+
+
+def _column_frequencies(torch, plane, part: str, scale: float) -> list | None:
+    """Each column's float32 frequencies w that give its values bit for bit as Hugging Face
+    computes them, (p * w).cos() * scale in float32: runs (first, last) of consecutive float32
+    bit patterns; None where a column has none. Every value within its bounds
+    (_frequency_bounds) is tried; where they are wide (a column that barely turns), a sample of
+    them, narrowed around the one that misses fewest values until one holds, then its run is
+    followed to its ends."""
+    import numpy as np
+
+    rows, n = plane.shape
+    if rows < 2:
+        return None
+    positions = torch.arange(rows)[:, None].float()
+    target = torch.from_numpy(plane.astype(np.float32))
+    found = []
+    for i in range(n):
+        def misses(bits, first=0, column=i):  # values from row `first` each frequency (float32 bits) misses
+            if not len(bits):
+                return np.zeros(0, np.int64)
+            tried = torch.from_numpy(np.asarray(bits, np.int32).view(np.float32))
+            at, values = positions[first:], target[first:, column, None]
+            step = max(1, _CHUNK // len(at))
+            return torch.cat([(_hf_part(at * tried[None, k:k + step], part, scale) != values).sum(dim=0)
+                              for k in range(0, len(tried), step)]).numpy()
+
+        def holds(bits):  # the last rows, which tell most, first
+            bits = np.asarray(bits)
+            kept = misses(bits, max(0, rows - _READ_ROWS)) == 0
+            kept[kept] = misses(bits[kept]) == 0
+            return kept
+
+        bounds = _frequency_bounds(plane[:, i], part, scale)
+        if bounds is None or not bounds[1] < FORMATS["float32"].max_value:
+            return None
+        low, high = (int(np.float32(b).view(np.int32)) for b in bounds)
+        low, high = max(1, low - 1), min(_LARGEST, high + 1)
+        if high - low <= 2 * _WIDEST:
+            bits = np.arange(low, high + 1)
+            good = bits[holds(bits)]
+            if not len(good):
+                return None
+            breaks = np.flatnonzero(np.diff(good) > 1)
+            found.append(list(zip(good[np.r_[0, breaks + 1]].tolist(), good[np.r_[breaks, len(good) - 1]].tolist())))
+            continue
+        while True:
+            bits = np.unique(np.linspace(low, high, _SAMPLES).astype(np.int64))
+            missed = misses(bits)
+            if not missed.min() == 0 and len(bits) < _SAMPLES:  # every value between tried
+                return None
+            if missed.min() == 0:
+                break
+            best = int(np.argmin(missed))
+            low, high = int(bits[max(best - 2, 0)]), int(bits[min(best + 2, len(bits) - 1)])
+        seed = int(bits[np.flatnonzero(missed == 0)[np.count_nonzero(missed == 0) // 2]])
+        found.append([(_run_end(holds, seed, -1), _run_end(holds, seed, 1))])
+    return found
+
+
+def _run_end(holds, seed: int, direction: int) -> int:
+    """The last float32 (as bits) from `seed` in `direction` before one that fails `holds`:
+    steps doubling until one fails, then halving back."""
+    good, step = seed, 1
+    while True:
+        bad = min(max(good + direction * step, 1), _LARGEST)
+        if bad == good or not holds([bad])[0]:
+            break
+        good, step = bad, step * 2
+    if bad == good:
+        return good
+    while abs(bad - good) > 1:
+        middle = (good + bad) // 2
+        if holds([middle])[0]:
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
+def _frequency_bounds(column, part: str, scale: float) -> tuple[float, float] | None:
+    """Bounds on a column's frequency w: each row's value (give or take 3 ulps: the float32 cos
+    or sin and the product with the factor) bounds its angle, on the branch a least squares fit
+    of the rows' angles chooses (unwrapped by the fit so far, over 8 times the rows each round,
+    from the first row whose angle is past half a radian), and the angle, p * w rounded to
+    float32, bounds w. A row at a peak of cos or sin, whose branch its value cannot tell,
+    bounds it from both sides of the peak. None where the bounds cross."""
+    import numpy as np
+
+    rows = len(column)
+    value = column / scale
+    spread = 3 * np.spacing(np.abs(column).astype(np.float32)).astype(np.float64) / scale
+    inverse, limits = (np.arccos, (0.0, np.pi)) if part == "cos" else (np.arcsin, (-np.pi / 2, np.pi / 2))
+    angle = inverse(np.clip(value, -1, 1))
+    ends = [inverse(np.clip(value + d, -1, 1)) for d in (-spread, spread)]  # the principal angle's bounds
+    if part == "cos":  # low first: arccos falls as the value rises
+        ends.reverse()
+    branches = (angle, -angle) if part == "cos" else (angle, np.pi - angle)
+    k = np.arange(rows, dtype=float)
+    slope = np.sqrt(1 - np.clip(value, -1, 1) ** 2)
+    # the first fit: the first principal angle past half a radian (before it none wraps), over
+    # its position, or the last angle where none is
+    past = np.flatnonzero(np.abs(angle[1:]) >= 0.5)
+    start = int(past[0]) + 1 if len(past) else rows - 1
+    w = float(np.abs(angle[start]) / start)
+    used = int(min(rows, 8 * start))
+    for _ in range(_FIT_ROUNDS):  # over every row, until the branches chosen hold still
+        predicted = k * w
+        near = [b + 2 * np.pi * np.round((predicted - b) / (2 * np.pi)) for b in branches]
+        first = np.abs(near[0] - predicted) <= np.abs(near[1] - predicted)
+        theta = np.where(first, near[0], near[1])
+        weight = np.where(k < used, slope**2 * k, 0.0)
+        total = float(np.sum(weight * k))
+        if not total > 0:  # no value off a peak: nothing to fit, and (the angles small) no branch to choose
+            break
+        w, last = float(np.sum(weight * theta) / total), w
+        if used == rows and w == last:
+            break
+        used = min(rows, used * 8)
+    sign = np.where(first, 1.0, -1.0)  # the angle rises with the principal one on the first branch
+    low, high = np.sort([theta + sign * (ends[0] - angle), theta + sign * (ends[1] - angle)], axis=0)
+    # a value that may be at a peak of cos or sin (the principal angle's bound reaches an end of
+    # its range): the angle is within the far bound's distance of the peak, on either side
+    for peak, reached, reach in ((limits[0], ends[0] <= limits[0], ends[1] - limits[0]),
+                                 (limits[1], ends[1] >= limits[1], limits[1] - ends[0])):
+        centre = peak + 2 * np.pi * np.round((theta - peak) / (2 * np.pi))
+        low, high = np.where(reached, centre - reach, low), np.where(reached, centre + reach, high)
+    margin = 2.0**-22  # the float32 angle: p * w within half an ulp
+    bounds = (max(float(np.max(low[1:] / k[1:])) * (1 - margin), _TINIEST),
+              float(np.min(high[1:] / k[1:])) * (1 + margin))
+    return bounds if bounds[0] <= bounds[1] else None
+
+
+def _shortest_factors(torch, read, base: float, dim: int) -> list | None:
+    """(factor, its significant digits) per column under `base`: the decimal with fewest
+    digits (then the middle one of those) whose float32, in 1 / (factor * base**(2i/dim)),
+    gives one of the column's frequencies read; None where a column has none."""
+    import numpy as np
+
+    if read is None:
+        return None
+    powers = base ** _hf_exponents(torch, dim)
+    found = []
+    for runs, power in zip(read, powers):
+        starts, stops = (np.array(ends, np.int64) for ends in zip(*runs))
+        w = np.array([starts[0], stops[-1]], np.int32).view(np.float32).astype(np.float64)
+        low, high = sorted(1 / (w * float(power)))  # (a column that never turns: up to infinity)
+        low, high = low * (1 - 2**-20), min(high * (1 + 2**-20), _HUGE)  # and the rounding of factor * power
+        for digits in range(1, 10):  # 9 significant digits tell every float32 apart
+            decimals = []
+            for e in sorted({math.floor(math.log10(low)), math.floor(math.log10(high))}):
+                shift = digits - 1 - e  # the decimals k / 10**shift, k of `digits` digits
+                first = max(math.ceil(low * 10.0**shift), 10 ** (digits - 1))
+                last = min(math.floor(high * 10.0**shift), 10**digits - 1)
+                if last - first >= _SAMPLES:  # the middle ones
+                    first = (first + last - _SAMPLES) // 2
+                    last = first + _SAMPLES - 1
+                ks = np.arange(first, last + 1, dtype=np.float64)
+                decimals.append(ks / 10.0**shift if shift >= 0 else ks * 10.0**-shift)
+            decimals = np.concatenate(decimals)
+            made = _longrope_inv_freq(torch.from_numpy(decimals.astype(np.float32)), power).numpy()
+            at = made.view(np.int32).astype(np.int64)
+            run = np.searchsorted(starts, at, side="right") - 1
+            hits = decimals[(run >= 0) & (at <= stops[np.maximum(run, 0)])]
+            if len(hits):
+                found.append((float(f"{hits[len(hits) // 2]:.{digits}g}"), digits))
+                break
+        else:
+            return None
+    return found
 
 
 FAMILY = Rope()
