@@ -1569,22 +1569,71 @@ def test_padding_rows_need_a_split_layout(cli):
     assert code == 2 and len(err.strip().splitlines()) == 1, err
 
 
-@pytest.mark.parametrize("segment", ["sound", "action"])
-def test_cosmos3_sound_and_action_tokens_are_named(cli, tmp_path, segment):
-    """Cosmos 3's joint ids with a sound or action segment after the video (its pipeline's
-    get_3d_mrope_ids_* without fps modulation: whole positions), named bit for bit by runs."""
+def _cosmos3_joint(text, frames, fps, sound, action):
+    """Cosmos 3's joint ids and its table's cos and sin, by its pipeline's own functions: text,
+    a 4 x 5 video, then sound and action tokens (fps modulation on where fps is given, sound at
+    its config's 25 latent frames a second, actions at the video's rate)."""
     from diffusers.models.transformers.transformer_cosmos3 import Cosmos3VLTextRotaryEmbedding
     from diffusers.pipelines.cosmos.pipeline_cosmos3_omni import (
         get_3d_mrope_ids_text_tokens, get_3d_mrope_ids_vae_tokens)
 
-    text, offset = get_3d_mrope_ids_text_tokens(9, 0)
-    video, _ = get_3d_mrope_ids_vae_tokens(3, 4, 5, offset + 15000)
-    extra = {"sound": {}, "action": {"temporal_compression_factor": 1, "start_frame_offset": 1}}[segment]
-    tail, _ = get_3d_mrope_ids_vae_tokens(6, 1, 1, offset + 15000, **extra)
-    ids = torch.cat([text, video, tail], 1)
-    cos, sin = Cosmos3VLTextRotaryEmbedding(128, 5000000.0, (24, 20, 20))(ids[:, None, :], "cpu", torch.float32)
-    first = 15009 + (segment == "action")
-    for part, table in (("cos", cos[0]), ("sin", sin[0])):
-        np.save(tmp_path / f"{part}.npy", table.numpy())
-        runs = _named_by_ids(cli, tmp_path / f"{part}.npy", "cosmos3")
-        assert runs == f"9*0:9,0:9,0:9; 15009:15012,0:4,0:5; {first}:{first + 6},0,0", (part, runs)
+    ids, offset = get_3d_mrope_ids_text_tokens(text, 0, use_float_positions=fps is not None)
+    parts = [ids.float(), get_3d_mrope_ids_vae_tokens(frames, 4, 5, offset + 15000, fps=fps)[0].float()]
+    if sound:
+        parts.append(get_3d_mrope_ids_vae_tokens(sound, 1, 1, offset + 15000, fps=25.0 if fps else None,
+                                                 temporal_compression_factor=1)[0].float())
+    if action:
+        parts.append(get_3d_mrope_ids_vae_tokens(action, 1, 1, offset + 15000, fps=fps, temporal_compression_factor=1,
+                                                 base_temporal_compression_factor=4, start_frame_offset=1)[0].float())
+    cos, sin = Cosmos3VLTextRotaryEmbedding(128, 5000000.0, (24, 20, 20))(torch.cat(parts, 1)[:, None, :], "cpu",
+                                                                          torch.float32)
+    return cos[0], sin[0]
+
+
+@pytest.mark.parametrize("fps, sound, action", [(30.0, 6, 5), (24.0, 40, 0), (16.0, 0, 7), (30.0, 1, 1),
+                                                (None, 6, 0), (None, 0, 6), (None, 6, 5)])
+def test_cosmos3_sound_and_action_tokens_are_the_pipeline_bit_for_bit(cli, tmp_path, fps, sound, action):
+    """Cosmos 3's joint sequence with sound and action tokens after the video, fps-modulated
+    (sound at k * 24/25, actions at (k + 1) * 6/fps, in its pipeline's float32 arithmetic) or
+    not: --rope sound_tokens and action_tokens build it bit for bit, and compare names it with
+    its grid, text, frame rates and both counts."""
+    cos, sin = _cosmos3_joint(9, 3, fps, sound, action)
+    rope = {k: v for k, v in (("fps", fps), ("sound_tokens", sound), ("action_tokens", action)) if v}
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = pe_cli.build(preset="cosmos3", grid="3x4x5", text_tokens=9, rope=rope, part=part,
+                             variant="diffusers").numpy()
+        assert np.array_equal(table, expected.numpy()), part
+        np.save(tmp_path / "t.npy", expected.numpy())
+        best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+        found = dict(best["spec"]["rope"])
+        assert best["differing"] == 0 and best["spec"]["grid"] == "3x4x5" and best["spec"]["text_tokens"] == 9, part
+        assert (found.get("fps"), found.get("sound_tokens", 0), found.get("action_tokens", 0)) == (fps, sound, action)
+        assert found.get("sound_fps") == (25.0 if fps and sound > 1 else None)
+
+
+def test_cosmos3_sound_and_action_exact_positions_against_mpmath():
+    """The exact table's sound and action rows: sound token k at 9 + 15000 + 24k/25, action token
+    k at 9 + 15000 + 6(k + 1)/30 (exact fractions), on t alone; frequency i of 5e6^(-i/64)."""
+    from fractions import Fraction
+
+    table = pe_cli.build(preset="cosmos3", grid="3x4x5", text_tokens=9, part="cos", dtype="float64",
+                         rope={"fps": 30.0, "sound_tokens": 7, "action_tokens": 4}).numpy()
+    assert table.shape == (9 + 60 + 7 + 4, 128)
+    for k, position in [*((k, 15009 + Fraction(24 * k, 25)) for k in range(7)),
+                        *((7 + k, 15009 + Fraction(6 * (k + 1), 30)) for k in range(4))]:
+        t = mpmath.mpf(position.numerator) / position.denominator
+        for i in (0, 3, 21, 60, 63):  # the t axis's frequencies (rows and columns at 0 give cos 1)
+            assert table[69 + k, i] == float(mpmath.cos(t * mpmath.power(5000000, -mpmath.mpf(i) / 64))), (k, i)
+        assert table[69 + k, 1] == table[69 + k, 2] == 1.0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--preset", "cosmos3", "--ids", "2*0:2,0:2,0:2", "--rope", "sound_tokens=4"], "follow a video"),
+    (["--preset", "flux", "--grid", "4x4", "--rope", "action_tokens=4"], "rope parameter action_tokens is Cosmos 3's"),
+    (["--preset", "cosmos3", "--grid", "2x4x4", "--rope", "sound_tokens=4", "--rope", "sound_fps=25"],
+     "it needs sound_tokens and fps"),
+    (["--preset", "cosmos3", "--grid", "2x4x4", "--rope", "sound_tokens=0"], "each at least 1"),
+])
+def test_cosmos3_segments_refuse_what_they_cannot_build(cli, args, message):
+    code, _, err = cli("generate", *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err

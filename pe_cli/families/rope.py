@@ -65,6 +65,12 @@ ROPE_KEYS = {
     "ntk_factor": float,
     # Cosmos: a video's frame rate; frame k sits at k * 24 / fps (images: k)
     "fps": float,
+    # Cosmos 3's joint sequence: sound and action tokens after the video, at (t, 0, 0) from its
+    # first frame's time; with --rope fps, sound token k at k * 24 / sound_fps (its config's
+    # sound_latent_fps, 25) and action token k at (k + 1) * 6 / fps
+    "sound_tokens": int,
+    "action_tokens": int,
+    "sound_fps": float,
     # Kandinsky 5: each axis's positions divided by this (its scale_factor: 1,2,2 at 480p)
     "axes_scale": list,
     # Kandinsky 6's audio RoPE1D: its frequencies times this (audio_freqs_scaling)
@@ -140,7 +146,8 @@ def rope_parameters(items) -> tuple:
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
     for key in ("factor", "partial_rotary_factor", "max_position_embeddings",
-                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "ntk_factor", "fps"):
+                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "ntk_factor", "fps",
+                "sound_fps"):
         if key in out and out[key] <= 0:
             raise BadInput(f"rope parameter {key} must be > 0, got {out[key]}")
     if "partial_rotary_factor" in out and out["partial_rotary_factor"] > 1:
@@ -382,6 +389,12 @@ class Axes:
     law: Callable | None = None
     torch_law: Callable | None = None
     text_after: bool = False  # text tokens follow the grid (HiDream), rather than lead
+    # (spec, each axis's denominator) -> the tokens after the grid (Cosmos 3's sound and action):
+    # (their integer positions over the denominators, the float32 ones diffusers computes)
+    tail: Callable | None = None
+    # (spec, the table's rows, read_at(rows) -> their positions) -> rope settings the tokens after
+    # a grid may have been made with (tail's), with how many tokens each takes
+    read_tail: Callable | None = None
     angle_scale: bool = False  # --rope axes_scale divides diffusers' float32 angles, not positions (Kandinsky 5)
     once: bool = False  # --convention single takes each column pair's angle once (LTX-2's rope_type "split")
     law_dtypes: tuple[str, ...] = ("float32",)  # the --freqs-dtype its torch_law takes (LTX-2's double_precision)
@@ -577,34 +590,109 @@ def _cosmos_floats(spec, axis: int, size: int):  # its float32 seq / fps * base_
 
 
 _COSMOS3_MARGIN = 15000  # Cosmos 3's unified_3d_mrope_temporal_modality_margin: the vision tokens' frames past the text
+_COSMOS3_SOUND_FPS = 25.0  # its transformer config's sound_latent_fps
+
+
+def _cosmos3_segments(spec) -> list[tuple]:
+    """Cosmos 3's runs of tokens on the time axis after its text: the video's frames, then its
+    sound and action tokens, each (tokens, frame rate or None, first index, temporal
+    compression, base compression). With --rope fps (its fps modulation, on more than one
+    token) token k sits at (k + first) / (rate / compression) * (24 / base), else at k + first."""
+    rope = dict(spec.rope)
+    fps, shape = rope.get("fps"), grid_shape(spec)
+    found = [(shape[0] if len(shape) == 3 else 1, fps, 0, 4, 4)]
+    if rope.get("sound_tokens"):
+        found.append((rope["sound_tokens"], rope.get("sound_fps", _COSMOS3_SOUND_FPS) if fps else None, 0, 1, 1))
+    if rope.get("action_tokens"):
+        found.append((rope["action_tokens"], fps, 1, 1, 4))
+    return [(count, rate if count > 1 else None, *rest) for count, rate, *rest in found]
+
+
+def _cosmos3_step(segment):
+    """A run's step per token, exactly: 24 * compression / (rate * base), or 1."""
+    from fractions import Fraction
+
+    _, rate, _, compression, base = segment
+    return Fraction(1) if rate is None else Fraction(24 * compression) / (Fraction(rate) * base)
 
 
 def _cosmos3_place(spec, axis: int, size: int):
     """Cosmos 3's vision tokens: frame k at L + 15000 + k (L text tokens, then its modality
     margin), or with --rope fps a video's at L + 15000 + k * 24 / fps (its fps modulation),
-    exactly; rows and columns count from 0 (its reset spatial ids)."""
-    from fractions import Fraction
-
+    exactly, over the denominator its sound and action tokens share; rows and columns count
+    from 0 (its reset spatial ids)."""
     import numpy as np
 
     if axis:
         return _counting(spec, axis, size)
-    fps = dict(spec.rope).get("fps")
-    step = Fraction(24) / Fraction(fps) if fps is not None and size > 1 else Fraction(1)
-    start = (spec.text_tokens + _COSMOS3_MARGIN) * step.denominator
-    return np.arange(size, dtype=np.int64) * step.numerator + start, step.denominator
+    segments = _cosmos3_segments(spec)
+    denominator = math.lcm(*(_cosmos3_step(segment).denominator for segment in segments))
+    start = (spec.text_tokens + _COSMOS3_MARGIN) * denominator
+    return np.arange(size, dtype=np.int64) * int(_cosmos3_step(segments[0]) * denominator) + start, denominator
 
 
-def _cosmos3_floats(spec, axis: int, size: int):  # its float32 frames / (fps / 4) * (24 / 4) + offset
+def _cosmos3_times(spec, segment):  # its float32 (k + first) / (rate / compression) * (24 / base) + offset
     import torch
 
-    k = torch.arange(size, dtype=torch.float32)
-    fps = dict(spec.rope).get("fps")
-    if axis:
-        return k.numpy()
-    if fps is None or size == 1:
-        return (k + (spec.text_tokens + _COSMOS3_MARGIN)).numpy()
-    return (k / (fps / 4) * (24.0 / 4) + (spec.text_tokens + _COSMOS3_MARGIN)).numpy()
+    count, rate, first, compression, base = segment
+    k = torch.arange(count, dtype=torch.float32)
+    offset = spec.text_tokens + _COSMOS3_MARGIN
+    if rate is None:
+        return (k + (offset + first)).numpy()
+    return ((k + first) / (rate / compression) * (24.0 / base) + offset).numpy()
+
+
+def _cosmos3_floats(spec, axis: int, size: int):
+    import numpy as np
+
+    return np.arange(size, dtype=np.float32) if axis else _cosmos3_times(spec, _cosmos3_segments(spec)[0])
+
+
+def _cosmos3_tail(spec, denominators):
+    """Cosmos 3's sound and action tokens, at (t, 0, 0): (integer positions over each axis's
+    denominator, the float32 ones its pipeline computes)."""
+    import numpy as np
+
+    numerators, floats = [np.zeros((0, 3), np.int64)], [np.zeros((0, 3), np.float32)]
+    offset = spec.text_tokens + _COSMOS3_MARGIN
+    for segment in _cosmos3_segments(spec)[1:]:
+        count, step, first = segment[0], _cosmos3_step(segment), segment[2]
+        times = np.array([int((offset + step * (k + first)) * denominators[0]) for k in range(count)], np.int64)
+        numerators.append(np.stack([times, *[np.zeros(count, np.int64)] * 2], axis=1))
+        floats.append(np.stack([_cosmos3_times(spec, segment), *[np.zeros(count, np.float32)] * 2], axis=1))
+    return np.concatenate(numerators), np.concatenate(floats)
+
+
+def _cosmos3_read_tail(spec, length: int, read_at) -> list[tuple[dict, int]]:
+    """Cosmos 3's sound and action tokens a table may end with: its last rows at (t, 0, 0),
+    cut where t falls back (each run starts at the video's first frame's time); two runs are
+    sound then action, one either (or one sound token then actions). A sound run's rate is
+    read from its step (with --rope fps)."""
+    import numpy as np
+
+    rows = list(range(max(0, length - _TAIL), length))
+    found = np.asarray(read_at(rows))
+    if not len(found):
+        return []
+    at_zero = np.all(np.abs(found[:, 1:]) < _CLOSE, axis=1)[::-1]
+    count = int(np.argmin(at_zero)) if not at_zero.all() else len(at_zero)
+    times = found[len(found) - count:, 0]
+    cuts = np.flatnonzero(np.diff(times) < -_CLOSE) + 1
+    runs = [len(run) for run in np.split(times, cuts)] if count else []
+    sound_fps = {}
+    if runs and runs[0] > 1 and "fps" in dict(spec.rope):
+        rate = 24 / (times[1] - times[0])
+        sound_fps = {"sound_fps": float(f"{rate:.3g}")}
+    if len(runs) == 2:
+        return [({"sound_tokens": runs[0], "action_tokens": runs[1], **sound_fps}, count)]
+    if len(runs) != 1:
+        return []
+    # one run: sound, actions, or one sound token then actions (which a step of 1 also reads as):
+    # sound first where its rate is its config's
+    whole, actions = {"sound_tokens": count, **sound_fps}, {"action_tokens": count}
+    tries = [actions, *[{"sound_tokens": 1, "action_tokens": count - 1}][:count > 1]]
+    usual = sound_fps.get("sound_fps", _COSMOS3_SOUND_FPS) == _COSMOS3_SOUND_FPS
+    return [(rope, count) for rope in ([whole, *tries] if usual else [*tries, whole])]
 
 
 def _interleaved_axes(laws):
@@ -919,9 +1007,9 @@ AXES = {a.name: a for a in (
          law=_ltx_law, torch_law=_ltx2_torch_law, once=True, law_dtypes=("float64", "float32")),
     Axes("cosmos3", "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
          "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
-         "k * 24/fps with --rope fps)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
+         "k * 24/fps with --rope fps), then sound and action tokens at (L + 15000 + time, 0, 0)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
          place=_cosmos3_place, floats=_cosmos3_floats, text=_text_on(0, 1, 2), law=_interleaved_law,
-         torch_law=_interleaved_torch_law),
+         torch_law=_interleaved_torch_law, tail=_cosmos3_tail, read_tail=_cosmos3_read_tail),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
          axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
     Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
@@ -1058,18 +1146,20 @@ def split_tokens(spec):
         return numbers
 
     grid = _grid_tokens(spec, exact)
+    tail, tail_floats = style.tail(spec, denominators) if style.tail else (grid[:0], None)
 
     def floats():  # the float32 positions diffusers holds
         found = grid / np.array(denominators) if style.floats is None else _grid_tokens(
             spec, lambda axis, size: style.floats(spec, axis, size))
-        return np.concatenate([text, found][:: -1 if style.text_after else 1]).astype(np.float32)
+        return np.concatenate([*[text, found][:: -1 if style.text_after else 1], *[tail_floats][:len(tail)]]
+                              ).astype(np.float32)
 
     text = np.zeros((0, k), dtype=np.int64)
     if spec.text_tokens:
         if style.text is None:
             raise BadInput(f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions")
         text = style.text(spec, spec.text_tokens, k)
-    numerators = np.concatenate([text * np.array(denominators), grid][:: -1 if style.text_after else 1])
+    numerators = np.concatenate([*[text * np.array(denominators), grid][:: -1 if style.text_after else 1], tail])
     if len(numerators) and np.abs(numerators).max() > MAX_POSITION:
         raise BadInput(f"--rope-axes {spec.axes}: its positions are fractions too fine for exact positions "
                        f"(over their denominators {', '.join(map(str, denominators))} they pass 2^32)")
@@ -1694,7 +1784,8 @@ PRESETS = {
     "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
     "cosmos3": Preset("Cosmos 3: Cosmos3VLTextRotaryEmbedding, Qwen3-VL's interleaved M-RoPE at theta 5e6 "
                       "(rope_axes_dim 24,20,20); text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, "
-                      "column); a video's fps modulation with --rope fps=F", 128, 5000000.0, "cosmos3", (48, 40, 40),
+                      "column); a video's fps modulation with --rope fps=F; sound and action tokens after the video "
+                      "with --rope sound_tokens=S, action_tokens=A", 128, 5000000.0, "cosmos3", (48, 40, 40),
                       "half", "float32", tries=({}, *({"fps": fps} for fps in (24, 30, 16, 25, 60)))),
     "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
                         "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
@@ -1924,6 +2015,16 @@ class Rope(Family):
         if "fps" in rope and spec.axes not in ("cosmos", "cosmos3", "ltx-video", "ltx2"):
             raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
                            "cosmos, cosmos3, ltx-video or ltx2 (their --preset)")
+        segments = [key for key in ("sound_tokens", "action_tokens", "sound_fps") if key in rope]
+        if segments and (spec.axes != "cosmos3" or spec.ids is not None or spec.grid is None
+                         or len(grid_shape(spec)) != 3):
+            raise BadInput(f"rope parameter {segments[0]} is Cosmos 3's: its sound and action tokens follow a "
+                           "video, --preset cosmos3 --grid FxHxW")
+        if "sound_fps" in rope and not ("sound_tokens" in rope and "fps" in rope):
+            raise BadInput("rope parameter sound_fps is the rate of Cosmos 3's fps-modulated sound tokens: it needs "
+                           "sound_tokens and fps")
+        if any(rope.get(key, 1) < 1 for key in ("sound_tokens", "action_tokens")):
+            raise BadInput("rope parameters sound_tokens and action_tokens count tokens: each at least 1")
         if "freqs_scaling" in rope and (style is None or style.torch_law is not _kandinsky_law):
             raise BadInput("rope parameter freqs_scaling is Kandinsky 6's audio_freqs_scaling: it needs --rope-axes "
                            "kandinsky5-text (--preset kandinsky6-text) or kandinsky5")
@@ -2311,6 +2412,12 @@ class Rope(Family):
                     return seen + list(more)
 
                 tokens = _as_grid(positions, spec, reading, bench.length, read_at)
+                for tail, count in style.read_tail(spec, bench.length, read_at) if style.read_tail and not tokens else ():
+                    tailed = bench.spec(**{**asdict(spec), "rope": {**dict(spec.rope), **tail}})
+                    tokens = None if tailed is None else _as_grid(positions, tailed, reading, bench.length - count, read_at)
+                    if tokens is not None:
+                        spec = tailed
+                        break
                 if tokens is not None:
                     grid, text = tokens
                     spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
