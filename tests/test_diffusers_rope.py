@@ -1633,6 +1633,8 @@ def test_cosmos3_sound_and_action_exact_positions_against_mpmath():
     (["--preset", "cosmos3", "--grid", "2x4x4", "--rope", "sound_tokens=4", "--rope", "sound_fps=25"],
      "it needs sound_tokens and fps"),
     (["--preset", "cosmos3", "--grid", "2x4x4", "--rope", "sound_tokens=0"], "each at least 1"),
+    (["--preset", "cosmos3", "--grid", "3x2x2", "--rope", "fps=29.97", "--rope", "sound_tokens=4"],
+     "fractions too fine for exact positions"),
 ])
 def test_cosmos3_segments_refuse_what_they_cannot_build(cli, args, message):
     code, _, err = cli("generate", *args)

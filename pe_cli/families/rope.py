@@ -628,6 +628,11 @@ def _cosmos3_place(spec, axis: int, size: int):
     segments = _cosmos3_segments(spec)
     denominator = math.lcm(*(_cosmos3_step(segment).denominator for segment in segments))
     start = (spec.text_tokens + _COSMOS3_MARGIN) * denominator
+    last = max(start + _cosmos3_step(segment) * denominator * (count - 1 + first)
+               for segment in segments for count, _, first, *_ in [segment])
+    if last > MAX_POSITION:
+        raise BadInput(f"--preset cosmos3: its times at these frame rates are fractions too fine for exact positions "
+                       f"(over their denominator {denominator} they pass 2^32)")
     return np.arange(size, dtype=np.int64) * int(_cosmos3_step(segments[0]) * denominator) + start, denominator
 
 
@@ -680,9 +685,8 @@ def _cosmos3_read_tail(spec, length: int, read_at) -> list[tuple[dict, int]]:
     cuts = np.flatnonzero(np.diff(times) < -_CLOSE) + 1
     runs = [len(run) for run in np.split(times, cuts)] if count else []
     sound_fps = {}
-    if runs and runs[0] > 1 and "fps" in dict(spec.rope):
-        rate = 24 / (times[1] - times[0])
-        sound_fps = {"sound_fps": float(f"{rate:.3g}")}
+    if runs and runs[0] > 1 and "fps" in dict(spec.rope) and times[1] - times[0] > _CLOSE:
+        sound_fps = {"sound_fps": float(f"{24 / (times[1] - times[0]):.3g}")}
     if len(runs) == 2:
         return [({"sound_tokens": runs[0], "action_tokens": runs[1], **sound_fps}, count)]
     if len(runs) != 1:
