@@ -369,13 +369,14 @@ def test_sinusoidal_positional_embedding_is_the_annotated_table(cli, tmp_path):
     _named(cli, tmp_path, table, "library annotated")
 
 
-@pytest.mark.parametrize("scale, schedule", [(1000.0, (0, 25)), (100.0, (0, 200, 5))])
+@pytest.mark.parametrize("scale, schedule", [(1000.0, (0, 25)), (100.0, (0, 200, 5)), (1000.0, (0, 1000)),
+                                             (1000.0, (0, 1000, 37)), (100.0, (999, -1, -50))])
 def test_scaled_timestep_tables_are_named(cli, tmp_path, scale, schedule):
-    """Timesteps with a scale (QwenImage's 1000): read back as scale * t, named with the scale."""
+    """Timesteps with a scale (QwenImage's 1000): read back as scale * t, named with the scale;
+    past pi over the lowest frequency (scale * t up to 999,000: 17 whole turns of it) too."""
     table = Timesteps(256, True, 0, scale=scale)(torch.arange(*schedule)).numpy()
     spec = _named(cli, tmp_path, table)["spec"]
-    assert spec["timestep_scale"] == scale and spec["timesteps"] == ":".join(map(str, schedule)) + (
-        ":1" if len(schedule) == 2 else "")
+    assert spec["timestep_scale"] == scale and range(*map(int, spec["timesteps"].split(":"))) == range(*schedule)
 
 
 def test_cosmos_video_frame_rates_are_read_back(cli, tmp_path):

@@ -318,19 +318,29 @@ def binary_fractions(values, flag: str):
     return whole.astype(np.int64), 1 << scale
 
 
-def read_positions(angles, frequencies):
+def read_positions(angles, frequencies, turns: int = 0):
     """Each row's position from the angles of its sin/cos pairs (atan2, known up to whole turns)
     at these frequencies: from the lowest frequency up, each angle taken in the turn nearest
-    the estimate so far. Exact for positions below pi / the lowest frequency."""
+    the estimate so far. Exact for positions below pi / the lowest frequency; past it (up to
+    `turns` more whole turns of the lowest frequency's angle), each row keeps the number of
+    turns whose reading its angles agree with best."""
     import numpy as np
 
     order = np.argsort(frequencies)
     w = np.asarray(frequencies, dtype=np.float64)[order]
     angles = np.asarray(angles)[:, order]
-    estimate = angles[:, 0] / w[0]
-    for i in range(1, len(w)):
-        estimate = (angles[:, i] + 2 * np.pi * np.round((estimate * w[i] - angles[:, i]) / (2 * np.pi))) / w[i]
-    return estimate
+    best, misfit = None, None
+    for turn in range(turns + 1):
+        estimate = (angles[:, 0] + 2 * np.pi * turn) / w[0]
+        for i in range(1, len(w)):
+            estimate = (angles[:, i] + 2 * np.pi * np.round((estimate * w[i] - angles[:, i]) / (2 * np.pi))) / w[i]
+        if not turns:
+            return estimate
+        off = np.abs(np.exp(1j * estimate[:, None] * w) - np.exp(1j * angles)).sum(axis=1)
+        better = off < misfit if misfit is not None else np.ones(len(off), bool)
+        best = estimate if best is None else np.where(better, estimate, best)
+        misfit = off if misfit is None else np.where(better, off, misfit)
+    return best
 
 
 def float32_near(values, steps: int = 3):

@@ -896,20 +896,21 @@ class Sinusoidal(Family):
             angles = np.arctan2(values[:, sin_col], values[:, cos_col])  # (rows, n)
             at = int(np.argmax(np.abs(angles[:, -1])))
             low, lower = angles[at, -1], angles[at, -2]
-            if not (low > 0 and lower > 0) and not (low < 0 and lower < 0):
-                continue
-            fitted = (lower / low) ** (1 / float(exponents[-1] - exponents[-2]))
-            for base in sorted(plausible_bases(float(fitted)), key=lambda b: (digits(b), b)):  # roundest first
+            fitted = []  # (angles that wrapped, past pi over the lowest frequency, fit no base)
+            if (low > 0 and lower > 0) or (low < 0 and lower < 0):
+                fitted = plausible_bases(float((lower / low) ** (1 / float(exponents[-1] - exponents[-2]))))
+            for base in [*sorted(fitted, key=lambda b: (digits(b), b)),  # roundest first, then max_period's
+                         *[b for b in _MAX_PERIODS if b not in fitted]]:
                 probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
                 if probe is None:
                     continue
                 w = np.array([float(x) for x in self.frequencies(probe)[0]])
-                t = read_positions(angles, w)
-                if np.max(np.abs(np.exp(1j * t[:, None] * w) - np.exp(1j * angles))) > 1e-2:
+                t = _read_timesteps(angles, w)
+                if t is None:
                     continue  # the angles do not follow t * w: not this layout and base
                 whole = np.round(t)
                 steps = np.diff(whole)
-                near = np.max(np.abs(t - whole)) <= 1e-3
+                near = np.all(np.abs(t - whole) <= 1e-3 + 2.0**-22 * np.abs(t))  # (float32's large angles)
                 ranged = near and np.all(steps == steps[0]) and steps[0] != 0
                 texts = []
                 if not (ranged and steps[0] == 1):  # (consecutive positions: the fit above)
@@ -1014,6 +1015,33 @@ class Sinusoidal(Family):
             )
             if candidate is not None:  # None: the library cannot make this table
                 yield f"library {name}", candidate, found.source
+
+
+_MAX_PERIODS = (10000.0, 2000.0)  # diffusers' max_period: its default, T5Film's
+_TURNS = 64  # whole turns of the lowest frequency's angle a timestep table's rows may have taken
+_HEAD = 64  # rows that say whether turns are worth reading for all
+
+
+def _read_timesteps(angles, w):
+    """Each row's position (scale * t) where the angles follow it at frequencies w: read from
+    the lowest frequency up, or, past pi over the lowest frequency (QwenImage's scale 1000 for
+    t past about 30), with up to _TURNS whole turns of it (tried on the first rows first);
+    None where they do not."""
+    t = read_positions(angles, w)
+    if _follows(t, angles, w):
+        return t
+    if not _follows(read_positions(angles[:_HEAD], w, _TURNS), angles[:_HEAD], w):
+        return None
+    t = read_positions(angles, w, _TURNS)
+    return t if _follows(t, angles, w) else None
+
+
+def _follows(t, angles, w) -> bool:
+    """The angles are t * w, to 1e-2 and the rounding of float32 angles (2^-23 of each)."""
+    import numpy as np
+
+    angle = t[:, None] * w
+    return bool(np.all(np.abs(np.exp(1j * angle) - np.exp(1j * angles)) <= 1e-2 + 2.0**-21 * np.abs(angle)))
 
 
 FAMILY = Sinusoidal()
