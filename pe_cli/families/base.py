@@ -329,18 +329,18 @@ def read_positions(angles, frequencies, turns: int = 0):
     order = np.argsort(frequencies)
     w = np.asarray(frequencies, dtype=np.float64)[order]
     angles = np.asarray(angles)[:, order]
-    best, misfit = None, None
-    for turn in range(turns + 1):
-        estimate = (angles[:, 0] + 2 * np.pi * turn) / w[0]
-        for i in range(1, len(w)):
-            estimate = (angles[:, i] + 2 * np.pi * np.round((estimate * w[i] - angles[:, i]) / (2 * np.pi))) / w[i]
-        if not turns:
-            return estimate
-        off = np.abs(np.exp(1j * estimate[:, None] * w) - np.exp(1j * angles)).sum(axis=1)
-        better = off < misfit if misfit is not None else np.ones(len(off), bool)
-        best = estimate if best is None else np.where(better, estimate, best)
-        misfit = off if misfit is None else np.where(better, off, misfit)
-    return best
+    estimate = (angles[:, :1] + 2 * np.pi * np.arange(turns + 1)) / w[0]  # (rows, turns)
+    for i in range(1, len(w)):
+        estimate = (angles[:, i:i + 1] + 2 * np.pi * np.round((estimate * w[i] - angles[:, i:i + 1]) / (2 * np.pi))) / w[i]
+    if not turns:
+        return estimate[:, 0]
+    misfit = np.zeros(estimate.shape)
+    for i in np.unique(np.linspace(0, len(w) - 1, _MISFIT_FREQUENCIES).astype(int)):  # spread from low to high
+        misfit += np.abs(np.exp(1j * estimate * w[i]) - np.exp(1j * angles[:, i:i + 1]))
+    return estimate[np.arange(len(estimate)), np.argmin(misfit, axis=1)]
+
+
+_MISFIT_FREQUENCIES = 16  # frequencies that say which number of turns a row's angles agree with
 
 
 def float32_near(values, steps: int = 3):

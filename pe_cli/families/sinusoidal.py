@@ -1019,18 +1019,21 @@ class Sinusoidal(Family):
 
 _MAX_PERIODS = (10000.0, 2000.0)  # diffusers' max_period: its default, T5Film's
 _TURNS = 64  # whole turns of the lowest frequency's angle a timestep table's rows may have taken
-_HEAD = 64  # rows that say whether turns are worth reading for all
+_SOME = 64  # rows, spread over a table, that say whether turns are worth reading for all
 
 
 def _read_timesteps(angles, w):
     """Each row's position (scale * t) where the angles follow it at frequencies w: read from
     the lowest frequency up, or, past pi over the lowest frequency (QwenImage's scale 1000 for
-    t past about 30), with up to _TURNS whole turns of it (tried on the first rows first);
-    None where they do not."""
+    t past about 30), with up to _TURNS whole turns of it (tried on some rows first); None
+    where they do not."""
+    import numpy as np
+
     t = read_positions(angles, w)
     if _follows(t, angles, w):
         return t
-    if not _follows(read_positions(angles[:_HEAD], w, _TURNS), angles[:_HEAD], w):
+    some = np.unique(np.linspace(0, len(angles) - 1, _SOME).astype(int))
+    if not _follows(read_positions(angles[some], w, _TURNS), angles[some], w):
         return None
     t = read_positions(angles, w, _TURNS)
     return t if _follows(t, angles, w) else None
