@@ -331,7 +331,8 @@ def read_positions(angles, frequencies, turns: int = 0):
     angles = np.asarray(angles)[:, order]
     estimate = (angles[:, :1] + 2 * np.pi * np.arange(turns + 1)) / w[0]  # (rows, turns)
     for i in range(1, len(w)):
-        estimate = (angles[:, i:i + 1] + 2 * np.pi * np.round((estimate * w[i] - angles[:, i:i + 1]) / (2 * np.pi))) / w[i]
+        angle = angles[:, i:i + 1]
+        estimate = (angle + 2 * np.pi * np.round((estimate * w[i] - angle) / (2 * np.pi))) / w[i]
     if not turns:
         return estimate[:, 0]
     misfit = np.zeros(estimate.shape)

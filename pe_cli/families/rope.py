@@ -628,8 +628,7 @@ def _cosmos3_place(spec, axis: int, size: int):
     segments = _cosmos3_segments(spec)
     denominator = math.lcm(*(_cosmos3_step(segment).denominator for segment in segments))
     start = (spec.text_tokens + _COSMOS3_MARGIN) * denominator
-    last = max(start + _cosmos3_step(segment) * denominator * (count - 1 + first)
-               for segment in segments for count, _, first, *_ in [segment])
+    last = max(start + _cosmos3_step(segment) * denominator * (segment[0] - 1 + segment[2]) for segment in segments)
     if last > MAX_POSITION:
         raise BadInput(f"--preset cosmos3: its times at these frame rates are fractions too fine for exact positions "
                        f"(over their denominator {denominator} they pass 2^32)")
@@ -693,10 +692,11 @@ def _cosmos3_read_tail(spec, length: int, read_at) -> list[tuple[dict, int]]:
         return []
     # one run: sound, actions, or one sound token then actions (which a step of 1 also reads as):
     # sound first where its rate is its config's
-    whole, actions = {"sound_tokens": count, **sound_fps}, {"action_tokens": count}
-    tries = [actions, *[{"sound_tokens": 1, "action_tokens": count - 1}][:count > 1]]
+    whole, others = {"sound_tokens": count, **sound_fps}, [{"action_tokens": count}]
+    if count > 1:
+        others.append({"sound_tokens": 1, "action_tokens": count - 1})
     usual = sound_fps.get("sound_fps", _COSMOS3_SOUND_FPS) == _COSMOS3_SOUND_FPS
-    return [(rope, count) for rope in ([whole, *tries] if usual else [*tries, whole])]
+    return [(rope, count) for rope in ([whole, *others] if usual else [*others, whole])]
 
 
 def _interleaved_axes(laws):
@@ -1011,7 +1011,8 @@ AXES = {a.name: a for a in (
          law=_ltx_law, torch_law=_ltx2_torch_law, once=True, law_dtypes=("float64", "float32")),
     Axes("cosmos3", "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
          "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
-         "k * 24/fps with --rope fps), then sound and action tokens at (L + 15000 + time, 0, 0)", axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
+         "k * 24/fps with --rope fps), then sound and action tokens at (L + 15000 + time, 0, 0)",
+         axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
          place=_cosmos3_place, floats=_cosmos3_floats, text=_text_on(0, 1, 2), law=_interleaved_law,
          torch_law=_interleaved_torch_law, tail=_cosmos3_tail, read_tail=_cosmos3_read_tail),
     Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
@@ -1150,13 +1151,12 @@ def split_tokens(spec):
         return numbers
 
     grid = _grid_tokens(spec, exact)
-    tail, tail_floats = style.tail(spec, denominators) if style.tail else (grid[:0], None)
+    tail, tail_floats = style.tail(spec, denominators) if style.tail else (grid[:0], grid[:0])
 
     def floats():  # the float32 positions diffusers holds
         found = grid / np.array(denominators) if style.floats is None else _grid_tokens(
             spec, lambda axis, size: style.floats(spec, axis, size))
-        return np.concatenate([*[text, found][:: -1 if style.text_after else 1], *[tail_floats][:len(tail)]]
-                              ).astype(np.float32)
+        return np.concatenate([*[text, found][:: -1 if style.text_after else 1], tail_floats]).astype(np.float32)
 
     text = np.zeros((0, k), dtype=np.int64)
     if spec.text_tokens:
@@ -2416,9 +2416,10 @@ class Rope(Family):
                     return seen + list(more)
 
                 tokens = _as_grid(positions, spec, reading, bench.length, read_at)
-                for tail, count in style.read_tail(spec, bench.length, read_at) if style.read_tail and not tokens else ():
+                tails = style.read_tail(spec, bench.length, read_at) if style.read_tail and not tokens else ()
+                for tail, count in tails:  # Cosmos 3's sound and action tokens after the grid
                     tailed = bench.spec(**{**asdict(spec), "rope": {**dict(spec.rope), **tail}})
-                    tokens = None if tailed is None else _as_grid(positions, tailed, reading, bench.length - count, read_at)
+                    tokens = tailed and _as_grid(positions, tailed, reading, bench.length - count, read_at)
                     if tokens is not None:
                         spec = tailed
                         break
@@ -2894,7 +2895,6 @@ def _scalings(plane, dtype: str, w, resolved, attention: float, part: str, rows:
         return read
     found.sort(key=lambda item: item[0])
     return [(dim, b, rope) for _, b, rope in found[:4]]
-
 
 
 def _longrope(plane, part: str, attention: float, fitted: float, rows: int) -> list:
