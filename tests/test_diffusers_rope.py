@@ -653,6 +653,56 @@ def test_compare_reads_longrope_factors(cli, tmp_path, library, positions, part)
     assert np.array_equal(rebuilt, table)
 
 
+@pytest.mark.parametrize("padded, positions", [(37, 300), (90, 4150)])
+def test_omnigen_padded_prompt_is_named(cli, tmp_path, padded, positions):
+    """OmniGen's module returns its batch's first table; where the batch pads that prompt (a
+    shorter prompt than the negative one), its positions start with rows at 0 (the collator's
+    left padding): --ids "P*0; 0:N" builds it bit for bit, and compare names it so, with the
+    factor list its largest position picks (long past 4096)."""
+    from diffusers.models.transformers.transformer_omnigen import OmniGenSuScaledRotaryEmbedding
+
+    module = OmniGenSuScaledRotaryEmbedding(96, max_position_embeddings=131072, original_max_position_embeddings=4096,
+                                            base=10000, rope_scaling={"short_factor": PHI3_SHORT,
+                                                                      "long_factor": PHI3_LONG})
+    ids = torch.tensor([0] * padded + list(range(positions)))
+    cos, sin = module(torch.empty(1, len(ids), 96), ids[None])
+    rope = {"rope_type": "longrope", "short_factor": PHI3_SHORT, "long_factor": PHI3_LONG,
+            "original_max_position_embeddings": 4096, "max_position_embeddings": 131072}
+    runs = f"{padded}*0; 0:{positions}"
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = expected.reshape(len(ids), 96).numpy()
+        built = pe_cli.build(family="rope", d_model=96, ids=runs, rope=rope, variant="hf-rope", part=part).numpy()
+        assert np.array_equal(built, table), part
+        np.save(tmp_path / "t.npy", table)
+        best = json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["candidates"][0]
+        used = "long_factor" if positions > 4096 else "short_factor"
+        assert best["differing"] == 0 and best["spec"]["ids"] == runs and used in dict(best["spec"]["rope"]), part
+
+
+def test_one_axis_ids_against_mpmath():
+    """A 1-D table at listed positions (--ids runs, one entry each): each row the correctly
+    rounded cos or sin of its own position times base^(-2i/d), from mpmath."""
+    positions = [0, 0, 5, 6, 7, 8, 100, 3]
+    for part in ("cos", "sin"):
+        table = pe_cli.build(family="rope", d_model=16, ids="2*0; 5:9; 100; 3", part=part, dtype="float64").numpy()
+        assert table.shape == (8, 16)
+        for row, p in enumerate(positions):
+            for i in range(8):
+                angle = p * mpmath.power(10000, -mpmath.mpf(2 * i) / 16)
+                value = float((mpmath.cos if part == "cos" else mpmath.sin)(angle))
+                assert table[row, i] == table[row, 8 + i] == value, (part, row, i)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--ids", "0:5", "--offset", "3"], "drop --offset"),
+    (["--ids", "0:5/2"], "a 1-D table takes whole positions"),
+    (["--ids", "0:5", "--text-tokens", "2"], "--text-tokens gives the tokens of a multi-axis table"),
+])
+def test_one_axis_ids_refusals(cli, args, message):
+    code, _, err = cli("generate", "--family", "rope", "-d", 16, *args)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
 def test_longrope_needs_only_the_factor_list_its_positions_use(cli):
     factors = ",".join(["1.5"] * 8)
     common = ("--family", "rope", "-d", 16, "--rope", "rope_type=longrope", "--rope", "max_position_embeddings=8192",

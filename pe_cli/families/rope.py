@@ -210,6 +210,24 @@ def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
     return chosen
 
 
+def line_ids(spec):
+    """A 1-D table's positions where --ids lists them (int64; OmniGen's rows at 0 where its batch
+    pads the prompt, then 0 .. N), else None: --offset onwards."""
+    if spec.axes or spec.ids is None:
+        return None
+    return ids_tokens(spec.ids, 1)[0][:, 0]
+
+
+def positions_end(spec) -> int:
+    """One past a table's largest position (dynamic NTK and LongRoPE depend on it)."""
+    ids = line_ids(spec)
+    if ids is not None:
+        return int(ids.max()) + 1
+    if spec.axes and (spec.grid is not None or spec.ids is not None or AXES[spec.axes].split):
+        return int(axes_positions(spec).max()) + 1
+    return spec.last_position + 1
+
+
 def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) -> tuple[list[Decimal], Decimal]:
     """The exact w_i and attention factor of a rope_type, for a table whose positions run up to
     positions_end - 1 (dynamic NTK and LongRoPE depend on it, as in Hugging Face's forward)."""
@@ -1439,7 +1457,7 @@ def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
     exponents = _hf_exponents(torch, dim)
     if kind == "dynamic":
         limit = rope["max_position_embeddings"]
-        end = spec.last_position + 1
+        end = positions_end(spec)
         if end > limit:  # the forward pass regrows base from the int64 tensor max(position) + 1
             length = torch.maximum(torch.tensor(end), torch.tensor(limit, dtype=torch.int64))
         else:  # the frequencies made at construction, from max_position_embeddings
@@ -1459,7 +1477,7 @@ def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
         attention_factor = rope.get("attention_factor")
         if attention_factor is None:
             attention_factor = _longrope_attention(factor, original)
-        long = spec.last_position + 1 > original
+        long = positions_end(spec) > original
         ext = torch.tensor(rope["long_factor" if long else "short_factor"], dtype=torch.float32)
         return _longrope_inv_freq(ext, base**exponents), attention_factor
     inv_freq = 1.0 / (base**exponents)
@@ -1541,6 +1559,8 @@ def _rope_table(spec, lowered: str | None = None):
         return inv_freq.float()[None, :]
     if spec.axes:  # (tokens, axes): every axis's angles, then each column's axis and frequency
         positions = torch.from_numpy(axes_positions(spec))
+    elif spec.ids is not None:
+        positions = torch.from_numpy(line_ids(spec))[None, :]
     else:
         positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[None, :]
     if lowered == "positions":
@@ -1619,7 +1639,9 @@ def _diffusers_rope(spec, device):
         positions = torch.from_numpy(split_tokens(spec)[2]())
     else:
         laws, columns = [(spec.d_model, spec.base)], None
-        positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[:, None]
+        ids = line_ids(spec)
+        positions = (torch.arange(spec.offset, spec.offset + spec.seq_len) if ids is None else
+                     torch.from_numpy(ids))[:, None]
     planes = []
     style = AXES.get(spec.axes or "")
     unit = rope.get("pool_unit", False)
@@ -1859,7 +1881,8 @@ class Rope(Family):
               "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
               "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
               "0,0:32,0:32,0'; FLUX.3's '0,0:32/2,0:32/2,-1'), or COUNT tokens along a line with COUNT* "
-              "('5*8:13,8:13,8:13').", str),
+              "('5*8:13,8:13,8:13'). A 1-D table's rows, whole positions, one entry a run (OmniGen's prompt "
+              "padded in its batch: '37*0; 0:300').", str),
         Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "
               "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
               "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].", str,
@@ -1946,7 +1969,7 @@ class Rope(Family):
         if kind == "dynamic" and dim < 3:
             raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 3")
         if kind == "longrope":
-            longrope_factors(rope, frequency_count(spec.d_model, rope), spec.last_position + 1)
+            longrope_factors(rope, frequency_count(spec.d_model, rope), positions_end(spec))
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
         if spec.part == "rotation" and spec.convention != "interleaved":
             raise BadInput("--part rotation is the 2x2 rotation of columns 2i and 2i + 1 (HiDream, Kandinsky 5): "
@@ -1975,7 +1998,9 @@ class Rope(Family):
                 if share:  # an axis without columns (LTX-2's cross-attention) turns no angle
                     top = max(top, float(np.abs(numerators[:, axis]).max()) * max(share))
             return top
-        positions = axes_positions(spec) if spec.axes else np.array([spec.offset, spec.last_position])
+        ids = line_ids(spec)
+        positions = axes_positions(spec) if spec.axes else ids if ids is not None else np.array(
+            [spec.offset, spec.last_position])
         return float(np.abs(positions).max()) * max(frequencies, default=0.0)
 
     @staticmethod
@@ -1990,6 +2015,11 @@ class Rope(Family):
                 if value != default:
                     raise BadInput(f"--{name} is for multi-axis tables (M-RoPE or vision RoPE): give "
                                    "--rope-axes, or a --rope-config of such a model")
+            if spec.ids is not None:  # a 1-D table's positions, one entry per run (OmniGen's padded rows)
+                if spec.offset:
+                    raise BadInput("--ids gives every row's position: drop --offset")
+                if ids_tokens(spec.ids, 1)[1] != (1,):
+                    raise BadInput(f"--ids {spec.ids}: a 1-D table takes whole positions")
             return
         if spec.ids is not None:
             if spec.grid is not None or spec.offset or spec.merge != 1:
@@ -2059,10 +2089,8 @@ class Rope(Family):
             if spec.padding_rows:
                 raise BadInput("--padding-rows follows a diffusers multi-axis table's tokens (Lumina2's captions): "
                                "it needs a split layout (--rope-axes split, or a --preset)")
-            for name, value, default in (("text_tokens", spec.text_tokens, 0), ("ids", spec.ids, None)):
-                if value != default and not (name == "ids" and style is not None):
-                    raise BadInput(f"--{name.replace('_', '-')} gives the tokens of a multi-axis table "
-                                   "(--rope-axes, or a --preset)")
+            if spec.text_tokens:
+                raise BadInput("--text-tokens gives the tokens of a multi-axis table (--rope-axes, or a --preset)")
             for key in ("axes_dim", "axes_theta"):
                 if key in rope:
                     raise BadInput(f"rope parameter {key} splits the head over position axes: it needs a "
@@ -2103,8 +2131,8 @@ class Rope(Family):
             return 1
         if spec.axes and AXES[spec.axes].split:
             return _token_rows(spec) + spec.padding_rows
-        if spec.axes and spec.ids is not None:
-            return len(ids_tokens(spec.ids, len(AXES[spec.axes].axes))[0])
+        if spec.ids is not None:
+            return len(ids_tokens(spec.ids, len(AXES[spec.axes].axes) if spec.axes else 1)[0])
         if spec.axes and spec.grid is not None:
             return math.prod(grid_shape(spec))
         return spec.seq_len
@@ -2127,19 +2155,13 @@ class Rope(Family):
             rope.pop("partial_rotary_factor", None)
             laws, _ = axes_plan(spec)
             if not AXES[spec.axes].split:
-                return rope_frequencies(laws[0][0], spec.base, rope, self._end(spec))
+                return rope_frequencies(laws[0][0], spec.base, rope, positions_end(spec))
             frequencies = []
             with context():  # an axis at positions k / (q * divisor): integers k at frequencies w / (q * divisor)
                 for law, q, divisor in zip(law_frequencies(spec), split_tokens(spec)[1], divisors(spec)):
                     frequencies += [w / q / Decimal(repr(divisor)) for w in law]
             return frequencies, Decimal(1)
-        return rope_frequencies(spec.d_model, spec.base, rope, self._end(spec))
-
-    def _end(self, spec) -> int:
-        """One past the largest position (dynamic NTK and LongRoPE depend on it)."""
-        if spec.axes and (spec.grid is not None or spec.ids is not None or AXES[spec.axes].split):
-            return int(axes_positions(spec).max()) + 1
-        return spec.last_position + 1
+        return rope_frequencies(spec.d_model, spec.base, rope, positions_end(spec))
 
     def exact_rows(self, spec, start, stop, work):
         if self._vector(spec):
@@ -2170,14 +2192,15 @@ class Rope(Family):
 
             return _part(spec.part, lambda: plane(1), lambda: plane(0),
                          lambda: np.stack(found, axis=1)[:, axis, frequency])
-        positions = list(range(spec.offset + start, spec.offset + stop))
+        ids = line_ids(spec)
+        positions = list(range(spec.offset + start, spec.offset + stop)) if ids is None else ids[start:stop].tolist()
         if spec.part == "angle":
             return _lay_out(work.angles(positions), spec.convention)
         sin, cos = work.planes(positions)
         return _part(spec.part, lambda: _lay_out(cos, spec.convention), lambda: _lay_out(sin, spec.convention), None)
 
     def fast_columns(self, spec):
-        if self._vector(spec) or spec.axes or spec.part in ("rotation", "angle"):
+        if self._vector(spec) or spec.axes or spec.ids is not None or spec.part in ("rotation", "angle"):
             return None
         import numpy as np
 
@@ -2210,6 +2233,8 @@ class Rope(Family):
             merged = f", {spec.merge}x{spec.merge} merge blocks" if spec.merge > 1 else ""
             offset = f", + {spec.offset}" if spec.offset else ""
             positions = f"grid {spec.grid} ({' x '.join(style.axes)}{merged}{offset})"
+        elif spec.ids is not None:
+            positions = f"ids {spec.ids}"
         else:
             positions = f"{spec.offset} .. {spec.last_position}"
         return [
@@ -2245,6 +2270,9 @@ class Rope(Family):
         if spec.axes and AXES[spec.axes].split:  # a token's position on each axis
             positions = split_positions(spec)
             return lambda i: "({})".format(",".join(f"{p:g}" for p in positions[i])) if i < len(positions) else "pad"
+        ids = line_ids(spec)
+        if ids is not None:
+            return lambda i: str(ids[i])
         return super().row_label(spec)
 
     def facts(self, spec):
@@ -2267,7 +2295,7 @@ class Rope(Family):
             placed = {i: sorted({*out(first[i]), *out(second[i])}) for i in range(len(frequencies))}
         positions = split_positions(spec) if split else axes_positions(spec) if spec.axes and (
             spec.grid is not None or spec.ids is not None) \
-            else None
+            else line_ids(spec)
         return {
             "attention_factor": float(attention),
             "frequencies": [] if self._vector(spec) else [
@@ -2287,14 +2315,15 @@ class Rope(Family):
 
     def prefix(self, spec, rows):
         # dynamic NTK and LongRoPE choose their frequencies by the table's length
-        if spec.axes or dict(spec.rope).get("rope_type") in ("dynamic", "longrope"):
+        if spec.axes or spec.ids is not None or dict(spec.rope).get("rope_type") in ("dynamic", "longrope"):
             return None
         return spec.replace(seq_len=rows)
 
     def candidates(self, values, dtype, notes, bench):
-        """A cos or sin part starting at position 0: its pairing, attention factor, theta and
-        scaling (linear, llama3 or YaRN) fitted from the angles; each in the exact table,
-        transformers' arithmetic and its polar one."""
+        """A cos or sin part starting at position 0 (after rows at position 0 where a batch
+        padded the prompt, as OmniGen's: --ids): its pairing, attention factor, theta and
+        scaling (linear, llama3, YaRN or LongRoPE) fitted from the angles; each in the exact
+        table, transformers' arithmetic and its polar one."""
         import numpy as np
 
         split = [c for c in self._split_candidates(values, notes, bench) if c is not None]
@@ -2303,6 +2332,9 @@ class Rope(Family):
         yield from split
         if any(len(split_laws(c.spec)) > 1 for c in split):  # a multi-axis table: its first columns need
             return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
+        same = np.all(values == values[:1], axis=1)
+        lead = max(int(np.argmin(same)) - 1, 0) if not same.all() else 0  # rows before the table's own 0
+        values = values[lead:]
         rows, cols = values.shape
         if rows < 3:
             return
@@ -2325,22 +2357,23 @@ class Rope(Family):
             # reading are the table's only where the angles made no candidate
             scratch, angled = [], False
             for part, attention, w, resolved in _readings(plane, angles, scratch):
-                made = [c for c in self._fitted(bench, plane, convention, part, attention, w, resolved, scratch)
-                        if c is not None]
+                made = [c for c in self._fitted(bench, plane, convention, part, attention, w, resolved, scratch,
+                                                lead) if c is not None]
                 angled = angled or (part == "angle" and bool(made))
                 if part == "angle":
                     scratch.clear()
                 yield from made
             notes += [] if angled else [note for note in scratch if note not in notes]
 
-    def _fitted(self, bench, plane, convention, part, attention, w, resolved, notes):
+    def _fitted(self, bench, plane, convention, part, attention, w, resolved, notes, lead: int = 0):
         """The candidates of fitted frequencies w (the `resolved` ones to 1e-3) of a plane (one
-        column per frequency): each power law and scaling that explains them, exactly and in
-        the libraries' arithmetic."""
-        dtype = bench.dtype
-        for dim, base, rope in _scalings(plane, dtype, w, resolved, attention, part, bench.length, notes):
+        column per frequency, positions 0 .. after `lead` rows at 0): each power law and scaling
+        that explains them, exactly and in the libraries' arithmetic."""
+        dtype, end = bench.dtype, bench.length - lead
+        ids = f"{lead}*0; 0:{end}" if lead else None
+        for dim, base, rope in _scalings(plane, dtype, w, resolved, attention, part, end, notes):
             spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
-                              convention=convention, part=part, dtype="float64")
+                              convention=convention, part=part, ids=ids, dtype="float64")
             if spec is None:
                 continue
             reference = bench.reference(spec)
