@@ -693,6 +693,20 @@ def test_one_axis_ids_against_mpmath():
                 assert table[row, i] == table[row, 8 + i] == value, (part, row, i)
 
 
+@pytest.mark.parametrize("freqs_dtype", ["float32", "float64"])
+def test_one_axis_ids_are_get_1d_rotary_pos_embed_at_those_positions(freqs_dtype):
+    """--variant diffusers at listed positions: get_1d_rotary_pos_embed given them, bit for bit."""
+    from diffusers.models.embeddings import get_1d_rotary_pos_embed
+
+    positions = np.array([0, 0, 0, *range(40), 1000, 7])
+    cos, sin = get_1d_rotary_pos_embed(64, positions, use_real=True, repeat_interleave_real=True,
+                                       freqs_dtype=getattr(torch, freqs_dtype))
+    for part, expected in (("cos", cos), ("sin", sin)):
+        table = pe_cli.build(family="rope", d_model=64, ids="3*0; 0:40; 1000; 7", convention="interleaved",
+                             variant="diffusers", freqs_dtype=freqs_dtype, part=part).numpy()
+        assert np.array_equal(table, expected.float().numpy()), part
+
+
 @pytest.mark.parametrize("args, message", [
     (["--ids", "0:5", "--offset", "3"], "drop --offset"),
     (["--ids", "0:5/2"], "a 1-D table takes whole positions"),
