@@ -379,6 +379,16 @@ def test_scaled_timestep_tables_are_named(cli, tmp_path, scale, schedule):
     assert spec["timestep_scale"] == scale and range(*map(int, spec["timesteps"].split(":"))) == range(*schedule)
 
 
+def test_qwenimage_sigma_timesteps_are_named(cli, tmp_path):
+    """QwenImage's and AuraFlow's Timesteps(256, True, 0, scale=1000) at the pipeline's t / 1000:
+    a flow-matching schedule's float32 sigmas, named with scale 1000 and every sigma."""
+    sigmas = torch.from_numpy(np.linspace(1, 1 / 28, 28, dtype=np.float32) * np.float32(1000)) / 1000
+    table = Timesteps(256, True, 0, scale=1000)(sigmas).numpy()
+    spec = _named(cli, tmp_path, table)["spec"]
+    assert spec["timestep_scale"] == 1000 and spec["variant"] == "diffusers"
+    assert np.array_equal(np.array(spec["timesteps"].split(","), dtype=np.float32), sigmas.numpy())
+
+
 def test_cosmos_video_frame_rates_are_read_back(cli, tmp_path):
     from diffusers.models.transformers.transformer_cosmos import CosmosRotaryPosEmbed
 

@@ -912,23 +912,9 @@ class Sinusoidal(Family):
                 steps = np.diff(whole)
                 near = np.all(np.abs(t - whole) <= 1e-3 + 2.0**-22 * np.abs(t))  # (float32's large angles)
                 ranged = near and np.all(steps == steps[0]) and steps[0] != 0
-                texts = []
-                if not (ranged and steps[0] == 1):  # (consecutive positions: the fit above)
-                    texts = self._readings(values, t, whole if near else None, name, base, bench)
-                for text in texts:  # timesteps that are not a range, or not whole
-                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text, dtype="float64")
-                    if spec is None:
-                        continue
-                    reference = bench.reference(spec)
-                    yield bench.candidate(f"{name}, timesteps {_shown(text)}", spec, reference=reference)
-                    yield from bench.libraries(spec, reference)
-                if not ranged:
-                    if texts:
-                        break
-                    continue
                 # the angle is scale * t * w: a table of t = whole / scale times diffusers' scale
                 # (QwenImage's 1000) is read as whole; those scales are tried where they divide it
-                for scale in [s for s in (1, 10, 100, 1000) if not np.any(whole % s)]:
+                for scale in [s for s in (1, 10, 100, 1000) if not np.any(whole % s)] if ranged else ():
                     step = int(steps[0]) // scale
                     if step == 1 and scale == 1:  # consecutive positions: the fit above
                         continue
@@ -941,14 +927,28 @@ class Sinusoidal(Family):
                     scaled = f", scale {scale}" if scale != 1 else ""
                     yield bench.candidate(f"{name}, timesteps {text}{scaled}", spec, reference=reference)
                     yield from bench.libraries(spec, reference)
-                break
+                # else (and after the ranges, which come first where both are the table) a list
+                texts = [] if ranged and steps[0] == 1 else self._readings(
+                    values, t, whole if near else None, name, base, bench)
+                for text, scale in texts:  # timesteps that are not a range, or not whole
+                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text, timestep_scale=scale,
+                                      dtype="float64")
+                    if spec is None:
+                        continue
+                    reference = bench.reference(spec)
+                    scaled = f", scale {scale:g}" if scale != 1 else ""
+                    yield bench.candidate(f"{name}, timesteps {_shown(text)}{scaled}", spec, reference=reference)
+                    yield from bench.libraries(spec, reference)
+                if ranged or texts:
+                    break
 
-    def _readings(self, values, t, whole, name: str, base: float, bench) -> list[str]:
-        """The rows' timesteps as --timesteps lists, where the table is not a range of them:
-        the whole numbers read (`whole`) where the exact table or a library's arithmetic makes
-        every row with them and they are not a range; else each row's t the float32 near the
-        estimate (within 3 steps) that such arithmetic makes the row with (its own float32
-        angles put the estimate an ulp or two off: 980 read for linspace's 980.00006)."""
+    def _readings(self, values, t, whole, name: str, base: float, bench) -> list[tuple[str, float]]:
+        """The rows' timesteps as (--timesteps list, scale), where the table is not a range of
+        them: the whole numbers read (`whole`) where the exact table or a library's arithmetic
+        makes every row with them and they are not a range; else, for each of diffusers'
+        scales s, each row's t the float32 near the estimate over s (within 3 steps) that such
+        arithmetic makes the row with (its own float32 angles put the estimate an ulp or two
+        off: 980 read for linspace's 980.00006; QwenImage's sigma at scale 1000)."""
         import numpy as np
 
         rows, d = values.shape
@@ -957,24 +957,25 @@ class Sinusoidal(Family):
             if made:
                 steps = np.diff(whole)
                 return [] if np.all(steps == steps[0]) and steps[0] != 0 else made
-        return self._made(values, float32_near(t), name, base, bench)
+        return [found for scale in _SCALES for found in self._made(values, float32_near(t / scale), name, base, bench,
+                                                                    scale)]
 
-    def _made(self, values, tried, name: str, base: float, bench) -> list[str]:
+    def _made(self, values, tried, name: str, base: float, bench, scale: float = 1.0) -> list[tuple[str, float]]:
         """For the exact table and each library of this layout, the --timesteps list of the t
-        among each row's `tried` (rows, k) that makes that row bit for bit, where every row has
-        one."""
+        among each row's `tried` (rows, k) that makes that row bit for bit at this scale, where
+        every row has one; with the scale."""
         import numpy as np
 
         rows, d = values.shape
         found = []
         for variant in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions)):
             spec = bench.spec(d_model=d, convention=name, base=base, timesteps=_listed(tried.ravel()),
-                              variant=variant, dtype=bench.dtype)
+                              timestep_scale=scale, variant=variant, dtype=bench.dtype)
             if spec is None:
                 continue
             same = np.all(bench.values_of(spec).reshape(rows, tried.shape[1], d) == values[:, None, :], axis=2)
             if same.any(axis=1).all():
-                text = _listed(tried[np.arange(rows), np.argmax(same, axis=1)])
+                text = (_listed(tried[np.arange(rows), np.argmax(same, axis=1)]), scale)
                 if text not in found:
                     found.append(text)
         return found
@@ -1017,6 +1018,7 @@ class Sinusoidal(Family):
                 yield f"library {name}", candidate, found.source
 
 
+_SCALES = (1.0, 10.0, 100.0, 1000.0)  # diffusers' timestep scales (QwenImage's and AuraFlow's 1000)
 _MAX_PERIODS = (10000.0, 2000.0)  # diffusers' max_period: its default, T5Film's
 _TURNS = 64  # whole turns of the lowest frequency's angle a timestep table's rows may have taken
 _SOME = 64  # rows, spread over a table, that say whether turns are worth reading for all
