@@ -914,25 +914,17 @@ class Sinusoidal(Family):
                 ranged = near and np.all(steps == steps[0]) and steps[0] != 0
                 # the angle is scale * t * w: a table of t = whole / scale times diffusers' scale
                 # (QwenImage's 1000) is read as whole; those scales are tried where they divide it
+                ranges = []
                 for scale in [s for s in (1, 10, 100, 1000) if not np.any(whole % s)] if ranged else ():
                     step = int(steps[0]) // scale
-                    if step == 1 and scale == 1:  # consecutive positions: the fit above
-                        continue
-                    text = f"{int(whole[0]) // scale}:{int(whole[-1]) // scale + step}:{step}"
-                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text,
-                                      timestep_scale=float(scale), dtype="float64")
-                    if spec is None:
-                        continue
-                    reference = bench.reference(spec)
-                    scaled = f", scale {scale}" if scale != 1 else ""
-                    yield bench.candidate(f"{name}, timesteps {text}{scaled}", spec, reference=reference)
-                    yield from bench.libraries(spec, reference)
-                # else (and after the ranges, which come first where both are the table) a list
+                    if step != 1 or scale != 1:  # (consecutive positions: the fit above)
+                        ranges.append((f"{int(whole[0]) // scale}:{int(whole[-1]) // scale + step}:{step}", scale))
+                # else a list (after the ranges, which come first where both are the table)
                 texts = [] if ranged and steps[0] == 1 else self._readings(
                     values, t, whole if near else None, name, base, bench)
-                for text, scale in texts:  # timesteps that are not a range, or not whole
-                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text, timestep_scale=scale,
-                                      dtype="float64")
+                for text, scale in ranges + texts:
+                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text,
+                                      timestep_scale=float(scale), dtype="float64")
                     if spec is None:
                         continue
                     reference = bench.reference(spec)
