@@ -210,9 +210,11 @@ def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
     return chosen
 
 
+@lru_cache(maxsize=4)
 def line_ids(spec):
     """A 1-D table's positions where --ids lists them (int64; OmniGen's rows at 0 where its batch
-    pads the prompt, then 0 .. N), else None: --offset onwards."""
+    pads the prompt, then 0 .. N), else None: --offset onwards. Kept per spec: every block of
+    rows asks."""
     if spec.axes or spec.ids is None:
         return None
     return ids_tokens(spec.ids, 1)[0][:, 0]
