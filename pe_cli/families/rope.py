@@ -220,6 +220,16 @@ def line_ids(spec):
     return ids_tokens(spec.ids, 1)[0][:, 0]
 
 
+def line_positions(spec, start: int = 0, stop: int | None = None):
+    """A 1-D table's positions of rows start .. stop (int64): --ids's, else --offset onwards."""
+    import numpy as np
+
+    ids = line_ids(spec)
+    if ids is not None:
+        return ids[start:stop]
+    return np.arange(spec.offset + start, spec.offset + (spec.seq_len if stop is None else stop), dtype=np.int64)
+
+
 def positions_end(spec) -> int:
     """One past a table's largest position (dynamic NTK and LongRoPE depend on it)."""
     ids = line_ids(spec)
@@ -1561,10 +1571,8 @@ def _rope_table(spec, lowered: str | None = None):
         return inv_freq.float()[None, :]
     if spec.axes:  # (tokens, axes): every axis's angles, then each column's axis and frequency
         positions = torch.from_numpy(axes_positions(spec))
-    elif spec.ids is not None:
-        positions = torch.from_numpy(line_ids(spec))[None, :]
     else:
-        positions = torch.arange(spec.offset, spec.offset + spec.seq_len)[None, :]
+        positions = torch.from_numpy(line_positions(spec))[None, :]
     if lowered == "positions":
         positions = positions.to(low)
     freqs = positions[..., None].float() * inv_freq.float()
@@ -1641,9 +1649,7 @@ def _diffusers_rope(spec, device):
         positions = torch.from_numpy(split_tokens(spec)[2]())
     else:
         laws, columns = [(spec.d_model, spec.base)], None
-        ids = line_ids(spec)
-        positions = (torch.arange(spec.offset, spec.offset + spec.seq_len) if ids is None else
-                     torch.from_numpy(ids))[:, None]
+        positions = torch.from_numpy(line_positions(spec))[:, None]
     planes = []
     style = AXES.get(spec.axes or "")
     unit = rope.get("pool_unit", False)
@@ -2194,8 +2200,7 @@ class Rope(Family):
 
             return _part(spec.part, lambda: plane(1), lambda: plane(0),
                          lambda: np.stack(found, axis=1)[:, axis, frequency])
-        ids = line_ids(spec)
-        positions = list(range(spec.offset + start, spec.offset + stop)) if ids is None else ids[start:stop].tolist()
+        positions = line_positions(spec, start, stop).tolist()
         if spec.part == "angle":
             return _lay_out(work.angles(positions), spec.convention)
         sin, cos = work.planes(positions)

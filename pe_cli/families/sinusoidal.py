@@ -915,7 +915,7 @@ class Sinusoidal(Family):
                 # the angle is scale * t * w: a table of t = whole / scale times diffusers' scale
                 # (QwenImage's 1000) is read as whole; those scales are tried where they divide it
                 ranges = []
-                for scale in [s for s in (1, 10, 100, 1000) if not np.any(whole % s)] if ranged else ():
+                for scale in [int(s) for s in _SCALES if not np.any(whole % s)] if ranged else ():
                     step = int(steps[0]) // scale
                     if step != 1 or scale != 1:  # (consecutive positions: the fit above)
                         ranges.append((f"{int(whole[0]) // scale}:{int(whole[-1]) // scale + step}:{step}", scale))
