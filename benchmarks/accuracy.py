@@ -27,8 +27,16 @@ def main() -> None:
     rng = random.Random(0)
     d = args.d_model
     print(f"vaswani, d_model={d}, base 10000; {args.samples} sampled elements per range\n")
-    print(f"{'positions':>22}  {'float64 max ulp':>15}  {'mean ulp':>9}  correctly rounded f64/f32/f16/bf16")
-    for low, high in [(0, 2**10), (2**10, 2**20), (2**20 - 2**10, 2**20 + 2**10), (2**24 - 64, 2**24 + 64), (2**32 - 129, 2**32 - 1)]:
+    print(
+        f"{'positions':>22}  {'float64 max ulp':>15}  {'mean ulp':>9}  correctly rounded f64/f32/f16/bf16"
+    )
+    for low, high in [
+        (0, 2**10),
+        (2**10, 2**20),
+        (2**20 - 2**10, 2**20 + 2**10),
+        (2**24 - 64, 2**24 + 64),
+        (2**32 - 129, 2**32 - 1),
+    ]:
         rows = 64
         worst, total, count, right, seen = 0.0, 0.0, 0, 0, 0
         per_block = max(1, args.samples // 8)

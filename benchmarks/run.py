@@ -157,7 +157,14 @@ def accuracy(path: Path, samples: int, truth=sinusoid_truth, seed: int = 0) -> t
 
 def dd_command(path: Path, nbytes: int) -> tuple[list[str], Path]:
     """dd writing as many bytes as a table has, into the same place."""
-    return ["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={nbytes // 2**20}", "status=none"], path
+    return [
+        "dd",
+        "if=/dev/zero",
+        f"of={path}",
+        "bs=1M",
+        f"count={nbytes // 2**20}",
+        "status=none",
+    ], path
 
 
 def report(times: dict, peaks: dict, runs: int, title: str) -> None:
@@ -173,46 +180,83 @@ def inspection(pe_cli: str, folder: Path, args) -> None:
     library = folder / "fairseq_library.npy"
     size = ["--d-model", "512", "--seq-len", "65536"]
     fairseq = ["--convention", "fairseq", "--padding-idx", "1"]
-    subprocess.run([pe_cli, "generate", *size, "--variant", "fairseq", "-o", str(library)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [pe_cli, "generate", *size, "--variant", "fairseq", "-o", str(library)],
+        check=True,
+        capture_output=True,
+    )
     scratch = folder / "scratch.npy"
     commands = {
-        "pe-cli generate (fairseq)": ([pe_cli, "generate", *size, *fairseq, "-o", str(scratch)], scratch),
+        "pe-cli generate (fairseq)": (
+            [pe_cli, "generate", *size, *fairseq, "-o", str(scratch)],
+            scratch,
+        ),
         "pe-cli compare FILE (identify it)": ([pe_cli, "compare", str(table)], None),
         "pe-cli compare LIBRARY-FILE": ([pe_cli, "compare", str(library)], None),
     }
-    subprocess.run(commands["pe-cli generate (fairseq)"][0][:-1] + [str(table)], check=True, capture_output=True)
+    subprocess.run(
+        commands["pe-cli generate (fairseq)"][0][:-1] + [str(table)],
+        check=True,
+        capture_output=True,
+    )
     times, peaks = median_runs(commands, args.large_runs)
-    report(times, peaks, args.large_runs, "identification of a 65536 x 512 float32 fairseq table (128 MiB): "
-           "pe-cli's exact one, and fairseq's own (--variant fairseq)")
+    report(
+        times,
+        peaks,
+        args.large_runs,
+        "identification of a 65536 x 512 float32 fairseq table (128 MiB): "
+        "pe-cli's exact one, and fairseq's own (--variant fairseq)",
+    )
     ratio = times["pe-cli compare FILE (identify it)"] / times["pe-cli generate (fairseq)"]
-    print(f"  identifying pe-cli's table takes {ratio:.1f}x generating it (target 10x), peak "
-          f"{peaks['pe-cli compare FILE (identify it)'] / 1024:.0f} MiB (target 512); fairseq's own table "
-          f"{times['pe-cli compare LIBRARY-FILE'] / times['pe-cli generate (fairseq)']:.1f}x")
+    print(
+        f"  identifying pe-cli's table takes {ratio:.1f}x generating it (target 10x), peak "
+        f"{peaks['pe-cli compare FILE (identify it)'] / 1024:.0f} MiB (target 512); fairseq's own table "
+        f"{times['pe-cli compare LIBRARY-FILE'] / times['pe-cli generate (fairseq)']:.1f}x"
+    )
     for path in (table, library, scratch):
         path.unlink(missing_ok=True)
 
     a, b = folder / "exact.npy", folder / "exp_log.npy"
     rows = ["--d-model", "512", "--seq-len", "1048576"]
     subprocess.run([pe_cli, "generate", *rows, "-o", str(a)], check=True, capture_output=True)
-    subprocess.run([pe_cli, "generate", *rows, "--variant", "exp-log", "-o", str(b)], check=True, capture_output=True)
+    subprocess.run(
+        [pe_cli, "generate", *rows, "--variant", "exp-log", "-o", str(b)],
+        check=True,
+        capture_output=True,
+    )
     scripts = {}
-    for name, text in (("numpy_compare.py", NUMPY_COMPARE), ("numpy_compare_32.py", NUMPY_COMPARE_32)):
+    for name, text in (
+        ("numpy_compare.py", NUMPY_COMPARE),
+        ("numpy_compare_32.py", NUMPY_COMPARE_32),
+    ):
         scripts[name] = folder / name
         scripts[name].write_text(text)
     commands = {
         "pe-cli compare A B": ([pe_cli, "compare", str(a), str(b)], None),
-        "numpy script (float64 difference)": ([sys.executable, str(scripts["numpy_compare.py"]), str(a), str(b)], None),
-        "numpy script (float32 arrays)": ([sys.executable, str(scripts["numpy_compare_32.py"]), str(a), str(b)], None),
+        "numpy script (float64 difference)": (
+            [sys.executable, str(scripts["numpy_compare.py"]), str(a), str(b)],
+            None,
+        ),
+        "numpy script (float32 arrays)": (
+            [sys.executable, str(scripts["numpy_compare_32.py"]), str(a), str(b)],
+            None,
+        ),
         "pe-cli show A": ([pe_cli, "show", str(a)], None),
     }
     times, peaks = median_runs(commands, args.large_runs)
-    report(times, peaks, args.large_runs, "two 1048576 x 512 float32 tables (2 GiB each: exact, exp-log)")
+    report(
+        times,
+        peaks,
+        args.large_runs,
+        "two 1048576 x 512 float32 tables (2 GiB each: exact, exp-log)",
+    )
     mine = times["pe-cli compare A B"]
-    print(f"  compare takes {mine / times['numpy script (float64 difference)']:.2f}x the float64 numpy script "
-          f"(target 2x) and {mine / times['numpy script (float32 arrays)']:.2f}x the float32 one; peak "
-          f"{peaks['pe-cli compare A B'] / 1024:.0f} MiB (target 512); show peaks at "
-          f"{peaks['pe-cli show A'] / 1024:.0f} MiB (target 512)")
+    print(
+        f"  compare takes {mine / times['numpy script (float64 difference)']:.2f}x the float64 numpy script "
+        f"(target 2x) and {mine / times['numpy script (float32 arrays)']:.2f}x the float32 one; peak "
+        f"{peaks['pe-cli compare A B'] / 1024:.0f} MiB (target 512); show peaks at "
+        f"{peaks['pe-cli show A'] / 1024:.0f} MiB (target 512)"
+    )
 
 
 def main() -> None:
@@ -238,8 +282,10 @@ def main() -> None:
         "@app.command()\ndef a(x: int = 1):\n    'A.'\n"
         "@app.command()\ndef b(x: int = 1):\n    'B.'\napp()\n"
     )
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"{platform.platform()}")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.platform()}"
+    )
     print(f"files in {folder}\n")
     if args.inspection:
         try:
@@ -254,43 +300,74 @@ def main() -> None:
                 "pe-cli --version": ([pe_cli, "--version"], None),
                 "pe-cli --help": ([pe_cli, "--help"], None),
                 "bare Typer app --help": ([sys.executable, str(bare), "--help"], None),
-                "pe-cli small job": ([pe_cli, "generate", "--d-model", "512", "--seq-len", "1024", "-o", str(small)], small),
-                "script small job": ([sys.executable, str(script), "512", "1024", str(small)], small),
+                "pe-cli small job": (
+                    [pe_cli, "generate", "--d-model", "512", "--seq-len", "1024", "-o", str(small)],
+                    small,
+                ),
+                "script small job": (
+                    [sys.executable, str(script), "512", "1024", str(small)],
+                    small,
+                ),
             },
             args.runs,
         )
-        print(f"start-up and the small job (d_model 512, 1024 positions, .npy), median of {args.runs}:")
+        print(
+            f"start-up and the small job (d_model 512, 1024 positions, .npy), median of {args.runs}:"
+        )
         for name, seconds in times.items():
             print(f"  {name:<24} {seconds:7.3f} s   peak {peaks[name] / 1024:7.1f} MiB")
         ratio = times["script small job"] / times["pe-cli small job"]
         print(f"  small job: pe-cli is {ratio:.1f}x faster than the script (target 5x)")
-        print(f"  --version {times['pe-cli --version']:.3f} s (target 0.15), "
-              f"--help {times['pe-cli --help']:.3f} s (target 0.3; a bare Typer app "
-              f"{times['bare Typer app --help']:.3f} s)\n")
+        print(
+            f"  --version {times['pe-cli --version']:.3f} s (target 0.15), "
+            f"--help {times['pe-cli --help']:.3f} s (target 0.3; a bare Typer app "
+            f"{times['bare Typer app --help']:.3f} s)\n"
+        )
 
         big = folder / "big.npy"
         nbytes = args.seq_len * args.d_model * 4
         commands = {
-            "pe-cli export": ([pe_cli, "export", str(big), "--d-model", str(args.d_model),
-                               "--seq-len", str(args.seq_len)], big),
-            "script": ([sys.executable, str(script), str(args.d_model), str(args.seq_len), str(big)], big),
+            "pe-cli export": (
+                [
+                    pe_cli,
+                    "export",
+                    str(big),
+                    "--d-model",
+                    str(args.d_model),
+                    "--seq-len",
+                    str(args.seq_len),
+                ],
+                big,
+            ),
+            "script": (
+                [sys.executable, str(script), str(args.d_model), str(args.seq_len), str(big)],
+                big,
+            ),
             "dd": dd_command(big, nbytes),
         }
         times, peaks = median_runs(commands, args.large_runs)
-        print(f"the large job ({args.seq_len} x {args.d_model} float32, {nbytes / 2**30:.2f} GiB, .npy), "
-              f"median of {args.large_runs}:")
+        print(
+            f"the large job ({args.seq_len} x {args.d_model} float32, {nbytes / 2**30:.2f} GiB, .npy), "
+            f"median of {args.large_runs}:"
+        )
         for name, seconds in times.items():
-            print(f"  {name:<14} {seconds:7.2f} s  {nbytes / seconds / 2**30:6.2f} GiB/s   "
-                  f"peak {peaks[name] / 1024:8.1f} MiB")
-        print(f"  pe-cli is {times['script'] / times['pe-cli export']:.1f}x faster than the script "
-              f"(target 3x) and writes at {times['dd'] / times['pe-cli export']:.0%} of dd's speed "
-              f"(target 70%); peak {peaks['pe-cli export'] / 1024:.0f} MiB (target < 512)\n")
+            print(
+                f"  {name:<14} {seconds:7.2f} s  {nbytes / seconds / 2**30:6.2f} GiB/s   "
+                f"peak {peaks[name] / 1024:8.1f} MiB"
+            )
+        print(
+            f"  pe-cli is {times['script'] / times['pe-cli export']:.1f}x faster than the script "
+            f"(target 3x) and writes at {times['dd'] / times['pe-cli export']:.0%} of dd's speed "
+            f"(target 70%); peak {peaks['pe-cli export'] / 1024:.0f} MiB (target < 512)\n"
+        )
 
         print(f"accuracy, {args.samples} sampled elements of each large file vs mpmath:")
         for name in ("pe-cli export", "script"):
             measure(commands[name][0], big)
             worst, share = accuracy(big, args.samples)
-            print(f"  {name:<14} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
+            print(
+                f"  {name:<14} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}"
+            )
 
         rope_script = folder / "rope_recipe.py"
         rope_script.write_text(ROPE_SCRIPT)
@@ -298,27 +375,75 @@ def main() -> None:
         dim, positions, base = 128, 1048576, "500000"
         rope_bytes = dim * positions * 4
         commands = {
-            "pe-cli rope": ([pe_cli, "generate", "--family", "rope", "-d", str(dim), "-l", str(positions),
-                             "--base", base, "--part", "cos", "-o", str(rope)], rope),
-            "pe-cli rope yarn": ([pe_cli, "generate", "--family", "rope", "-d", str(dim), "-l", str(positions),
-                                  "--base", base, "--part", "cos", "--rope", "rope_type=yarn", "--rope", "factor=32",
-                                  "--rope", "original_max_position_embeddings=4096", "-o", str(rope)], rope),
-            "HF-style script": ([sys.executable, str(rope_script), str(dim), str(positions), base, str(rope)], rope),
+            "pe-cli rope": (
+                [
+                    pe_cli,
+                    "generate",
+                    "--family",
+                    "rope",
+                    "-d",
+                    str(dim),
+                    "-l",
+                    str(positions),
+                    "--base",
+                    base,
+                    "--part",
+                    "cos",
+                    "-o",
+                    str(rope),
+                ],
+                rope,
+            ),
+            "pe-cli rope yarn": (
+                [
+                    pe_cli,
+                    "generate",
+                    "--family",
+                    "rope",
+                    "-d",
+                    str(dim),
+                    "-l",
+                    str(positions),
+                    "--base",
+                    base,
+                    "--part",
+                    "cos",
+                    "--rope",
+                    "rope_type=yarn",
+                    "--rope",
+                    "factor=32",
+                    "--rope",
+                    "original_max_position_embeddings=4096",
+                    "-o",
+                    str(rope),
+                ],
+                rope,
+            ),
+            "HF-style script": (
+                [sys.executable, str(rope_script), str(dim), str(positions), base, str(rope)],
+                rope,
+            ),
             "dd": dd_command(rope, rope_bytes),
         }
         times, peaks = median_runs(commands, args.large_runs)
-        print(f"\nRoPE cos table, {positions} positions x head dim {dim}, theta {base} "
-              f"({rope_bytes / 2**30:.2f} GiB float32 .npy), median of {args.large_runs}:")
+        print(
+            f"\nRoPE cos table, {positions} positions x head dim {dim}, theta {base} "
+            f"({rope_bytes / 2**30:.2f} GiB float32 .npy), median of {args.large_runs}:"
+        )
         for name, seconds in times.items():
             print(f"  {name:<16} {seconds:7.2f} s   peak {peaks[name] / 1024:8.1f} MiB")
-        print(f"  pe-cli is {times['HF-style script'] / times['pe-cli rope']:.1f}x faster than the script, "
-              f"at {times['dd'] / times['pe-cli rope']:.0%} of dd's speed; YaRN (factor 32, its "
-              f"attention factor on the fast path) takes {times['pe-cli rope yarn'] / times['pe-cli rope']:.2f}x "
-              "the default table (target 1.5x)")
+        print(
+            f"  pe-cli is {times['HF-style script'] / times['pe-cli rope']:.1f}x faster than the script, "
+            f"at {times['dd'] / times['pe-cli rope']:.0%} of dd's speed; YaRN (factor 32, its "
+            f"attention factor on the fast path) takes {times['pe-cli rope yarn'] / times['pe-cli rope']:.2f}x "
+            "the default table (target 1.5x)"
+        )
         for name in ("pe-cli rope", "HF-style script"):
             measure(commands[name][0], rope)
             worst, share = accuracy(rope, args.samples, rope_cos_truth(float(base)))
-            print(f"  {name:<16} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}")
+            print(
+                f"  {name:<16} max error {worst:12.1f} ulp of float32, correctly rounded {share:.1%}"
+            )
         rope.unlink(missing_ok=True)
         inspection(pe_cli, folder, args)
     finally:

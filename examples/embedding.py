@@ -1,6 +1,6 @@
 """Use pe-cli's tables in a model: from the library directly, and from an exported file.
 
-    python examples/embedding.py
+python examples/embedding.py
 """
 
 import tempfile

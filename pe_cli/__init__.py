@@ -12,8 +12,17 @@ not load numpy or torch.
 from .core.version import __version__
 
 __all__ = [
-    "__version__", "build", "blocks", "Table", "TableSpec", "FAMILIES", "VARIANT_NAMES", "PeError",
-    "write", "read", "plot",
+    "__version__",
+    "build",
+    "blocks",
+    "Table",
+    "TableSpec",
+    "FAMILIES",
+    "VARIANT_NAMES",
+    "PeError",
+    "write",
+    "read",
+    "plot",
 ]
 
 

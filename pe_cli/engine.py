@@ -13,9 +13,9 @@ them to a callback from the threads that computed them, for writers that place t
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterator
 
 import numpy as np
 
@@ -120,8 +120,14 @@ def _fast_plan(spec: TableSpec, device: str):
     return (sinusoids, columns) if fits else None
 
 
-def _kernel_blocks(spec: TableSpec, device: str, rows: int, use_torch: bool | None = None,
-                   start: int = 0, stop: int | None = None):
+def _kernel_blocks(
+    spec: TableSpec,
+    device: str,
+    rows: int,
+    use_torch: bool | None = None,
+    start: int = 0,
+    stop: int | None = None,
+):
     """Rows start..stop of the exact table in blocks of `rows`, every element from the exact
     kernel: numpy on the CPU, torch on other devices (use_torch=True runs the torch path on the
     CPU, which is how it is tested without a GPU)."""
@@ -193,7 +199,9 @@ def _formula_table(spec: TableSpec, device: str):
     """A seed or library variant's whole table, in its own arithmetic (libraries build on the
     CPU, where their numbers are defined, and the table moves to the device)."""
     torch = _import_torch()
-    with one_thread(torch):  # every run of a command gives the same table (the library's on most runs)
+    with one_thread(
+        torch
+    ):  # every run of a command gives the same table (the library's on most runs)
         table = find_variant(spec).compute(spec, device).contiguous().to(device)
     if table.dtype == getattr(torch, spec.dtype):
         return table
@@ -225,7 +233,9 @@ def blocks(spec: TableSpec, rows: int | None = None, transient: bool = False) ->
     that write each block out at once).
     """
     device = prepare(spec)
-    return _blocks(spec, device, rows, transient, _fast_plan(spec, device) if rows is None else None)
+    return _blocks(
+        spec, device, rows, transient, _fast_plan(spec, device) if rows is None else None
+    )
 
 
 def _blocks(spec: TableSpec, device: str, rows: int | None, transient: bool, plan) -> Iterator:
@@ -243,8 +253,11 @@ def rows(spec: TableSpec, runs: list[tuple[int, int]]) -> np.ndarray:
     computes its whole table: build it)."""
     if find_variant(spec) is not None:
         raise ValueError("engine.rows serves exact tables; build a variant's table whole")
-    parts = [block for start, stop in runs
-             for block in _kernel_blocks(spec, "cpu", rows_per_block(spec), start=start, stop=stop)]
+    parts = [
+        block
+        for start, stop in runs
+        for block in _kernel_blocks(spec, "cpu", rows_per_block(spec), start=start, stop=stop)
+    ]
     return np.concatenate(parts) if parts else np.zeros((0, spec.cols))
 
 

@@ -31,7 +31,9 @@ def _matplotlib():
         from matplotlib import style
         from matplotlib.figure import Figure
     except ImportError:
-        raise BadInput("--plot needs matplotlib, which the plot extra installs: pip install 'pe-cli[plot]'") from None
+        raise BadInput(
+            "--plot needs matplotlib, which the plot extra installs: pip install 'pe-cli[plot]'"
+        ) from None
     return style, Figure
 
 
@@ -45,12 +47,22 @@ def draw(data: figures.Figure):
     axes = figure.add_subplot()
     if data.image is not None:
         limit = float(np.nanmax(np.abs(data.image), initial=0.0)) or 1.0
-        shown = axes.imshow(data.image, cmap=_HEATMAP_COLOURS, vmin=-limit, vmax=limit, aspect="auto",
-                            interpolation="nearest", extent=data.extent)
+        shown = axes.imshow(
+            data.image,
+            cmap=_HEATMAP_COLOURS,
+            vmin=-limit,
+            vmax=limit,
+            aspect="auto",
+            interpolation="nearest",
+            extent=data.extent,
+        )
         figure.colorbar(shown, ax=axes, label="value")
     for k, series in enumerate(data.series):
-        look = dict(color=colours[k % len(colours)], linestyle=_LINE_STYLES[k % len(_LINE_STYLES)],
-                    label=series.label)
+        look = dict(
+            color=colours[k % len(colours)],
+            linestyle=_LINE_STYLES[k % len(_LINE_STYLES)],
+            label=series.label,
+        )
         if len(series.x) == len(series.y) + 1:  # bins: steps over their positions
             if series.low is None:
                 axes.stairs(series.y, series.x, baseline=None, **look)
@@ -60,9 +72,13 @@ def draw(data: figures.Figure):
             axes.plot(series.x, series.y, **look)
     marks = [(0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2))]  # grey, each its own dashes
     for k, (value, label) in enumerate(data.hlines):
-        axes.axhline(value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label)
+        axes.axhline(
+            value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label
+        )
     for k, (value, label) in enumerate(data.vlines):
-        axes.axvline(value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label)
+        axes.axvline(
+            value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label
+        )
     if data.xscale == "symlog":
         axes.set_xscale("symlog", linthresh=1.0)
     else:
@@ -81,8 +97,10 @@ def file_format(destination: str, force: bool = False) -> str:
     work) where that is none of FORMATS, or where the file exists and --force is not given."""
     found = destination.rsplit(".", 1)[-1].lower() if "." in destination else ""
     if found not in FORMATS:
-        raise BadInput(f"--plot {destination}: the figure's format comes from its extension: "
-                       f"{', '.join('.' + f for f in FORMATS)}")
+        raise BadInput(
+            f"--plot {destination}: the figure's format comes from its extension: "
+            f"{', '.join('.' + f for f in FORMATS)}"
+        )
     if not force and os.path.lexists(destination):
         raise BadInput(f"{destination} exists; pass --force to replace it")
     return found

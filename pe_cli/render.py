@@ -52,7 +52,10 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     ]
     rows += [
         ("time", f"{seconds * 1000:.1f} ms"),
-        ("min / max", f"{_number(facts.minimum, spec.dtype)} / {_number(facts.maximum, spec.dtype)}"),
+        (
+            "min / max",
+            f"{_number(facts.minimum, spec.dtype)} / {_number(facts.maximum, spec.dtype)}",
+        ),
         ("sha256", f"{facts.sha256}\n(raw little-endian bytes, as --format raw writes)"),
     ]
     for key, value in rows:
@@ -115,14 +118,23 @@ def progress(label: str, total: int):
     from contextlib import contextmanager
 
     from rich.progress import (
-        BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn,
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
     )
 
     @contextmanager
     def bar():
         with Progress(
-            TextColumn("{task.description}"), BarColumn(), DownloadColumn(binary_units=True),
-            TransferSpeedColumn(), TimeRemainingColumn(), console=console(stderr=True),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(binary_units=True),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            console=console(stderr=True),
             transient=True,
         ) as shown:
             task = shown.add_task(label, total=total)
@@ -207,8 +219,11 @@ def heatmap(table, low: float, high: float, first_position: int, title: str) -> 
     drawn, where = np.unique(row_index, return_inverse=True)
     sample = table.at(drawn)[where][:, col_index]
     scaled = (sample - low) / (high - low) if high > low else np.full(sample.shape, 0.5)
-    out.print(f"{title}: positions {first_position}..{first_position + rows - 1} down, "
-              f"dimensions 0..{d - 1} across ({height} x {width} samples)", highlight=False)
+    out.print(
+        f"{title}: positions {first_position}..{first_position + rows - 1} down, "
+        f"dimensions 0..{d - 1} across ({height} x {width} samples)",
+        highlight=False,
+    )
     text = Text()
     if colour:
         for r in range(0, height, 2):
@@ -239,12 +254,16 @@ def facts(report: dict) -> None:
     grid.add_row("dtype", report["dtype"])
     if "positions" in report:
         grid.add_row("positions", f"{report['positions'][0]} .. {report['positions'][1]}")
-    grid.add_row("min / max / mean", f"{report['min']:.9g} / {report['max']:.9g} / {report['mean']:.6g}")
+    grid.add_row(
+        "min / max / mean", f"{report['min']:.9g} / {report['max']:.9g} / {report['mean']:.6g}"
+    )
     norms = report["row_norms"]
     line = f"{norms['min']:.9g} .. {norms['max']:.9g}"
     if "expected" in norms:
-        line += (f"  (expected sqrt(d/2) = {norms['expected']:.9g}; largest deviation "
-                 f"{norms['max_deviation']:.3g}, {norms['rows_off_by_1e-3']} rows off by > 1e-3)")
+        line += (
+            f"  (expected sqrt(d/2) = {norms['expected']:.9g}; largest deviation "
+            f"{norms['max_deviation']:.3g}, {norms['rows_off_by_1e-3']} rows off by > 1e-3)"
+        )
     if norms["zero_rows"]:
         line += f"; all-zero rows: {', '.join(map(str, norms['zero_rows']))}"
     grid.add_row("row norms", line)
@@ -267,11 +286,19 @@ def facts(report: dict) -> None:
                 continue
             if listed:
                 columns = f["columns"]
-                where = [", ".join(f"{k} {v}" for k, v in columns.items()) if isinstance(columns, dict)
-                         else ", ".join(map(str, columns))]
+                where = [
+                    ", ".join(f"{k} {v}" for k, v in columns.items())
+                    if isinstance(columns, dict)
+                    else ", ".join(map(str, columns))
+                ]
             else:
-                where = [str(f["sin_column"]), "-" if f["cos_column"] is None else str(f["cos_column"])]
-            wavelength = "none (not rotated)" if f["wavelength"] is None else f"{f['wavelength']:.6g}"
+                where = [
+                    str(f["sin_column"]),
+                    "-" if f["cos_column"] is None else str(f["cos_column"]),
+                ]
+            wavelength = (
+                "none (not rotated)" if f["wavelength"] is None else f"{f['wavelength']:.6g}"
+            )
             table.add_row(str(f["index"]), *where, f"{f['frequency']:.9g}", wavelength)
         out.print()
         out.print(table)
@@ -317,20 +344,36 @@ def audit(result) -> None:
     rows = result.rows
     threshold = rows[0][1].threshold if rows else 0.0
     table = Table(title=result.title, title_justify="left", show_edge=False, pad_edge=False)
-    for name in ("variant", "max |err|", "mean |err|", "RMS", f"max ulp ({result.ulps})",
-                 "worst at (p, d)", f"first p with |err| > {threshold:g}"):
+    for name in (
+        "variant",
+        "max |err|",
+        "mean |err|",
+        "RMS",
+        f"max ulp ({result.ulps})",
+        "worst at (p, d)",
+        f"first p with |err| > {threshold:g}",
+    ):
         table.add_column(name, justify="right" if name != "variant" else "left", overflow="fold")
     tolerance = any(d.within is not None for _, d in rows)
     if tolerance:
         table.add_column("within tol", justify="right")
     for name, d in rows:
-        cells = [name, _e(d.max_abs), _e(d.mean_abs), _e(d.rms), f"{d.max_ulps:.4g}",
-                 f"({d.worst[0]}, {d.worst[1]})", "-" if d.first_over is None else str(d.first_over)]
+        cells = [
+            name,
+            _e(d.max_abs),
+            _e(d.mean_abs),
+            _e(d.rms),
+            f"{d.max_ulps:.4g}",
+            f"({d.worst[0]}, {d.worst[1]})",
+            "-" if d.first_over is None else str(d.first_over),
+        ]
         table.add_row(*cells, *([_within(d)] if tolerance else []))
     out = console()
     out.print(table)
     out.print()
-    bands = Table(title="max |err| by position band", title_justify="left", show_edge=False, pad_edge=False)
+    bands = Table(
+        title="max |err| by position band", title_justify="left", show_edge=False, pad_edge=False
+    )
     bands.add_column("variant", overflow="fold")
     for _, stop, _ in rows[0][1].bands if rows else []:
         bands.add_column(f"p<{stop}", justify="right", overflow="fold")
@@ -374,9 +417,14 @@ def identification(result) -> None:
     target, candidates = result.target, result.candidates
     out = console()
     if not candidates:
-        why = "; ".join(target.notes) or "its columns are not sin/cos pairs turning at a steady rate"
-        out.print(f"{target.label}: no built-in convention explains this table ({why})",
-                  highlight=False, markup=False)
+        why = (
+            "; ".join(target.notes) or "its columns are not sin/cos pairs turning at a steady rate"
+        )
+        out.print(
+            f"{target.label}: no built-in convention explains this table ({why})",
+            highlight=False,
+            markup=False,
+        )
         return
     best = candidates[0]
     d = best.difference
@@ -386,27 +434,55 @@ def identification(result) -> None:
         how = f"bit for bit ({target.dtype})"
     else:
         how = f"within {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)})"
-    ties = list(dict.fromkeys(c.name for c in candidates[1:] if c.identical == best.identical
-                              and c.difference.max_abs == d.max_abs and c.name != best.name))
+    ties = list(
+        dict.fromkeys(
+            c.name
+            for c in candidates[1:]
+            if c.identical == best.identical
+            and c.difference.max_abs == d.max_abs
+            and c.name != best.name
+        )
+    )
     also = f" (the same table as {', '.join(ties)})" if ties else ""
     for note in target.notes:
         out.print(f"- {note}", highlight=False, markup=False)
     if result.explained:
-        out.print(f"{target.label}: matches {best.name}{also}, {where}, {how}", highlight=False, markup=False)
+        out.print(
+            f"{target.label}: matches {best.name}{also}, {where}, {how}",
+            highlight=False,
+            markup=False,
+        )
     else:
-        out.print(f"{target.label}: no built-in convention explains this table; the nearest is {best.name}, "
-                  f"{where}, off by {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)}), more "
-                  f"than {target.dtype} arithmetic makes at these positions", highlight=False, markup=False)
+        out.print(
+            f"{target.label}: no built-in convention explains this table; the nearest is {best.name}, "
+            f"{where}, off by {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)}), more "
+            f"than {target.dtype} arithmetic makes at these positions",
+            highlight=False,
+            markup=False,
+        )
     if best.source:
         out.print(f"  ({best.source})", highlight=False, markup=False)
     table = Table(title="candidates", title_justify="left", show_edge=False, pad_edge=False)
-    for name in ("convention / variant", "base", "offset", "bit-identical", "max |err|", f"max ulp ({target.dtype})"):
-        table.add_column(name, justify="left" if name.startswith("conv") else "right", overflow="fold")
+    for name in (
+        "convention / variant",
+        "base",
+        "offset",
+        "bit-identical",
+        "max |err|",
+        f"max ulp ({target.dtype})",
+    ):
+        table.add_column(
+            name, justify="left" if name.startswith("conv") else "right", overflow="fold"
+        )
     for c in candidates:
-        table.add_row(c.name, f"{c.spec.base:g}", str(c.spec.offset),
-                      "yes" if c.identical else "on the sample" if c.difference.identical else "no",
-                      _e(c.difference.max_abs),
-                      f"{c.difference.max_ulps:.4g}")
+        table.add_row(
+            c.name,
+            f"{c.spec.base:g}",
+            str(c.spec.offset),
+            "yes" if c.identical else "on the sample" if c.difference.identical else "no",
+            _e(c.difference.max_abs),
+            f"{c.difference.max_ulps:.4g}",
+        )
     out.print(table)
 
 

@@ -19,7 +19,12 @@ from .core.limits import MAX_POSITION
 from .core.names import choice, number, whole
 from .core.params import Param
 from .families import (
-    CONVENTION_NAMES, DEFAULT_FAMILY, FAMILIES, PART_NAMES, VARIANT_NAMES, families_of_variant,
+    CONVENTION_NAMES,
+    DEFAULT_FAMILY,
+    FAMILIES,
+    PART_NAMES,
+    VARIANT_NAMES,
+    families_of_variant,
     family_params,
 )
 
@@ -31,27 +36,80 @@ SHAPES = {
 DEVICES = ("cpu", "cuda", "mps", "auto")
 
 COMMON = (
-    Param("d_model", 512, "Model width: columns of the table.", int, ("--d-model", "-d"), minimum=1, given_only=True),
-    Param("seq_len", 1024, "Number of positions: rows of the table.", int, ("--seq-len", "-l"), minimum=1),
-    Param("convention", None, "Frequencies and column layout of the family (see README) [default: the "
-          "family's first, or the library variant's].", choices=CONVENTION_NAMES),
-    Param("variant", "exact", "exact, a seed notebook's formula, or a library's table.", choices=VARIANT_NAMES),
+    Param(
+        "d_model",
+        512,
+        "Model width: columns of the table.",
+        int,
+        ("--d-model", "-d"),
+        minimum=1,
+        given_only=True,
+    ),
+    Param(
+        "seq_len",
+        1024,
+        "Number of positions: rows of the table.",
+        int,
+        ("--seq-len", "-l"),
+        minimum=1,
+    ),
+    Param(
+        "convention",
+        None,
+        "Frequencies and column layout of the family (see README) [default: the "
+        "family's first, or the library variant's].",
+        choices=CONVENTION_NAMES,
+    ),
+    Param(
+        "variant",
+        "exact",
+        "exact, a seed notebook's formula, or a library's table.",
+        choices=VARIANT_NAMES,
+    ),
     Param("dtype", "float32", "Output dtype.", choices=DTYPE_NAMES),
-    Param("compute_dtype", None, "Dtype a seed variant computes in, or a precision recipe's stage "
-          "[default: float32; bfloat16 for a recipe].", choices=DTYPE_NAMES),
-    Param("base", None, "Frequency base [default: the family's: 10000, as in the paper; boxes: 100 (GLIGEN)].",
-          float, fixed="hardcodes base 10000"),
+    Param(
+        "compute_dtype",
+        None,
+        "Dtype a seed variant computes in, or a precision recipe's stage "
+        "[default: float32; bfloat16 for a recipe].",
+        choices=DTYPE_NAMES,
+    ),
+    Param(
+        "base",
+        None,
+        "Frequency base [default: the family's: 10000, as in the paper; boxes: 100 (GLIGEN)].",
+        float,
+        fixed="hardcodes base 10000",
+    ),
     Param("offset", 0, "First position.", int, minimum=0, fixed="always starts at position 0"),
-    Param("shape", None, "2d (L, D), batch-first (1, L, D) or seq-first (L, 1, D) [default: 2d, or the "
-          "library variant's].", choices=tuple(SHAPES)),
-    Param("device", "cpu", "Where the table is built; auto picks cuda, then mps, then cpu.", choices=DEVICES),
+    Param(
+        "shape",
+        None,
+        "2d (L, D), batch-first (1, L, D) or seq-first (L, 1, D) [default: 2d, or the "
+        "library variant's].",
+        choices=tuple(SHAPES),
+    ),
+    Param(
+        "device",
+        "cpu",
+        "Where the table is built; auto picks cuda, then mps, then cpu.",
+        choices=DEVICES,
+    ),
     Param("family", DEFAULT_FAMILY, f"{', '.join(FAMILIES)}.", choices=tuple(FAMILIES)),
-    Param("part", None, "Which table of the family: "
-          + "; ".join(f"{f.name} {', '.join(f.parts)}" for f in FAMILIES.values() if len(f.parts) > 1)
-          + " [default: the family's first; export writes "
-          + ", ".join(f"{f.name}'s {' and '.join(f.export_parts)}" for f in FAMILIES.values()
-                      if f.export_parts != (None,))
-          + "].", choices=PART_NAMES),
+    Param(
+        "part",
+        None,
+        "Which table of the family: "
+        + "; ".join(f"{f.name} {', '.join(f.parts)}" for f in FAMILIES.values() if len(f.parts) > 1)
+        + " [default: the family's first; export writes "
+        + ", ".join(
+            f"{f.name}'s {' and '.join(f.export_parts)}"
+            for f in FAMILIES.values()
+            if f.export_parts != (None,)
+        )
+        + "].",
+        choices=PART_NAMES,
+    ),
 )
 
 
@@ -115,8 +173,10 @@ class _Spec:
             self._set(name, value)
         choice("shape", self.shape, SHAPES)
         if self.shape not in family.shapes:
-            raise BadInput(f"--shape {self.shape} is not for {family.name} tables "
-                           f"(they take {', '.join(family.shapes)})")
+            raise BadInput(
+                f"--shape {self.shape} is not for {family.name} tables "
+                f"(they take {', '.join(family.shapes)})"
+            )
         family.check(self)
         choice("dtype", self.dtype, DTYPE_NAMES)
         device = self.device.split(":")[0] if isinstance(self.device, str) else self.device
@@ -138,8 +198,14 @@ class _Spec:
         if self.compute_dtype is not None:
             choice("compute dtype", self.compute_dtype, DTYPE_NAMES)
         # base is checked against the family's default
-        variant.check(self, tuple(dataclasses.replace(p, default=family.default_base) if p.name == "base" else p
-                                  for p in PARAMS if p.fixed))
+        variant.check(
+            self,
+            tuple(
+                dataclasses.replace(p, default=family.default_base) if p.name == "base" else p
+                for p in PARAMS
+                if p.fixed
+            ),
+        )
 
     def _set(self, name: str, value) -> None:
         object.__setattr__(self, name, value)
@@ -151,7 +217,11 @@ class _Spec:
             owners.setdefault(param.name, []).append(name)
         mine = {param.name for param in family.params}
         for param in PARAMS:
-            if param.name in owners and param.name not in mine and _given(param, getattr(self, param.name)):
+            if (
+                param.name in owners
+                and param.name not in mine
+                and _given(param, getattr(self, param.name))
+            ):
                 raise BadInput(
                     f"{param.flag} belongs to --family {' or '.join(owners[param.name])}, not {family.name}"
                 )
@@ -191,7 +261,10 @@ class _Spec:
         values as JSON."""
         import json
 
-        return {k: v if isinstance(v, str) else json.dumps(v) for k, v in dataclasses.asdict(self).items()}
+        return {
+            k: v if isinstance(v, str) else json.dumps(v)
+            for k, v in dataclasses.asdict(self).items()
+        }
 
 
 TableSpec = dataclasses.make_dataclass(
@@ -227,7 +300,9 @@ def spec_from_keywords(**params) -> TableSpec:
     fields as on the command line and the other keywords go on top."""
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
-    if given:  # a repeatable option's values go on top of what the inputs set, as on the command line
+    if (
+        given
+    ):  # a repeatable option's values go on top of what the inputs set, as on the command line
         repeated = {param.name for _, param in family_params() if param.kind is list}
         given |= {name: params.pop(name) for name in list(params) if name in repeated}
     return spec_from_options(given, **params) if given else TableSpec(**params)

@@ -63,8 +63,11 @@ def difference(candidate, reference, threshold=1e-4):
         edges.append(edges[-1] * 4)
     edges[-1] = len(rows)
     return {
-        "max": error.max(), "mean": error.mean(), "rms": np.sqrt(np.mean(error**2)),
-        "ulps": ulps.max(), "worst": (int(worst[0]), int(worst[1])),
+        "max": error.max(),
+        "mean": error.mean(),
+        "rms": np.sqrt(np.mean(error**2)),
+        "ulps": ulps.max(),
+        "worst": (int(worst[0]), int(worst[1])),
         "first_over": int(over[0]) if len(over) else None,
         "bands": [rows[a:b].max() for a, b in zip(edges, edges[1:]) if a < b],
     }
@@ -77,8 +80,15 @@ def _e(value) -> str:
 def audit_row(name: str, d: dict) -> str:
     """A row of `compare`'s table of recipes against the exact table."""
     first = "-" if d["first_over"] is None else str(d["first_over"])
-    cells = [name, _e(d["max"]), _e(d["mean"]), _e(d["rms"]), f"{d['ulps']:.4g}",
-             f"({d['worst'][0]}, {d['worst'][1]})", first]
+    cells = [
+        name,
+        _e(d["max"]),
+        _e(d["mean"]),
+        _e(d["rms"]),
+        f"{d['ulps']:.4g}",
+        f"({d['worst'][0]}, {d['worst'][1]})",
+        first,
+    ]
     return " │ ".join(cells)
 
 
@@ -98,5 +108,6 @@ def comparison_lines(d: dict, threshold=1e-4) -> dict[str, str]:
     return {
         "verdict": f"verdict {verdict}",
         "max |A-B|": f"max |A-B| {_e(d['max'])} at position {d['worst'][0]}, dimension {d['worst'][1]}",
-        f"first p > {threshold:g}": f"first p > {threshold:g} " + ("-" if d["first_over"] is None else str(d["first_over"])),
+        f"first p > {threshold:g}": f"first p > {threshold:g} "
+        + ("-" if d["first_over"] is None else str(d["first_over"])),
     }

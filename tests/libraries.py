@@ -14,7 +14,9 @@ def hf_rotary(rope: dict, d: int, base: float, positions):
     rope.setdefault("rope_type", "default")
     rope.setdefault("partial_rotary_factor", 1.0)  # GPT-NeoX's config defaults to 0.25
     limit = rope.pop("max_position_embeddings", 4096)
-    common = dict(hidden_size=4 * d, num_attention_heads=4, head_dim=d, max_position_embeddings=limit)
+    common = dict(
+        hidden_size=4 * d, num_attention_heads=4, head_dim=d, max_position_embeddings=limit
+    )
     if rope["rope_type"] == "default":
         # Llama's default ignores partial_rotary_factor; GPT-NeoX's (the same arithmetic) honours it
         from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding

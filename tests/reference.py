@@ -4,16 +4,21 @@ Nothing here imports pe_cli: the accuracy tests compare pe-cli against this, nev
 pe-cli's own code.
 """
 
-from functools import lru_cache
+from functools import cache
 
 import mpmath
 
 mpmath.mp.prec = 256
 
-PRECISION = {"float32": (24, -149), "float16": (11, -24), "bfloat16": (8, -133), "float64": (53, -1074)}
+PRECISION = {
+    "float32": (24, -149),
+    "float16": (11, -24),
+    "bfloat16": (8, -133),
+    "float64": (53, -1074),
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _frequency(convention: str, d: int, base: float, i: int, min_timescale: float = 1.0):
     b = mpmath.mpf(base)
     if convention in ("vaswani", "concat"):
@@ -23,7 +28,9 @@ def _frequency(convention: str, d: int, base: float, i: int, min_timescale: floa
     return m * mpmath.exp(-i * mpmath.log(b / m) / max(n - 1, 1))
 
 
-def value(convention: str, d: int, base: float, p: int, j: int, padding_idx=None, min_timescale=1.0):
+def value(
+    convention: str, d: int, base: float, p: int, j: int, padding_idx=None, min_timescale=1.0
+):
     """The true value of column j at position p, as an mpf."""
     if padding_idx is not None and p == padding_idx:
         return mpmath.mpf(0)
@@ -83,14 +90,20 @@ def rope_frequencies(dim: int, base: float, rope: dict, end: int):
         return [w / factor for w in plain], one
     if kind == "dynamic":
         limit = rope["max_position_embeddings"]
-        grown = b * (factor * max(end, limit) / limit - (factor - 1)) ** (mpmath.mpf(dim) / (dim - 2))
+        grown = b * (factor * max(end, limit) / limit - (factor - 1)) ** (
+            mpmath.mpf(dim) / (dim - 2)
+        )
         return [grown ** (-mpmath.mpf(2 * i) / dim) for i in range(n)], one
     original = rope["original_max_position_embeddings"]
     if kind == "yarn":
+
         def dim_of(rotations):
             return dim * mpmath.log(original / (rotations * 2 * mpmath.pi)) / (2 * mpmath.log(b))
 
-        low, high = dim_of(mpmath.mpf(rope.get("beta_fast", 32))), dim_of(mpmath.mpf(rope.get("beta_slow", 1)))
+        low, high = (
+            dim_of(mpmath.mpf(rope.get("beta_fast", 32))),
+            dim_of(mpmath.mpf(rope.get("beta_slow", 1))),
+        )
         if rope.get("truncate", True):
             low, high = mpmath.floor(low), mpmath.ceil(high)
         low, high = max(low, 0), min(high, dim - 1)
@@ -105,14 +118,18 @@ def rope_frequencies(dim: int, base: float, rope: dict, end: int):
             return one if scale <= 1 else mpmath.mpf("0.1") * k * mpmath.log(scale) + 1
 
         if rope.get("mscale") and rope.get("mscale_all_dim"):
-            return ws, m(factor, mpmath.mpf(rope["mscale"])) / m(factor, mpmath.mpf(rope["mscale_all_dim"]))
+            return ws, m(factor, mpmath.mpf(rope["mscale"])) / m(
+                factor, mpmath.mpf(rope["mscale_all_dim"])
+            )
         return ws, m(factor, 1)
     if kind == "longrope":
         if factor is None:
             factor = mpmath.mpf(rope["max_position_embeddings"]) / original
         chosen = rope["long_factor"] if end > original else rope["short_factor"]
         ws = [w / mpmath.mpf(f) for w, f in zip(plain, chosen)]
-        attention = mpmath.sqrt(1 + mpmath.log(factor) / mpmath.log(original)) if factor > 1 else one
+        attention = (
+            mpmath.sqrt(1 + mpmath.log(factor) / mpmath.log(original)) if factor > 1 else one
+        )
         return ws, mpmath.mpf(rope["attention_factor"]) if "attention_factor" in rope else attention
     low, high = mpmath.mpf(rope["low_freq_factor"]), mpmath.mpf(rope["high_freq_factor"])
     ws = []
@@ -131,6 +148,7 @@ def rope_frequencies(dim: int, base: float, rope: dict, end: int):
 def alibi_slopes(heads: int):
     """Press et al.'s get_slopes: 2**(-8k/n) for a power of two n; else those of the power of
     two below and every other slope of twice that."""
+
     def power_of_two(n):
         return [mpmath.mpf(2) ** (-mpmath.mpf(8 * k) / n) for k in range(1, n + 1)]
 

@@ -14,12 +14,21 @@ def run_on_terminal(args, env=None, columns=80, stdout=None, timeout=120):
     """(exit code, bytes shown): stdin, stderr and (unless given) stdout on one pty, read while
     the process runs so that it never blocks on a full terminal buffer."""
     leader, follower = pty.openpty()
-    environment = {**os.environ, "COLUMNS": str(columns), "LINES": "30", "TERM": "xterm-256color",
-                   **(env or {})}
+    environment = {
+        **os.environ,
+        "COLUMNS": str(columns),
+        "LINES": "30",
+        "TERM": "xterm-256color",
+        **(env or {}),
+    }
     for name in ("TERMINAL_WIDTH", "_TYPER_FORCE_DISABLE_TERMINAL"):
         environment.pop(name, None)
     process = subprocess.Popen(
-        [*PE_CLI, *args], stdin=follower, stdout=stdout or follower, stderr=follower, env=environment
+        [*PE_CLI, *args],
+        stdin=follower,
+        stdout=stdout or follower,
+        stderr=follower,
+        env=environment,
     )
     os.close(follower)
     shown, deadline = b"", time.monotonic() + timeout

@@ -44,7 +44,9 @@ def test_every_convention_variant_and_dtype_generates(cli, tmp_path):
     for variant in ("exact", "pow", "exp-log", "neg-pow", "exp-div", "stack"):
         for dtype in ("float32", "float64", "float16", "bfloat16"):
             path = tmp_path / f"{variant}-{dtype}.safetensors"
-            code, _, err = cli("generate", "-l", 4, "--variant", variant, "--dtype", dtype, "-o", path)
+            code, _, err = cli(
+                "generate", "-l", 4, "--variant", variant, "--dtype", dtype, "-o", path
+            )
             assert code == 0, err
             loaded = load_file(path)["pe"]
             assert loaded.shape == (4, 512) and str(loaded.dtype) == f"torch.{dtype}"
@@ -53,15 +55,34 @@ def test_every_convention_variant_and_dtype_generates(cli, tmp_path):
 def test_export_several_tables_with_metadata(cli, tmp_path):
     path = tmp_path / "tables.safetensors"
     code, out, err = cli(
-        "export", path, "-d", 8, "-l", 6, "--variant", "exact", "--variant", "exp-log",
-        "--dtype", "float32", "--dtype", "float16",
+        "export",
+        path,
+        "-d",
+        8,
+        "-l",
+        6,
+        "--variant",
+        "exact",
+        "--variant",
+        "exp-log",
+        "--dtype",
+        "float32",
+        "--dtype",
+        "float16",
     )
     assert code == 0 and out == b""
-    assert err.count("\n") == 1 and all(name in err for name in ("exact.float16", "exp-log.float32"))
+    assert err.count("\n") == 1 and all(
+        name in err for name in ("exact.float16", "exp-log.float32")
+    )
     from safetensors import safe_open
 
     with safe_open(str(path), "np") as f:
-        assert sorted(f.keys()) == ["exact.float16", "exact.float32", "exp-log.float16", "exp-log.float32"]
+        assert sorted(f.keys()) == [
+            "exact.float16",
+            "exact.float32",
+            "exp-log.float16",
+            "exp-log.float32",
+        ]
         meta = f.metadata()
     assert meta["exp-log.float16.variant"] == "exp-log" and meta["pe_cli.version"] == __version__
 
@@ -161,7 +182,8 @@ def test_help_does_not_import_torch_or_numpy():
 
 
 @pytest.mark.parametrize(
-    "args", [["--device", "cuda"], ["--variant", "pow", "--compute-dtype", "float16", "-l", "70000"]]
+    "args",
+    [["--device", "cuda"], ["--variant", "pow", "--compute-dtype", "float16", "-l", "70000"]],
 )
 def test_refusals_write_nothing_to_stdout(cli, args):
     import torch

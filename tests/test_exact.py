@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from pe_cli import engine
-from pe_cli.numerics import exact, fast
 from pe_cli.core.dtypes import host_bits, host_float
 from pe_cli.engine import _kernel_blocks, build
+from pe_cli.numerics import exact, fast
 from pe_cli.spec import TableSpec
 
 from . import reference
@@ -96,8 +96,9 @@ def test_exact_zeros_are_decided_without_the_slow_path():
 def test_decimal_sin_cos_keeps_its_digits_in_every_quadrant():
     """The slow path's sin and cos agree with mpmath to 55 digits at angles in all four
     quadrants (negated values were once rounded to the default context's 28 digits)."""
-    import mpmath
     from decimal import Decimal
+
+    import mpmath
 
     turn = exact.turns([Decimal(1)])[0]  # frequency 1: the angle is the position
     for p in (1, 2, 4, 5, -1, -2, -4, 1000003):
@@ -128,10 +129,12 @@ def test_round_to_is_correct_rounding(dtype):
     import mpmath
 
     rng = np.random.default_rng(7)
-    values = np.concatenate([
-        rng.uniform(-1, 1, 2000),
-        rng.uniform(-1, 1, 500) * 2.0 ** rng.integers(-30, 0, 500),  # float16 subnormals too
-    ])
+    values = np.concatenate(
+        [
+            rng.uniform(-1, 1, 2000),
+            rng.uniform(-1, 1, 500) * 2.0 ** rng.integers(-30, 0, 500),  # float16 subnormals too
+        ]
+    )
     rounded, _ = exact.round_to(np, values, dtype)
     for v, r in zip(values.tolist(), rounded.tolist()):
         assert r == reference.round_to(mpmath.mpf(v), dtype)
@@ -152,9 +155,17 @@ FAST = [
 @pytest.mark.skipif(fast._rotate is None, reason="the C fast path was not built")
 @pytest.mark.parametrize("convention,d,offset,length,padding", FAST)
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-def test_fast_path_is_bit_identical_to_the_exact_kernel(convention, d, offset, length, padding, dtype):
-    spec = TableSpec(d_model=d, seq_len=length, offset=offset, convention=convention,
-                     padding_idx=padding, dtype=dtype)
+def test_fast_path_is_bit_identical_to_the_exact_kernel(
+    convention, d, offset, length, padding, dtype
+):
+    spec = TableSpec(
+        d_model=d,
+        seq_len=length,
+        offset=offset,
+        convention=convention,
+        padding_idx=padding,
+        dtype=dtype,
+    )
     fast_path = np.concatenate(list(engine._fast_blocks(spec, engine._fast_plan(spec, "cpu"))))
     kernel = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=2048)))
     assert np.array_equal(fast_path, kernel)
@@ -170,8 +181,11 @@ def _midpoints(dtype):
     for e in (-1, -3, -10, min_exponent + precision - 1):  # a binade's first normal value 2**e
         quantum = two ** max(e - precision + 1, min_exponent)
         below = two ** max(e - precision, min_exponent)  # the binade below
-        points += [(two**e + 5.5 * quantum, quantum), (two**e - below / 2, below),
-                   (two**e + quantum / 2, quantum)]
+        points += [
+            (two**e + 5.5 * quantum, quantum),
+            (two**e - below / 2, below),
+            (two**e + quantum / 2, quantum),
+        ]
     points.append((two**min_exponent * 2.5, two**min_exponent))  # between two subnormals
     return points + [(-m, q) for m, q in points]
 
@@ -186,13 +200,17 @@ def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
     import mpmath
 
     mpmath.mp.prec = 300
-    cases = [(m + sign * mpmath.mpf(2) ** nudge, nudge)
-             for m, spacing in _midpoints(dtype) for sign in (1, -1)
-             for nudge in (-70, -90) if nudge == -90 or spacing > 2.0**-60]
+    cases = [
+        (m + sign * mpmath.mpf(2) ** nudge, nudge)
+        for m, spacing in _midpoints(dtype)
+        for sign in (1, -1)
+        for nudge in (-70, -90)
+        if nudge == -90 or spacing > 2.0**-60
+    ]
     values = [v for v, _ in cases]
     hi = np.array([float(v) for v in values])
     lo = np.array([float(v - mpmath.mpf(h)) for v, h in zip(values, hi)])
-    assert all(mpmath.mpf(h) + mpmath.mpf(l) == v for h, l, v in zip(hi, lo, values))
+    assert all(mpmath.mpf(h) + mpmath.mpf(low) == v for h, low, v in zip(hi, lo, values))
     n = len(values)
     identity = np.zeros((4, 1, n))
     identity[1] = 1.0  # sin 0 = 0, cos 0 = 1, exactly
@@ -203,9 +221,24 @@ def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
     out = np.zeros((1, 2 * n), dtype=fmt.host)
     suspects = np.zeros(4 * n, dtype=np.int64)
     count = fast._rotate.rotate_block(
-        out, fast.KINDS[dtype], fmt.precision, fmt.min_exponent, 1, 2 * n, n, 1, 1, 0,
-        identity, identity, fine, np.arange(n, dtype=np.int32),
-        np.arange(n, 2 * n, dtype=np.int32), np.empty(0, dtype=np.int32), np.empty(4 * n), suspects,
+        out,
+        fast.KINDS[dtype],
+        fmt.precision,
+        fmt.min_exponent,
+        1,
+        2 * n,
+        n,
+        1,
+        1,
+        0,
+        identity,
+        identity,
+        fine,
+        np.arange(n, dtype=np.int32),
+        np.arange(n, 2 * n, dtype=np.int32),
+        np.empty(0, dtype=np.int32),
+        np.empty(4 * n),
+        suspects,
     )
     assert all(code % 2 == 0 for code in suspects[:count])  # no cos
     reported = {int(code) // 2 for code in suspects[:count]}
@@ -227,10 +260,35 @@ def test_without_the_c_extension_the_numpy_path_gives_the_same_table(monkeypatch
 
 
 SCALED = [  # RoPE tables whose values carry an attention factor (YaRN's, LongRoPE's)
-    ({"rope_type": "yarn", "factor": 32, "original_max_position_embeddings": 4096}, 128, 2**31 - 7000, 9000),
-    ({"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 64, "attention_factor": 1.9}, 64, 0, 70000),
-    ({"rope_type": "longrope", "short_factor": ",".join(["1.5"] * 16), "long_factor": ",".join(["3"] * 16),
-      "original_max_position_embeddings": 64, "factor": 8}, 32, 100, 9000),
+    (
+        {"rope_type": "yarn", "factor": 32, "original_max_position_embeddings": 4096},
+        128,
+        2**31 - 7000,
+        9000,
+    ),
+    (
+        {
+            "rope_type": "yarn",
+            "factor": 4,
+            "original_max_position_embeddings": 64,
+            "attention_factor": 1.9,
+        },
+        64,
+        0,
+        70000,
+    ),
+    (
+        {
+            "rope_type": "longrope",
+            "short_factor": ",".join(["1.5"] * 16),
+            "long_factor": ",".join(["3"] * 16),
+            "original_max_position_embeddings": 64,
+            "factor": 8,
+        },
+        32,
+        100,
+        9000,
+    ),
 ]
 
 
@@ -239,7 +297,9 @@ SCALED = [  # RoPE tables whose values carry an attention factor (YaRN's, LongRo
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
 @pytest.mark.parametrize("part", ["cos", "sin"])
 def test_scaled_rope_takes_the_fast_path_bit_for_bit(rope, d, offset, length, dtype, part):
-    spec = TableSpec(family="rope", rope=rope, d_model=d, seq_len=length, offset=offset, dtype=dtype, part=part)
+    spec = TableSpec(
+        family="rope", rope=rope, d_model=d, seq_len=length, offset=offset, dtype=dtype, part=part
+    )
     plan = engine._fast_plan(spec, "cpu")
     assert plan is not None and plan[0].scale is not None
     fast_path = np.concatenate(list(engine._fast_blocks(spec, plan)))
@@ -248,6 +308,15 @@ def test_scaled_rope_takes_the_fast_path_bit_for_bit(rope, d, offset, length, dt
 
 
 def test_a_factor_of_two_or_more_takes_the_exact_kernel():
-    spec = TableSpec(family="rope", d_model=16, seq_len=10,
-                     rope={"rope_type": "yarn", "factor": 4, "original_max_position_embeddings": 4, "attention_factor": 2})
+    spec = TableSpec(
+        family="rope",
+        d_model=16,
+        seq_len=10,
+        rope={
+            "rope_type": "yarn",
+            "factor": 4,
+            "original_max_position_embeddings": 4,
+            "attention_factor": 2,
+        },
+    )
     assert engine._fast_plan(spec, "cpu") is None

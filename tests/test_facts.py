@@ -54,9 +54,24 @@ def test_sinusoidal_frequencies_are_the_tables(cli, args):
 @pytest.mark.parametrize("case", ROPE_CASES)
 @pytest.mark.parametrize("convention", ["half", "interleaved"])
 def test_rope_frequencies_are_the_tables(cli, case, convention):
-    rope = [a for k, v in ROPE_CASES[case].items()
-            for a in ("--rope", f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}")]
-    args = ["--family", "rope", "-d", "16", "-l", "4097", "--base", "500000", "--convention", convention, *rope]
+    rope = [
+        a
+        for k, v in ROPE_CASES[case].items()
+        for a in ("--rope", f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}")
+    ]
+    args = [
+        "--family",
+        "rope",
+        "-d",
+        "16",
+        "-l",
+        "4097",
+        "--base",
+        "500000",
+        "--convention",
+        convention,
+        *rope,
+    ]
     report = _json(cli, "show", *args, "--json")
     cos, sin = (_table(cli, *args, "--part", part) for part in ("cos", "sin"))
     assert report["frequencies"]
@@ -67,9 +82,24 @@ def test_rope_frequencies_are_the_tables(cli, case, convention):
     assert report["attention_factor"] == cos[0, 0]  # cos 0 times the factor
 
 
-@pytest.mark.parametrize("convention, d", [("mae", 16), ("timm", 16), ("timm-interleaved", 16), ("pairs", 16), ("pairs", 13)])
+@pytest.mark.parametrize(
+    "convention, d",
+    [("mae", 16), ("timm", 16), ("timm-interleaved", 16), ("pairs", 16), ("pairs", 13)],
+)
 def test_sincos2d_frequencies_are_the_tables(cli, convention, d):
-    args = ["--family", "sincos2d", "--grid", "3x5", "-d", d, "--base", "300", "--convention", convention, "--cls-token"]
+    args = [
+        "--family",
+        "sincos2d",
+        "--grid",
+        "3x5",
+        "-d",
+        d,
+        "--base",
+        "300",
+        "--convention",
+        convention,
+        "--cls-token",
+    ]
     reported = _json(cli, "show", *args, "--json")["frequencies"]
     row = _table(cli, *args)[1 + 1 * 5 + 1]  # after the class row: patch (1, 1), x = y = 1
     assert len(reported) == -(-d // 4)
@@ -77,7 +107,9 @@ def test_sincos2d_frequencies_are_the_tables(cli, convention, d):
     for f in reported:
         for axis in ("x", "y"):
             if f"cos {axis}" in f["columns"]:  # a column cut off by d_model is not listed
-                measured = _angle(row[f["columns"][f"sin {axis}"]], row[f["columns"][f"cos {axis}"]])
+                measured = _angle(
+                    row[f["columns"][f"sin {axis}"]], row[f["columns"][f"cos {axis}"]]
+                )
                 assert math.isclose(f["frequency"], measured, rel_tol=1e-12), (f, axis)
                 read += 1
     assert read >= len(reported)  # every frequency of y at least

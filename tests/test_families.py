@@ -4,8 +4,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from pe_cli.engine import build
 from pe_cli.core.errors import BadInput
+from pe_cli.engine import build
 from pe_cli.spec import TableSpec
 
 from . import reference as ref
@@ -18,18 +18,32 @@ ROPE_CASES = {
     "dynamic-grown": {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": 2048},
     "yarn": {"rope_type": "yarn", "factor": 16.0, "original_max_position_embeddings": 4096},
     "yarn-mscale": {
-        "rope_type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
-        "mscale": 0.707, "mscale_all_dim": 1.0, "beta_fast": 24.0, "beta_slow": 2.0,
+        "rope_type": "yarn",
+        "factor": 40.0,
+        "original_max_position_embeddings": 4096,
+        "mscale": 0.707,
+        "mscale_all_dim": 1.0,
+        "beta_fast": 24.0,
+        "beta_slow": 2.0,
     },
     "yarn-untruncated": {
-        "rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048, "truncate": False,
+        "rope_type": "yarn",
+        "factor": 8.0,
+        "original_max_position_embeddings": 2048,
+        "truncate": False,
     },
     "longrope": {
-        "rope_type": "longrope", "original_max_position_embeddings": 4096, "max_position_embeddings": 131072,
-        "short_factor": [1.0 + 0.05 * i for i in range(8)], "long_factor": [1.5 + 0.25 * i for i in range(8)],
+        "rope_type": "longrope",
+        "original_max_position_embeddings": 4096,
+        "max_position_embeddings": 131072,
+        "short_factor": [1.0 + 0.05 * i for i in range(8)],
+        "long_factor": [1.5 + 0.25 * i for i in range(8)],
     },
     "llama3": {
-        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192,
     },
 }
@@ -40,8 +54,15 @@ WINDOWS = [(0, 6), (4090, 6), (2**20 - 3, 6), (2**31 + 5, 4)]
 def _check_rope(case, convention, part, dtype, offset, length, d=16, base=500000.0):
     rope = ROPE_CASES[case]
     spec = TableSpec(
-        family="rope", d_model=d, seq_len=length, offset=offset, base=base, rope=rope,
-        convention=convention, part=part, dtype=dtype,
+        family="rope",
+        d_model=d,
+        seq_len=length,
+        offset=offset,
+        base=base,
+        rope=rope,
+        convention=convention,
+        part=part,
+        dtype=dtype,
     )
     got = build(spec).float64()
     dim = int(d * rope.get("partial_rotary_factor", 1.0))
@@ -73,7 +94,9 @@ def test_rope_narrow_dtypes_correctly_rounded(dtype):
 @pytest.mark.parametrize("case", ROPE_CASES)
 def test_rope_inverse_frequencies_correctly_rounded(case):
     rope = ROPE_CASES[case]
-    spec = TableSpec(family="rope", d_model=16, seq_len=8192, base=500000.0, rope=rope, part="inv_freq")
+    spec = TableSpec(
+        family="rope", d_model=16, seq_len=8192, base=500000.0, rope=rope, part="inv_freq"
+    )
     got = build(spec).float64()
     dim = int(16 * rope.get("partial_rotary_factor", 1.0))
     ws, _ = ref.rope_frequencies(dim, 500000.0, rope, 8192)
@@ -85,7 +108,9 @@ def test_rope_longrope_switches_factors_past_the_original_length():
     case = ROPE_CASES["longrope"]
     short = build(family="rope", d_model=16, seq_len=4096, rope=case, part="inv_freq").float64()
     long = build(family="rope", d_model=16, seq_len=4097, rope=case, part="inv_freq").float64()
-    assert short[1] != long[1] and short[0] == ref.round_to(ref.rope_frequencies(16, 10000, case, 1)[0][0], "float32")
+    assert short[1] != long[1] and short[0] == ref.round_to(
+        ref.rope_frequencies(16, 10000, case, 1)[0][0], "float32"
+    )
 
 
 @pytest.mark.parametrize(
@@ -149,12 +174,18 @@ def test_alibi_bias_streams_in_blocks_equal_to_one_block():
 def test_sincos2d_correctly_rounded(convention, dtype):
     rows, cols, d = 5, 7, 16
     got = build(
-        family="sincos2d", grid=(rows, cols), d_model=d, convention=convention, dtype=dtype, cls_token=True
+        family="sincos2d",
+        grid=(rows, cols),
+        d_model=d,
+        convention=convention,
+        dtype=dtype,
+        cls_token=True,
     ).float64()
     assert got.shape == (rows * cols + 1, d) and not got[0].any()
     quarter = d // 4
     blocks = {
-        "mae": ("xs", "xc", "ys", "yc"), "timm": ("ys", "xs", "yc", "xc"),
+        "mae": ("xs", "xc", "ys", "yc"),
+        "timm": ("ys", "xs", "yc", "xc"),
         "timm-interleaved": ("ys", "yc", "xs", "xc"),
     }[convention]
     for k in range(rows * cols):
@@ -173,7 +204,9 @@ def test_sincos2d_pairs_correctly_rounded_for_any_width(d, dtype):
     # positional-encodings' layout: [y | x], each 2n columns of interleaved sin and cos,
     # n = ceil(d/4) frequencies T**(-i/n), the whole cut to d columns
     rows, cols, base = 4, 6, 500.0
-    got = build(family="sincos2d", grid=(rows, cols), d_model=d, convention="pairs", dtype=dtype, base=base).float64()
+    got = build(
+        family="sincos2d", grid=(rows, cols), d_model=d, convention="pairs", dtype=dtype, base=base
+    ).float64()
     n = -(-d // 4)
     assert got.shape == (rows * cols, d)
     for k in range(rows * cols):
@@ -191,7 +224,10 @@ def test_sincos2d_pairs_correctly_rounded_for_any_width(d, dtype):
         ({}, "needs --grid"),
         ({"grid": "4x4", "d_model": 10}, "divisible by 4"),
         ({"grid": "4x4", "variant": "positional-encodings", "base": 100.0}, "hardcodes base 10000"),
-        ({"grid": "4x4", "variant": "positional-encodings", "cls_token": True}, "no class-token row"),
+        (
+            {"grid": "4x4", "variant": "positional-encodings", "cls_token": True},
+            "no class-token row",
+        ),
         ({"grid": "4y4"}, "not ROWSxCOLUMNS"),
         ({"grid": "4x4", "variant": "timm", "cls_token": True}, "no class-token row"),
         ({"grid": "4x4", "variant": "hf-rope"}, "use --family rope"),
@@ -202,12 +238,23 @@ def test_sincos2d_refusals(params, message):
         TableSpec(family="sincos2d", **params)
 
 
-@pytest.mark.parametrize("convention, part, dtype", [("half", "cos", "float32"), ("interleaved", "sin", "bfloat16")])
+@pytest.mark.parametrize(
+    "convention, part, dtype", [("half", "cos", "float32"), ("interleaved", "sin", "bfloat16")]
+)
 def test_rope_fast_path_equals_the_exact_kernel(convention, part, dtype):
     from pe_cli.engine import _fast_plan, _kernel_blocks, blocks
 
-    spec = TableSpec(family="rope", d_model=32, seq_len=9000, offset=2**24 - 100, base=500000.0,
-                     convention=convention, part=part, dtype=dtype, rope={"rope_type": "linear", "factor": 8.0})
+    spec = TableSpec(
+        family="rope",
+        d_model=32,
+        seq_len=9000,
+        offset=2**24 - 100,
+        base=500000.0,
+        convention=convention,
+        part=part,
+        dtype=dtype,
+        rope={"rope_type": "linear", "factor": 8.0},
+    )
     if _fast_plan(spec, "cpu") is None:
         pytest.skip("the C extension is not built here")
     fast = np.concatenate(list(blocks(spec)))

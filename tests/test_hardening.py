@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from pe_cli.families.sinusoidal import CONVENTIONS
 from pe_cli.core.dtypes import DTYPE_NAMES
+from pe_cli.families.sinusoidal import CONVENTIONS
 from pe_cli.spec import SHAPES, VARIANT_NAMES, TableSpec
 
 from . import reference
@@ -36,18 +36,32 @@ def _one_line_error(code, out, err):
 @st.composite
 def generate_options(draw):
     large = draw(st.booleans())
-    d = draw(st.sampled_from([1, 2, 3, 4]) if large else st.one_of(st.integers(1, 48), st.sampled_from([0, -3])))
-    seq_len = draw(st.sampled_from([2**16, 2**20]) if large else st.one_of(st.integers(1, 40), st.sampled_from([0, -1])))
+    d = draw(
+        st.sampled_from([1, 2, 3, 4])
+        if large
+        else st.one_of(st.integers(1, 48), st.sampled_from([0, -3]))
+    )
+    seq_len = draw(
+        st.sampled_from([2**16, 2**20])
+        if large
+        else st.one_of(st.integers(1, 40), st.sampled_from([0, -1]))
+    )
     options = {
         "--d-model": d,
         "--seq-len": seq_len,
         "--variant": draw(st.sampled_from([*VARIANT_NAMES, "exp_log", "nope"])),
         "--dtype": draw(st.sampled_from([*DTYPE_NAMES, "int8"])),
-        "--base": draw(st.one_of(
-            st.sampled_from([10000.0, 500000.0, 2.0, 1.0, 0.5, -3.0, float("inf"), float("nan")]),
-            st.floats(1.001, 1e7),
-        )),
-        "--offset": draw(st.one_of(st.integers(0, 2**20), st.sampled_from([-1, 2**32 - 50, 2**32]))),
+        "--base": draw(
+            st.one_of(
+                st.sampled_from(
+                    [10000.0, 500000.0, 2.0, 1.0, 0.5, -3.0, float("inf"), float("nan")]
+                ),
+                st.floats(1.001, 1e7),
+            )
+        ),
+        "--offset": draw(
+            st.one_of(st.integers(0, 2**20), st.sampled_from([-1, 2**32 - 50, 2**32]))
+        ),
         "--device": draw(st.sampled_from(["cpu", "cpu", "cpu", "auto", "cuda", "mps"])),
         "--format": draw(st.sampled_from(["npy", "npy", "safetensors", "raw", "csv", "tsv"])),
     }
@@ -64,10 +78,19 @@ def generate_options(draw):
 
 
 def _spec_of(options):
-    names = {"--d-model": "d_model", "--seq-len": "seq_len", "--variant": "variant", "--dtype": "dtype",
-             "--base": "base", "--offset": "offset", "--convention": "convention", "--shape": "shape",
-             "--compute-dtype": "compute_dtype", "--padding-idx": "padding_idx",
-             "--min-timescale": "min_timescale"}
+    names = {
+        "--d-model": "d_model",
+        "--seq-len": "seq_len",
+        "--variant": "variant",
+        "--dtype": "dtype",
+        "--base": "base",
+        "--offset": "offset",
+        "--convention": "convention",
+        "--shape": "shape",
+        "--compute-dtype": "compute_dtype",
+        "--padding-idx": "padding_idx",
+        "--min-timescale": "min_timescale",
+    }
     return TableSpec(**{names[k]: v for k, v in options.items() if k in names})
 
 
@@ -80,14 +103,21 @@ def _read(out: bytes, fmt: str, spec: TableSpec) -> np.ndarray:
 
         return load(out)["pe"].double().numpy()
     if fmt == "raw":
-        storage = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2"}[spec.dtype]
+        storage = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "bfloat16": "<u2"}[
+            spec.dtype
+        ]
         values = np.frombuffer(out, storage)
         if spec.dtype == "bfloat16":
             values = (values.astype(np.uint32) << 16).view(np.float32)
         return values.astype(np.float64).reshape(spec.dims)
     rows = [line.split("," if fmt == "csv" else "\t")[1:] for line in out.decode().splitlines()[1:]]
     # each value is the shortest text that reads back to it in its dtype (bfloat16's as float32)
-    text_dtype = {"float64": np.float64, "float32": np.float32, "float16": np.float16, "bfloat16": np.float32}
+    text_dtype = {
+        "float64": np.float64,
+        "float32": np.float32,
+        "float16": np.float16,
+        "bfloat16": np.float32,
+    }
     return np.array(rows, dtype=text_dtype[spec.dtype]).astype(np.float64).reshape(spec.dims)
 
 
@@ -108,8 +138,15 @@ def test_generate_gives_a_table_or_one_line(cli, options, data):
         for _ in range(3):
             i = data.draw(st.integers(0, spec.seq_len - 1))
             j = data.draw(st.integers(0, spec.d_model - 1))
-            truth = reference.value(spec.convention, spec.d_model, spec.base, spec.offset + i, j,
-                                    spec.padding_idx, spec.min_timescale)
+            truth = reference.value(
+                spec.convention,
+                spec.d_model,
+                spec.base,
+                spec.offset + i,
+                j,
+                spec.padding_idx,
+                spec.min_timescale,
+            )
             assert flat[i, j] == reference.round_to(truth, spec.dtype)
 
 
@@ -154,8 +191,10 @@ def valid_files(tmp_path_factory):
     folder = tmp_path_factory.mktemp("valid")
     spec = TableSpec(d_model=8, seq_len=6)
     pe_io.write(str(folder / "good.npy"), spec)
-    pe_io.write(str(folder / "good.safetensors"),
-                {"pe": spec, "other": TableSpec(d_model=8, seq_len=6, dtype="bfloat16")})
+    pe_io.write(
+        str(folder / "good.safetensors"),
+        {"pe": spec, "other": TableSpec(d_model=8, seq_len=6, dtype="bfloat16")},
+    )
     return (folder / "good.npy").read_bytes(), (folder / "good.safetensors").read_bytes()
 
 
@@ -232,7 +271,10 @@ def test_layouts_numpy_writes_are_read_correctly(cli, tmp_path):
         (np.zeros((3, 3), np.complex64), "not a floating-point table"),
         (np.zeros((0, 4), np.float32), "is empty"),
         (np.zeros((2, 3, 4), np.float32), "no obvious 2-D"),
-        (np.zeros((2, 2, 3, 4), np.float32), "no obvious 2-D"),  # 1-D vectors are ALiBi slopes or inv_freq
+        (
+            np.zeros((2, 2, 3, 4), np.float32),
+            "no obvious 2-D",
+        ),  # 1-D vectors are ALiBi slopes or inv_freq
     ],
 )
 def test_unusable_arrays_are_refused(cli, tmp_path, array, message):
@@ -265,10 +307,14 @@ def test_file_size_limit_leaves_nothing_behind(tmp_path):
     target = tmp_path / "big.npy"
     result = subprocess.run(
         [*PE_CLI, "export", str(target), "-d", "512", "-l", "4096"],
-        capture_output=True, preexec_fn=limit, timeout=120,
+        capture_output=True,
+        preexec_fn=limit,
+        timeout=120,
     )
     assert result.returncode == 1
-    assert result.stderr.decode().startswith("Error: writing") and b"File too large" in result.stderr
+    assert (
+        result.stderr.decode().startswith("Error: writing") and b"File too large" in result.stderr
+    )
     assert result.stderr.count(b"\n") == 1 and list(tmp_path.iterdir()) == []
 
 
@@ -305,7 +351,10 @@ def test_colour_on_a_terminal_and_none_with_no_color():
     assert code == 0 and b"\x1b[" not in shown
 
 
-@pytest.mark.parametrize("command", [["generate", "-d", "512"], ["show", "-d", "512"], ["compare", "-d", "64", "-l", "256"]])
+@pytest.mark.parametrize(
+    "command",
+    [["generate", "-d", "512"], ["show", "-d", "512"], ["compare", "-d", "64", "-l", "256"]],
+)
 def test_narrow_terminals(command):
     code, shown = _on_terminal(command, env={"NO_COLOR": "1"}, columns=40)
     assert code == 0
@@ -314,7 +363,11 @@ def test_narrow_terminals(command):
 
 
 def test_no_escape_codes_in_pipes(cli):
-    for command in (["generate", "-d", "16"], ["show", "-d", "16", "--heatmap"], ["compare", "-d", "16", "-l", "32"]):
+    for command in (
+        ["generate", "-d", "16"],
+        ["show", "-d", "16", "--heatmap"],
+        ["compare", "-d", "16", "-l", "32"],
+    ):
         code, out, err = cli(*command, env={"FORCE_COLOR": None})
         assert code == 0 and b"\x1b[" not in out
 
@@ -328,7 +381,9 @@ def test_errors_never_show_a_traceback_even_for_bugs(cli, monkeypatch):
     monkeypatch.setattr(engine, "_kernel_blocks", broken)
     monkeypatch.setattr(engine, "_fast_blocks", broken)
     code, out, err = cli("generate", "-d", "8", "-l", "4")
-    assert code == 1 and err.startswith("Error: unexpected ZeroDivisionError") and err.count("\n") == 1
+    assert (
+        code == 1 and err.startswith("Error: unexpected ZeroDivisionError") and err.count("\n") == 1
+    )
 
 
 def test_files_too_large_for_memory_are_refused_before_reading(cli, tmp_path, monkeypatch):

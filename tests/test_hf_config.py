@@ -27,28 +27,46 @@ def module_for(path, part=None):
     """transformers' rotary module for a config.json, built as its model builds it."""
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(str(path.parent) if path.name == "config.json" else str(path))
+    config = AutoConfig.from_pretrained(
+        str(path.parent) if path.name == "config.json" else str(path)
+    )
     node = getattr(config, part) if part else config
     module_name = type(node).__module__.replace("configuration_", "modeling_")
     import importlib
 
     modeling = importlib.import_module(module_name)
-    cls = next(v for k, v in vars(modeling).items() if k.endswith("RotaryEmbedding") and "Vision" not in k)
+    cls = next(
+        v for k, v in vars(modeling).items() if k.endswith("RotaryEmbedding") and "Vision" not in k
+    )
     return cls(node)
 
 
 def hf_table(module, positions, layer_type=None):
     with torch.no_grad():
-        cos, sin = module(torch.zeros(1), torch.tensor(positions)[None],
-                          **({"layer_type": layer_type} if layer_type else {}))
-    return cos.reshape(-1, len(positions), cos.shape[-1])[0], sin.reshape(-1, len(positions), sin.shape[-1])[0]
+        cos, sin = module(
+            torch.zeros(1),
+            torch.tensor(positions)[None],
+            **({"layer_type": layer_type} if layer_type else {}),
+        )
+    return cos.reshape(-1, len(positions), cos.shape[-1])[0], sin.reshape(
+        -1, len(positions), sin.shape[-1]
+    )[0]
 
 
 def pe_table(path, rows, **options):
-    spec = spec_from_options({"rope_config": str(path), "family": "rope", "variant": "hf-rope",
-                              "seq_len": rows, **options})
-    return (torch.as_tensor(build(spec.replace(part="cos")).values),
-            torch.as_tensor(build(spec.replace(part="sin")).values))
+    spec = spec_from_options(
+        {
+            "rope_config": str(path),
+            "family": "rope",
+            "variant": "hf-rope",
+            "seq_len": rows,
+            **options,
+        }
+    )
+    return (
+        torch.as_tensor(build(spec.replace(part="cos")).values),
+        torch.as_tensor(build(spec.replace(part="sin")).values),
+    )
 
 
 def assert_same(path, part=None, layer_type=None, rows=64):
@@ -58,12 +76,39 @@ def assert_same(path, part=None, layer_type=None, rows=64):
         assert a.shape == b.shape and torch.equal(a, b.float())
 
 
-@pytest.mark.parametrize("config, head_dim", [
-    ({"model_type": "jetmoe", "hidden_size": 2048, "num_attention_heads": 32, "kv_channels": 64}, 64),
-    ({"model_type": "zamba2", "hidden_size": 2560, "num_attention_heads": 32, "attention_head_dim": 80}, 80),
-    ({"model_type": "glm4_moe_lite", "hidden_size": 2048, "num_attention_heads": 20, "qk_rope_head_dim": 32}, 32),
-    ({"model_type": "dbrx", "d_model": 1024, "n_heads": 8}, 128),
-])
+@pytest.mark.parametrize(
+    "config, head_dim",
+    [
+        (
+            {
+                "model_type": "jetmoe",
+                "hidden_size": 2048,
+                "num_attention_heads": 32,
+                "kv_channels": 64,
+            },
+            64,
+        ),
+        (
+            {
+                "model_type": "zamba2",
+                "hidden_size": 2560,
+                "num_attention_heads": 32,
+                "attention_head_dim": 80,
+            },
+            80,
+        ),
+        (
+            {
+                "model_type": "glm4_moe_lite",
+                "hidden_size": 2048,
+                "num_attention_heads": 20,
+                "qk_rope_head_dim": 32,
+            },
+            32,
+        ),
+        ({"model_type": "dbrx", "d_model": 1024, "n_heads": 8}, 128),
+    ],
+)
 def test_head_dim_under_an_alias(tmp_path, config, head_dim):
     path = tmp_path / "config.json"
     write(path, config)
@@ -81,9 +126,21 @@ def test_defaults_of_the_model_type_fill_what_config_json_leaves_out(tmp_path):
 
 def test_legacy_rope_scaling_and_theta(tmp_path):
     path = tmp_path / "config.json"
-    write(path, {"model_type": "llama", "hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 500000.0,
-                 "max_position_embeddings": 8192,
-                 "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}})
+    write(
+        path,
+        {
+            "model_type": "llama",
+            "hidden_size": 1024,
+            "num_attention_heads": 8,
+            "rope_theta": 500000.0,
+            "max_position_embeddings": 8192,
+            "rope_scaling": {
+                "type": "yarn",
+                "factor": 4.0,
+                "original_max_position_embeddings": 2048,
+            },
+        },
+    )
     settings = read(str(path))
     assert settings["base"] == 500000.0 and settings["rope"]["rope_type"] == "yarn"
     assert_same(path)
@@ -91,60 +148,121 @@ def test_legacy_rope_scaling_and_theta(tmp_path):
 
 def test_a_legacy_key_whose_placement_is_unknown_is_refused_not_guessed(tmp_path):
     path = tmp_path / "config.json"
-    write(path, {"model_type": "phi3", "hidden_size": 3072, "num_attention_heads": 32, "partial_rotary_factor": 0.5,
-                 "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 24, "long_factor": [2.0] * 24}})
+    write(
+        path,
+        {
+            "model_type": "phi3",
+            "hidden_size": 3072,
+            "num_attention_heads": 32,
+            "partial_rotary_factor": 0.5,
+            "rope_scaling": {
+                "type": "longrope",
+                "short_factor": [1.0] * 24,
+                "long_factor": [2.0] * 24,
+            },
+        },
+    )
     with pytest.raises(BadInput, match="rules pe-cli does not know"):
         read(str(path))
 
 
 def test_composite_config_reads_the_language_model(tmp_path):
     path = tmp_path / "config.json"
-    write(path, {"model_type": "qwen2_vl", "text_config": {
-        "model_type": "qwen2_vl_text", "hidden_size": 1536, "num_attention_heads": 12,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]}},
-        "vision_config": {"model_type": "qwen2_vl_vision"}})
+    write(
+        path,
+        {
+            "model_type": "qwen2_vl",
+            "text_config": {
+                "model_type": "qwen2_vl_text",
+                "hidden_size": 1536,
+                "num_attention_heads": 12,
+                "rope_parameters": {
+                    "rope_type": "default",
+                    "rope_theta": 1e6,
+                    "mrope_section": [16, 24, 24],
+                },
+            },
+            "vision_config": {"model_type": "qwen2_vl_vision"},
+        },
+    )
     assert read(str(path))["d_model"] == 128
     with pytest.raises(BadInput, match="axial"):
-        spec_from_options({"rope_config": str(path), "config_part": "vision_config", "family": "rope"})
+        spec_from_options(
+            {"rope_config": str(path), "config_part": "vision_config", "family": "rope"}
+        )
     with pytest.raises(BadInput, match="no part 'audio_config'"):
         read(str(path), part="audio_config")
 
 
 def test_per_layer_type_parameters(tmp_path, cli):
     path = tmp_path / "config.json"
-    write(path, {"model_type": "gemma3_text", "head_dim": 64, "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 2,
-                 "layer_types": ["sliding_attention", "full_attention"],
-                 "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
-                                     "full_attention": {"rope_type": "linear", "factor": 8.0,
-                                                        "rope_theta": 1000000.0}}})
+    write(
+        path,
+        {
+            "model_type": "gemma3_text",
+            "head_dim": 64,
+            "hidden_size": 512,
+            "num_attention_heads": 8,
+            "num_hidden_layers": 2,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "rope_parameters": {
+                "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0},
+            },
+        },
+    )
     for layer_type in ("sliding_attention", "full_attention"):
         assert_same(path, layer_type=layer_type)
     code, _, err = cli("generate", "--rope-config", path, "-l", 8, "-o", "-")
-    assert code != 0 and "--layer-type" in err and "full_attention" in err and "Traceback" not in err
-    code, _, err = cli("generate", "--rope-config", path, "--layer-type", "global", "-l", 8, "-o", "-")
+    assert (
+        code != 0 and "--layer-type" in err and "full_attention" in err and "Traceback" not in err
+    )
+    code, _, err = cli(
+        "generate", "--rope-config", path, "--layer-type", "global", "-l", 8, "-o", "-"
+    )
     assert code != 0 and "sliding_attention" in err
     out = tmp_path / "all.safetensors"
     code, _, err = cli("export", out, "--rope-config", path, "--variant", "hf-rope", "-l", 8)
     assert code == 0, err
     tensors = load_file(str(out))
-    assert sorted(tensors) == ["full_attention.cos", "full_attention.sin",
-                               "sliding_attention.cos", "sliding_attention.sin"]
+    assert sorted(tensors) == [
+        "full_attention.cos",
+        "full_attention.sin",
+        "sliding_attention.cos",
+        "sliding_attention.sin",
+    ]
     full = hf_table(module_for(path), list(range(8)), "full_attention")
     assert np.array_equal(tensors["full_attention.cos"], full[0].numpy())
 
 
 def test_a_layer_type_without_rope(tmp_path):
     path = tmp_path / "config.json"
-    write(path, {"model_type": "gemma3_text", "head_dim": 64, "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 2,
-                 "layer_types": ["sliding_attention", "full_attention"],
-                 "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
-                                     "full_attention": None}})
+    write(
+        path,
+        {
+            "model_type": "gemma3_text",
+            "head_dim": 64,
+            "hidden_size": 512,
+            "num_attention_heads": 8,
+            "num_hidden_layers": 2,
+            "layer_types": ["sliding_attention", "full_attention"],
+            "rope_parameters": {
+                "sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+                "full_attention": None,
+            },
+        },
+    )
     with pytest.raises(BadInput, match="no rotary embedding"):
         read(str(path), layer_type="full_attention")
 
 
 def test_folder_and_cache(tmp_path, monkeypatch, cli):
-    config = {"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "rope_theta": 5e5}
+    config = {
+        "model_type": "llama",
+        "hidden_size": 256,
+        "num_attention_heads": 4,
+        "rope_theta": 5e5,
+    }
     folder = tmp_path / "model"
     folder.mkdir()
     write(folder / "config.json", config)
@@ -159,8 +277,18 @@ def test_folder_and_cache(tmp_path, monkeypatch, cli):
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     assert read(str(snapshot))["d_model"] == 64
     assert read("org/tiny")["d_model"] == 64
-    code, out, err = cli("generate", "--rope-config", "org/tiny", "-l", 4, "-o", "-", "--format", "npy",
-                         env={"HF_HUB_CACHE": str(hub)})
+    code, out, err = cli(
+        "generate",
+        "--rope-config",
+        "org/tiny",
+        "-l",
+        4,
+        "-o",
+        "-",
+        "--format",
+        "npy",
+        env={"HF_HUB_CACHE": str(hub)},
+    )
     assert code == 0, err and np.load(io.BytesIO(out)).shape == (4, 64)
     code, _, err = cli("generate", "--rope-config", "org/absent", "-l", 4, "-o", "-")
     assert code != 0 and "never downloads" in err
@@ -169,15 +297,41 @@ def test_folder_and_cache(tmp_path, monkeypatch, cli):
 def test_odd_rotary_dim_and_proportional(tmp_path):
     # GLM-4-MoE's default: head_dim 128 * partial 0.5... transformers' arange(0, dim, 2) for odd dims
     path = tmp_path / "config.json"
-    write(path, {"model_type": "glm4_moe", "head_dim": 42, "hidden_size": 512, "num_attention_heads": 8,
-                 "rope_parameters": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5}})
+    write(
+        path,
+        {
+            "model_type": "glm4_moe",
+            "head_dim": 42,
+            "hidden_size": 512,
+            "num_attention_heads": 8,
+            "rope_parameters": {
+                "rope_type": "default",
+                "rope_theta": 1e4,
+                "partial_rotary_factor": 0.5,
+            },
+        },
+    )
     assert pe_table(path, 4)[0].shape == (4, 22)
     assert_same(path)
     path = tmp_path / "gemma4.json"
-    write(path, {"model_type": "gemma4_text", "head_dim": 64, "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 1,
-                 "layer_types": ["full_attention"],
-                 "rope_parameters": {"full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
-                                                        "rope_theta": 1e6}}})
+    write(
+        path,
+        {
+            "model_type": "gemma4_text",
+            "head_dim": 64,
+            "hidden_size": 512,
+            "num_attention_heads": 8,
+            "num_hidden_layers": 1,
+            "layer_types": ["full_attention"],
+            "rope_parameters": {
+                "full_attention": {
+                    "rope_type": "proportional",
+                    "partial_rotary_factor": 0.25,
+                    "rope_theta": 1e6,
+                }
+            },
+        },
+    )
     cos, sin = pe_table(path, 8, layer_type="full_attention")
     assert cos.shape == (8, 64) and torch.all(cos[:, 8:32] == 1) and torch.all(sin[:, 8:32] == 0)
 
@@ -197,20 +351,32 @@ def test_legacy_keys_land_where_the_config_class_puts_them(model_type, tmp_path)
     from pe_cli.families.hf_config import models
 
     rules = models()[model_type]["legacy"]
-    legacy = {k: v for k, v in {"rope_theta": 123456.0, "rope_local_base_freq": 23456.0,
-                                "rotary_emb_base": 34567.0, "rotary_pct": 0.5,
-                                "partial_rotary_factor": 0.75}.items() if rules.get(k)}
+    legacy = {
+        k: v
+        for k, v in {
+            "rope_theta": 123456.0,
+            "rope_local_base_freq": 23456.0,
+            "rotary_emb_base": 34567.0,
+            "rotary_pct": 0.5,
+            "partial_rotary_factor": 0.75,
+        }.items()
+        if rules.get(k)
+    }
     if "rope_scaling" in rules:
         from .transformers_models import _scaling_probe
 
-        legacy["rope_scaling"] = {k: [4.0] * len(v) if k == "long_factor" else 2.0 if k == "factor" else v
-                                  for k, v in _scaling_probe(CONFIG_MAPPING[model_type]).items()}
-        legacy = {k: v for k, v in legacy.items() if k == "rope_scaling" or rules.get(f"{k}+rope_scaling")}
+        legacy["rope_scaling"] = {
+            k: [4.0] * len(v) if k == "long_factor" else 2.0 if k == "factor" else v
+            for k, v in _scaling_probe(CONFIG_MAPPING[model_type]).items()
+        }
+        legacy = {
+            k: v for k, v in legacy.items() if k == "rope_scaling" or rules.get(f"{k}+rope_scaling")
+        }
     theirs = CONFIG_MAPPING[model_type](**json.loads(json.dumps(legacy))).rope_parameters
     path = tmp_path / "config.json"
     write(path, {"model_type": model_type, **legacy})
     nested = all(isinstance(v, dict) or v is None for v in theirs.values())
-    for layer_type, expected in (theirs.items() if nested else [(None, theirs)]):
+    for layer_type, expected in theirs.items() if nested else [(None, theirs)]:
         if expected is None:
             continue
         if "rope_theta" not in expected:  # transformers' rotary module cannot run on this
@@ -231,28 +397,65 @@ def test_a_flat_vision_language_config_from_the_hub(tmp_path):
     """Qwen2-VL's config.json as the Hub keeps it: text settings at the top, rope_scaling of
     type mrope with its sections, rope_theta beside it."""
     path = tmp_path / "config.json"
-    write(path, {"model_type": "qwen2_vl", "hidden_size": 1536, "num_attention_heads": 12, "rope_theta": 1e6,
-                 "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
-                 "vision_config": {"model_type": "qwen2_vl_vision"}})
+    write(
+        path,
+        {
+            "model_type": "qwen2_vl",
+            "hidden_size": 1536,
+            "num_attention_heads": 12,
+            "rope_theta": 1e6,
+            "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+            "vision_config": {"model_type": "qwen2_vl_vision"},
+        },
+    )
     settings = read(str(path))
-    assert settings["base"] == 1e6 and settings["d_model"] == 128 and settings["rope"]["rope_type"] == "default"
+    assert (
+        settings["base"] == 1e6
+        and settings["d_model"] == 128
+        and settings["rope"]["rope_type"] == "default"
+    )
     assert settings["axes"] == "mrope" and settings["rope"]["mrope_section"] == [16, 24, 24]
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"head_dim": "x", "rope_theta": 1e4}, "not a positive whole number"),
-    ({"head_dim": 8.5, "rope_theta": 1e4}, "not a positive whole number"),
-    ({"rope_parameters": {"rope_theta": "abc"}, "head_dim": 8}, "not a number above 1"),
-    ({"head_dim": 8, "rope_theta": True}, "not a number above 1"),
-    ({"rope_parameters": "x", "head_dim": 8}, "not a JSON object"),
-    ({"model_type": "gemma3_text", "head_dim": 8, "layer_types": ["a"], "per_layer_config": {"0": 5},
-      "rope_parameters": {"a": {"rope_theta": 10}}}, "per_layer_config entry 0"),
-    ([1, 2], "not a JSON object"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"head_dim": "x", "rope_theta": 1e4}, "not a positive whole number"),
+        ({"head_dim": 8.5, "rope_theta": 1e4}, "not a positive whole number"),
+        ({"rope_parameters": {"rope_theta": "abc"}, "head_dim": 8}, "not a number above 1"),
+        ({"head_dim": 8, "rope_theta": True}, "not a number above 1"),
+        ({"rope_parameters": "x", "head_dim": 8}, "not a JSON object"),
+        (
+            {
+                "model_type": "gemma3_text",
+                "head_dim": 8,
+                "layer_types": ["a"],
+                "per_layer_config": {"0": 5},
+                "rope_parameters": {"a": {"rope_theta": 10}},
+            },
+            "per_layer_config entry 0",
+        ),
+        ([1, 2], "not a JSON object"),
+    ],
+)
 def test_a_bad_config_is_one_line_not_a_traceback(cli, tmp_path, config, message):
     path = tmp_path / "config.json"
     write(path, config)
-    code, out, err = cli("generate", "--rope-config", path, "--layer-type", "a", "-l", 4, "-o", "-",
-                         "--format", "csv") if "per_layer_config" in str(config) else cli(
-        "generate", "--rope-config", path, "-l", 4, "-o", "-", "--format", "csv")
+    code, out, err = (
+        cli(
+            "generate",
+            "--rope-config",
+            path,
+            "--layer-type",
+            "a",
+            "-l",
+            4,
+            "-o",
+            "-",
+            "--format",
+            "csv",
+        )
+        if "per_layer_config" in str(config)
+        else cli("generate", "--rope-config", path, "-l", 4, "-o", "-", "--format", "csv")
+    )
     assert code != 0 and message in err and "Traceback" not in err and out == b""

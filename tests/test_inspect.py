@@ -57,7 +57,9 @@ def test_show_json_facts(cli):
     assert report["row_norms"]["expected"] == 2.0 and report["row_norms"]["max_deviation"] < 1e-7
     freqs = report["frequencies"]
     assert [(f["sin_column"], f["cos_column"]) for f in freqs] == [(0, 4), (1, 5), (2, 6), (3, 7)]
-    assert freqs[1]["frequency"] == pytest.approx(0.1) and freqs[1]["wavelength"] == pytest.approx(62.83185307)
+    assert freqs[1]["frequency"] == pytest.approx(0.1) and freqs[1]["wavelength"] == pytest.approx(
+        62.83185307
+    )
 
 
 def test_show_reports_padding_rows(cli):
@@ -71,7 +73,9 @@ def test_heatmap_plain_and_colour(cli):
     assert code == 0 and "\x1b[" not in text and "scale:" in text
     rows = [line for line in text.splitlines()[1:-1]]
     assert rows and all(len(r) == 64 for r in rows)  # every dimension across, one char each
-    code, out, _ = cli("show", "-d", 64, "-l", 64, "--heatmap", env={"FORCE_COLOR": "1", "TERM": "xterm-256color"})
+    code, out, _ = cli(
+        "show", "-d", 64, "-l", 64, "--heatmap", env={"FORCE_COLOR": "1", "TERM": "xterm-256color"}
+    )
     assert "\x1b[" in out.decode() and "▀" in out.decode()
 
 
@@ -120,7 +124,11 @@ def _save(path, values):
     [
         ({"convention": "concat"}, {}, "another layout"),
         ({"offset": 3}, {}, "rows shifted by 3"),
-        ({"convention": "fairseq", "padding_idx": 2}, {"convention": "tensor2tensor"}, "row 2 is all zeros"),
+        (
+            {"convention": "fairseq", "padding_idx": 2},
+            {"convention": "tensor2tensor"},
+            "row 2 is all zeros",
+        ),
         ({"base": 500000.0}, {}, "another base"),
         ({"convention": "tensor2tensor"}, {}, "another frequency family"),
     ],
@@ -149,7 +157,10 @@ def test_tolerance_exit_codes(cli, tmp_path):
     assert cli("compare", a, "exact", "--atol", "1e-7")[0] == 1
     assert cli("compare", a, "exact", "--rtol", "1e-9")[0] == 1
     assert cli("compare", "-d", 32, "-l", 64, "--atol", "1e-2")[0] == 0
-    assert cli("compare", "-d", 32, "-l", 4096, "--compute-dtype", "bfloat16", "--atol", "1e-2")[0] == 1
+    assert (
+        cli("compare", "-d", 32, "-l", 4096, "--compute-dtype", "bfloat16", "--atol", "1e-2")[0]
+        == 1
+    )
     assert cli("compare", a, "--atol", "1e-3")[0] == 0  # identification: the best match
 
 
@@ -166,12 +177,42 @@ def _numpy_tensor2tensor(d, length, base=10000.0):
 
 
 IDENTIFY = [
-    ("export", {"d_model": 64, "seq_len": 200}, "vaswani", "base 10000, first position 0, bit for bit"),
-    ("export", {"d_model": 48, "seq_len": 120, "convention": "concat", "offset": 37}, "concat", "first position 37, bit for bit"),
-    ("export", {"d_model": 40, "seq_len": 100, "convention": "fairseq", "padding_idx": 1}, "fairseq (padding_idx=1)", "bit for bit"),
-    ("export", {"d_model": 32, "seq_len": 300, "convention": "whisper", "base": 500000}, "tensor2tensor (the same table as whisper, fairseq)", "base 500000"),
-    ("export", {"d_model": 64, "seq_len": 128, "convention": "fairseq", "padding_idx": 3, "offset": 2}, "fairseq (padding_idx=3)", "first position 2, bit for bit"),
-    ("export", {"d_model": 64, "seq_len": 128, "convention": "tensor2tensor", "offset": 1000}, "tensor2tensor", "first position 1000, bit for bit"),
+    (
+        "export",
+        {"d_model": 64, "seq_len": 200},
+        "vaswani",
+        "base 10000, first position 0, bit for bit",
+    ),
+    (
+        "export",
+        {"d_model": 48, "seq_len": 120, "convention": "concat", "offset": 37},
+        "concat",
+        "first position 37, bit for bit",
+    ),
+    (
+        "export",
+        {"d_model": 40, "seq_len": 100, "convention": "fairseq", "padding_idx": 1},
+        "fairseq (padding_idx=1)",
+        "bit for bit",
+    ),
+    (
+        "export",
+        {"d_model": 32, "seq_len": 300, "convention": "whisper", "base": 500000},
+        "tensor2tensor (the same table as whisper, fairseq)",
+        "base 500000",
+    ),
+    (
+        "export",
+        {"d_model": 64, "seq_len": 128, "convention": "fairseq", "padding_idx": 3, "offset": 2},
+        "fairseq (padding_idx=3)",
+        "first position 2, bit for bit",
+    ),
+    (
+        "export",
+        {"d_model": 64, "seq_len": 128, "convention": "tensor2tensor", "offset": 1000},
+        "tensor2tensor",
+        "first position 1000, bit for bit",
+    ),
     ("numpy", {"d_model": 33, "seq_len": 90}, "tensor2tensor", "ulp of float32"),
 ]
 
@@ -191,7 +232,10 @@ def test_identify_conventions_from_files(cli, tmp_path, writer, params, name, de
 def test_identify_annotated_transformer_buffer(cli, tmp_path):
     path = _save(tmp_path / "buffer.npy", notebooks.seed003(512, 1024).numpy())
     text = " ".join(cli("compare", path)[1].decode().split())
-    assert "matches library annotated (the same table as library pytorch-tutorial, seed variant exp-log in float32)" in text
+    assert (
+        "matches library annotated (the same table as library pytorch-tutorial, seed variant exp-log in float32)"
+        in text
+    )
     assert "bit for bit" in text
 
 
@@ -244,7 +288,10 @@ def test_bad_files_are_one_line_exit_2(cli, tmp_path):
         for command in (["show", source], ["compare", source], ["compare", source, "exact"]):
             code, out, err = cli(*command)
             assert code == 2, (command, err)
-            assert err.startswith("Error: ") and err.count("\n") == 1 and message in err, (command, err)
+            assert err.startswith("Error: ") and err.count("\n") == 1 and message in err, (
+                command,
+                err,
+            )
             assert out == b""
 
 

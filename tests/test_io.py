@@ -10,10 +10,10 @@ from safetensors import safe_open
 from safetensors.numpy import load_file as load_numpy
 from safetensors.torch import load_file as load_torch
 
+from pe_cli.core.errors import BadInput, OutputError
+from pe_cli.engine import build
 from pe_cli.io import write as pe_io
 from pe_cli.numerics import fast
-from pe_cli.engine import build
-from pe_cli.core.errors import BadInput, OutputError
 from pe_cli.spec import TableSpec
 
 SPEC = TableSpec(d_model=12, seq_len=40, offset=3)
@@ -126,7 +126,9 @@ def _fail_at_slice(monkeypatch, index: int, error: BaseException) -> None:
 
 @pytest.mark.parametrize("suffix", [".npy", ".safetensors", ".csv"])  # placed, placed, in order
 @pytest.mark.parametrize("error", [KeyboardInterrupt(), OSError(28, "No space left on device")])
-def test_failed_write_leaves_no_partial_file_and_the_old_one_intact(tmp_path, monkeypatch, error, suffix):
+def test_failed_write_leaves_no_partial_file_and_the_old_one_intact(
+    tmp_path, monkeypatch, error, suffix
+):
     _fail_at_slice(monkeypatch, 3, error)
     spec = TableSpec(d_model=12, seq_len=1000)
     fresh, old = tmp_path / f"fresh{suffix}", tmp_path / f"old{suffix}"

@@ -10,7 +10,19 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "pe_cli"
 
 # lowest first: a module may import from a lower layer, or from its own folder
-LAYERS = ["core", "numerics", "families", "spec", "engine", "io", "analysis", "render", "plotting", "cli", ""]
+LAYERS = [
+    "core",
+    "numerics",
+    "families",
+    "spec",
+    "engine",
+    "io",
+    "analysis",
+    "render",
+    "plotting",
+    "cli",
+    "",
+]
 
 
 def _modules() -> dict[str, Path]:
@@ -42,7 +54,9 @@ def _imports(name: str, path: Path) -> set[str]:
             if not source.startswith("pe_cli"):
                 continue
             for alias in node.names:  # `from ..numerics import exact` imports the module itself
-                found.add(f"{source}.{alias.name}" if f"{source}.{alias.name}" in MODULES else source)
+                found.add(
+                    f"{source}.{alias.name}" if f"{source}.{alias.name}" in MODULES else source
+                )
     return found & set(MODULES)
 
 
@@ -92,19 +106,26 @@ def _names() -> set[str]:
     from pe_cli.families import CONVENTION_NAMES, FAMILIES, PART_NAMES, VARIANT_NAMES
 
     # "exact" is no family's, and "table" is the word for any whole table as well as a part name
-    return (set(FAMILIES) | set(CONVENTION_NAMES) | set(PART_NAMES) | set(VARIANT_NAMES)) - {"exact", "table"}
+    return (set(FAMILIES) | set(CONVENTION_NAMES) | set(PART_NAMES) | set(VARIANT_NAMES)) - {
+        "exact",
+        "table",
+    }
 
 
 @pytest.mark.parametrize("name", sorted(n for n in MODULES if not n.startswith("pe_cli.families")))
 def test_no_family_is_named_outside_its_module(name):
     tree = ast.parse(MODULES[name].read_text())
     docstrings = {
-        id(node.body[0].value) for node in ast.walk(tree)
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef)) and node.body
-        and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
     }
     named = [
-        (node.lineno, node.value) for node in ast.walk(tree)
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
         if isinstance(node, ast.Constant) and node.value in _names() and id(node) not in docstrings
     ]
     assert not named, f"{name} names {named}"

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from pe_cli.engine import build
 from pe_cli.core.errors import BadInput
+from pe_cli.engine import build
 from pe_cli.spec import TableSpec
 
 
@@ -46,7 +46,9 @@ def transformers_models():
     from transformers.models.whisper import modeling_whisper
 
     return {
-        "distilbert": modeling_distilbert, "marian": modeling_marian, "whisper": modeling_whisper,
+        "distilbert": modeling_distilbert,
+        "marian": modeling_marian,
+        "whisper": modeling_whisper,
         "fairseq copies": [
             modeling_speech_to_text.Speech2TextSinusoidalPositionalEmbedding.get_embedding,
             modeling_m2m_100.M2M100SinusoidalPositionalEmbedding.get_embedding,
@@ -67,13 +69,23 @@ def test_hf_distilbert(transformers_models, d, length):
 
 @pytest.mark.parametrize("d,length", XLM_SIZES)
 def test_hf_marian(transformers_models, d, length):
-    weight = transformers_models["marian"].MarianSinusoidalPositionalEmbedding(length, d).create_weight()
+    weight = (
+        transformers_models["marian"].MarianSinusoidalPositionalEmbedding(length, d).create_weight()
+    )
     assert _same(ours(d_model=d, seq_len=length, variant="hf-marian"), weight)
 
 
 @pytest.mark.parametrize(
     "d,length,padding",
-    [(4, 1, None), (5, 2, 1), (7, 10, 1), (64, 100, 0), (512, 1026, 1), (1024, 70000, 1), (33, 100, 99)],
+    [
+        (4, 1, None),
+        (5, 2, 1),
+        (7, 10, 1),
+        (64, 100, 0),
+        (512, 1026, 1),
+        (1024, 70000, 1),
+        (33, 100, 99),
+    ],
 )
 def test_fairseq_get_embedding(transformers_models, d, length, padding):
     table = ours(d_model=d, seq_len=length, variant="fairseq", padding_idx=padding)
@@ -82,8 +94,15 @@ def test_fairseq_get_embedding(transformers_models, d, length, padding):
 
 
 @pytest.mark.parametrize(
-    "d,length,base", [(4, 1, 10000), (6, 10, 10000), (384, 1500, 10000), (1280, 1500, 10000),
-                      (512, 70000, 10000), (64, 300, 500000)],
+    "d,length,base",
+    [
+        (4, 1, 10000),
+        (6, 10, 10000),
+        (384, 1500, 10000),
+        (1280, 1500, 10000),
+        (512, 70000, 10000),
+        (64, 300, 500000),
+    ],
 )
 def test_whisper_sinusoids(transformers_models, d, length, base):
     theirs = transformers_models["whisper"].sinusoids(length, d, max_timescale=base)
@@ -93,9 +112,13 @@ def test_whisper_sinusoids(transformers_models, d, length, base):
 # ----------------------------------------------------------------------- positional-encodings
 
 
-@pytest.mark.parametrize("d,length", [(1, 5), (7, 10), (64, 100), (512, 1024), (1024, 4096), (96, 70000)])
+@pytest.mark.parametrize(
+    "d,length", [(1, 5), (7, 10), (64, 100), (512, 1024), (1024, 4096), (96, 70000)]
+)
 def test_positional_encodings_1d(d, length):
-    encodings = pytest.importorskip("positional_encodings.torch_encodings", reason="positional-encodings is not installed")
+    encodings = pytest.importorskip(
+        "positional_encodings.torch_encodings", reason="positional-encodings is not installed"
+    )
     theirs = encodings.PositionalEncoding1D(d)(torch.zeros(1, length, d))
     assert _same(ours(d_model=d, seq_len=length, variant="positional-encodings"), theirs)
 
@@ -103,7 +126,9 @@ def test_positional_encodings_1d(d, length):
 @pytest.mark.parametrize("grid", [(1, 1), (3, 5), (14, 14), (16, 7)])
 @pytest.mark.parametrize("d", [1, 2, 3, 5, 6, 8, 13, 64, 130, 768])
 def test_positional_encodings_2d(grid, d):
-    encodings = pytest.importorskip("positional_encodings.torch_encodings", reason="positional-encodings is not installed")
+    encodings = pytest.importorskip(
+        "positional_encodings.torch_encodings", reason="positional-encodings is not installed"
+    )
     theirs = encodings.PositionalEncoding2D(d)(torch.zeros(1, *grid, d))[0]
     table = ours(family="sincos2d", variant="positional-encodings", grid=grid, d_model=d)
     assert _same(table, theirs.reshape(grid[0] * grid[1], d))
@@ -130,15 +155,28 @@ def _tensorflow_timing_signal(tf, length, channels, min_timescale, max_timescale
 
 @pytest.mark.parametrize(
     "d,length,min_timescale,max_timescale,start",
-    [(1, 10, 1.0, 1e4, 0), (2, 5, 1.0, 1e4, 0), (7, 100, 1.0, 1e4, 0), (512, 1024, 1.0, 1e4, 0),
-     (512, 65536, 1.0, 1e4, 0), (64, 1000, 2.0, 5e5, 7), (128, 3000, 1.0, 1e4, 40000)],
+    [
+        (1, 10, 1.0, 1e4, 0),
+        (2, 5, 1.0, 1e4, 0),
+        (7, 100, 1.0, 1e4, 0),
+        (512, 1024, 1.0, 1e4, 0),
+        (512, 65536, 1.0, 1e4, 0),
+        (64, 1000, 2.0, 5e5, 7),
+        (128, 3000, 1.0, 1e4, 40000),
+    ],
 )
 def test_tensor2tensor_timing_signal(d, length, min_timescale, max_timescale, start):
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     tf = pytest.importorskip("tensorflow", reason="TensorFlow is not installed")
     theirs = _tensorflow_timing_signal(tf, length, d, min_timescale, max_timescale, start)
-    table = ours(d_model=d, seq_len=length, variant="tensor2tensor", base=max_timescale,
-                 min_timescale=min_timescale, offset=start)
+    table = ours(
+        d_model=d,
+        seq_len=length,
+        variant="tensor2tensor",
+        base=max_timescale,
+        min_timescale=min_timescale,
+        offset=start,
+    )
     assert table.shape == theirs.shape
     assert np.array_equal(table.numpy().view(np.int32), theirs.view(np.int32))
 
@@ -168,8 +206,12 @@ def _tutorial_documented(d_model, max_len):
 
 @pytest.mark.parametrize("d,length", [(2, 1), (6, 10), (512, 5000), (1024, 70000)])
 def test_annotated_and_tutorial(d, length):
-    assert _same(ours(d_model=d, seq_len=length, variant="annotated"), _annotated_documented(d, length))
-    assert _same(ours(d_model=d, seq_len=length, variant="pytorch-tutorial"), _tutorial_documented(d, length))
+    assert _same(
+        ours(d_model=d, seq_len=length, variant="annotated"), _annotated_documented(d, length)
+    )
+    assert _same(
+        ours(d_model=d, seq_len=length, variant="pytorch-tutorial"), _tutorial_documented(d, length)
+    )
 
 
 # ------------------------------------------------------------------------------------ refusals
@@ -232,7 +274,15 @@ def test_hf_rope_matches_transformers(case, offset, length):
         rope["short_factor"] = [1.0 + 0.03 * i for i in range(n)]
         rope["long_factor"] = [1.25 + 0.5 * i for i in range(n)]
     cos, sin, inv_freq, attention = hf_rotary(rope, d, base, list(range(offset, offset + length)))
-    params = dict(family="rope", variant="hf-rope", d_model=d, seq_len=length, offset=offset, base=base, rope=rope)
+    params = dict(
+        family="rope",
+        variant="hf-rope",
+        d_model=d,
+        seq_len=length,
+        offset=offset,
+        base=base,
+        rope=rope,
+    )
     assert _same(ours(**params, part="cos"), cos)
     assert _same(ours(**params, part="sin"), sin)
     assert _same(ours(**params, part="inv_freq"), inv_freq.float())
@@ -275,7 +325,9 @@ def test_alibi_rules_agree():
         ulp = np.spacing(truth.astype(np.float32)).astype(np.float64)
         for name, library in libraries.items():
             ours = build(family="alibi", heads=heads, variant=name).float64()
-            assert np.array_equal(np.argsort(-ours, kind="stable"), np.argsort(-truth, kind="stable"))
+            assert np.array_equal(
+                np.argsort(-ours, kind="stable"), np.argsort(-truth, kind="stable")
+            )
             worst[name] = max(worst[name], float(np.max(np.abs(ours - truth) / ulp)))
             theirs = library(heads).double().numpy()
             measured[name] = max(measured[name], float(np.max(np.abs(theirs - truth) / ulp)))
@@ -320,9 +372,16 @@ def _timm_published(feat_shape, dim, temperature=10000.0, interleave_sin_cos=Fal
     pos_dim = dim // 4
     exp = torch.arange(0, pos_dim, 1, dtype=torch.int64).to(torch.float32) / pos_dim
     bands = 1.0 / (temperature**exp)
-    grid = torch.stack(
-        torch.meshgrid([torch.arange(s, dtype=torch.int64).to(torch.float32) for s in feat_shape], indexing="ij")
-    ).flatten(1).transpose(0, 1)
+    grid = (
+        torch.stack(
+            torch.meshgrid(
+                [torch.arange(s, dtype=torch.int64).to(torch.float32) for s in feat_shape],
+                indexing="ij",
+            )
+        )
+        .flatten(1)
+        .transpose(0, 1)
+    )
     pos2 = grid.unsqueeze(-1) * bands.unsqueeze(0)
     stack_dim = 2 if interleave_sin_cos else 1
     return torch.stack([torch.sin(pos2), torch.cos(pos2)], dim=stack_dim).flatten(1)

@@ -18,7 +18,8 @@ def test_npy_through_a_pipe_into_another_program():
     )
     producer = subprocess.Popen(
         [*PE_CLI, "generate", "-d", "64", "-l", "300", "-o", "-", "--format", "npy"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     consumer = subprocess.run(
         [sys.executable, "-c", reader], stdin=producer.stdout, capture_output=True
@@ -35,7 +36,8 @@ def test_reader_that_closes_early_is_not_an_error_message():
     for fmt in ("npy", "csv"):
         result = subprocess.run(
             f"{sys.executable} -m pe_cli generate -d 512 -l 20000 -o - --format {fmt} | head -c 10",
-            shell=True, capture_output=True,
+            shell=True,
+            capture_output=True,
         )
         assert len(result.stdout) == 10
         assert result.stderr == b""
@@ -48,7 +50,9 @@ def test_binary_is_not_written_to_a_terminal():
     leader, follower = pty.openpty()
     result = subprocess.run(
         [*PE_CLI, "generate", "-d", "8", "-l", "2", "-o", "-"],
-        stdout=follower, stderr=subprocess.PIPE, timeout=60,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+        timeout=60,
     )
     os.close(follower)
     os.close(leader)
@@ -62,10 +66,14 @@ def test_examples_run():
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    shell = subprocess.run(["bash", root / "examples" / "pipe.sh"], capture_output=True, env=env, text=True)
+    shell = subprocess.run(
+        ["bash", root / "examples" / "pipe.sh"], capture_output=True, env=env, text=True
+    )
     assert shell.returncode == 0, shell.stderr
     assert "received (1024, 512) float32" in shell.stdout and "p=1 sin=0.84147096" in shell.stdout
-    python = subprocess.run([sys.executable, root / "examples" / "embedding.py"], capture_output=True, text=True)
+    python = subprocess.run(
+        [sys.executable, root / "examples" / "embedding.py"], capture_output=True, text=True
+    )
     assert python.returncode == 0, python.stderr
     assert "agree bit for bit: True" in python.stdout
 
@@ -78,7 +86,8 @@ def _interrupt_export(tmp_path, signum):
     target.write_bytes(b"the old table")
     process = subprocess.Popen(
         [*PE_CLI, "generate", "-d", "1024", "-l", "1000000", "-o", str(target), "--force"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until the temporary file has data in it
@@ -114,10 +123,15 @@ def test_inspect_examples_run():
 
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(["bash", root / "examples" / "inspect.sh"], capture_output=True, env=env, text=True)
+    result = subprocess.run(
+        ["bash", root / "examples" / "inspect.sh"], capture_output=True, env=env, text=True
+    )
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    assert "positions.npy: matches fairseq (padding_idx=1), base 10000, first position 0, bit for bit" in text
+    assert (
+        "positions.npy: matches fairseq (padding_idx=1), base 10000, first position 0, bit for bit"
+        in text
+    )
     assert "agree up to position 1, dimension 2 and differ from there on" in text
 
 

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _angles(positions, d, base=10000.0):
     """float64 p * w_i of the sinusoidal table's frequencies w_i = base^(-2i/d)."""
-    return np.asarray(positions, dtype=float)[:, None] * base ** (-2 * np.arange(d // 2) / d)[None, :]
+    return (
+        np.asarray(positions, dtype=float)[:, None] * base ** (-2 * np.arange(d // 2) / d)[None, :]
+    )
 
 
 def _vaswani(positions, d):
@@ -38,7 +40,11 @@ def _brute_bins(values, edges, reduce):
 
 def _linear_edges(count, most):
     # the documented binning: at most `most` nearly equal bins, every row its own while they fit
-    return np.arange(count + 1) if count <= most else np.unique(np.round(np.linspace(0, count, most + 1)).astype(int))
+    return (
+        np.arange(count + 1)
+        if count <= most
+        else np.unique(np.round(np.linspace(0, count, most + 1)).astype(int))
+    )
 
 
 def _steps(axes):
@@ -61,7 +67,10 @@ def test_heatmap_is_the_table_with_positions_down():
     limits = axes.images[0].get_clim()
     assert limits[0] == -limits[1]  # the colour scale is centred on 0
     heading = axes.get_title(loc="left")  # the summary's words
-    assert all(words in heading for words in ("shape 40 x 32", "dtype float32", "convention vaswani", "base 10000"))
+    assert all(
+        words in heading
+        for words in ("shape 40 x 32", "dtype float32", "convention vaswani", "base 10000")
+    )
 
 
 def test_a_large_heatmap_keeps_a_spike(tmp_path):
@@ -76,7 +85,7 @@ def test_a_large_heatmap_keeps_a_spike(tmp_path):
     wide = table.astype(np.float64)
     for r in (0, 200, int(np.searchsorted(rows, 12345, side="right")) - 1, len(rows) - 2):
         for c in (0, 100, int(np.searchsorted(cols, 333, side="right")) - 1, len(cols) - 2):
-            cell = wide[rows[r]:rows[r + 1], cols[c]:cols[c + 1]].ravel()
+            cell = wide[rows[r] : rows[r + 1], cols[c] : cols[c + 1]].ravel()
             assert image[r, c] == cell[np.argmax(np.abs(cell))], (r, c)
     assert image.min() == -7.0
 
@@ -123,11 +132,17 @@ def test_wavelengths_with_and_without_yarn_against_transformers():
     rope = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
     figure = pe_cli.plot(family="rope", d_model=128, seq_len=4096, rope=rope, kind="wavelengths")
     scaled, plain, *marks = figure.axes[0].lines
-    config = LlamaConfig(hidden_size=128, num_attention_heads=1, max_position_embeddings=8192,
-                         rope_parameters={"rope_theta": 10000.0, **rope})
+    config = LlamaConfig(
+        hidden_size=128,
+        num_attention_heads=1,
+        max_position_embeddings=8192,
+        rope_parameters={"rope_theta": 10000.0, **rope},
+    )
     inv_freq, _ = ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
     assert np.allclose(scaled.get_ydata(), 2 * np.pi / inv_freq.double().numpy(), rtol=1e-6)
-    assert np.allclose(plain.get_ydata(), 2 * np.pi * 10000.0 ** (2 * np.arange(64) / 128), rtol=1e-12)
+    assert np.allclose(
+        plain.get_ydata(), 2 * np.pi * 10000.0 ** (2 * np.arange(64) / 128), rtol=1e-12
+    )
     assert figure.axes[0].get_yscale() == "log"
     assert sorted(line.get_ydata()[0] for line in marks) == [2048, 4096, 8192]
 
@@ -143,7 +158,9 @@ def test_errors_of_every_recipe_are_per_bin_maxima():
     checked = 0
     for (top, edges, _), label in zip(_steps(axes), labels):
         name = label.split(" ")[0]
-        table = pe_cli.build(d_model=64, seq_len=3000, variant=name, compute_dtype="float32").float64()
+        table = pe_cli.build(
+            d_model=64, seq_len=3000, variant=name, compute_dtype="float32"
+        ).float64()
         brute = _brute_bins(np.abs(table.reshape(3000, 64) - truth).max(axis=1), edges, np.max)
         shown = np.nan_to_num(top, nan=0.0)  # gaps: bins with no error
         assert np.allclose(shown, brute, rtol=1e-6, atol=1e-12), name
@@ -159,14 +176,16 @@ def test_errors_of_two_files_are_their_difference(cli, tmp_path):
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
     figure = pe_cli.plot(str(tmp_path / "a.npy"), str(tmp_path / "b.npy"), kind="errors")
-    (top, edges, _), = _steps(figure.axes[0])
+    ((top, edges, _),) = _steps(figure.axes[0])
     brute = _brute_bins(np.abs(a.astype(float) - b).max(axis=1), edges, np.max)
     assert np.array_equal(np.nan_to_num(top, nan=0.0), brute)
     assert np.isnan(top[0]) and top[5] > 0  # bit-equal rows are gaps on the log axis
 
 
 def test_compare_file_plots_its_candidates(cli, tmp_path):
-    table = pe_cli.build(d_model=64, seq_len=500, variant="exp-log", compute_dtype="float32").numpy()
+    table = pe_cli.build(
+        d_model=64, seq_len=500, variant="exp-log", compute_dtype="float32"
+    ).numpy()
     np.save(tmp_path / "t.npy", table)
     code, _, err = cli("compare", tmp_path / "t.npy", "--plot", tmp_path / "c.svg")
     assert code == 0 and "wrote" in err
@@ -187,8 +206,23 @@ def _png_size(data: bytes):
 @pytest.mark.parametrize("fmt", ["png", "svg", "pdf"])
 def test_every_kind_writes_every_format(cli, tmp_path, kind, fmt):
     path = tmp_path / f"f.{fmt}"
-    code, out, err = cli("show", "--family", "rope", "-d", "64", "--seq-len", "300", "--rope", "rope_type=linear",
-                         "--rope", "factor=2", "--plot", path, "--plot-kind", kind)
+    code, out, err = cli(
+        "show",
+        "--family",
+        "rope",
+        "-d",
+        "64",
+        "--seq-len",
+        "300",
+        "--rope",
+        "rope_type=linear",
+        "--rope",
+        "factor=2",
+        "--plot",
+        path,
+        "--plot-kind",
+        kind,
+    )
     assert code == 0 and out == b"" and err.strip() == f"wrote {path} ({fmt}): {kind}"
     _opens(path, fmt)
 
@@ -210,7 +244,10 @@ def _opens(path, fmt):
         assert imread(path).shape[:2] == (600, 960)
     elif fmt == "svg":
         root = ElementTree.fromstring(data)
-        assert root.tag.endswith("svg") and (root.get("width"), root.get("height")) == ("576pt", "360pt")
+        assert root.tag.endswith("svg") and (root.get("width"), root.get("height")) == (
+            "576pt",
+            "360pt",
+        )
     else:
         assert data.startswith(b"%PDF-") and data.rstrip().endswith(b"%%EOF")
         assert b"/MediaBox [ 0 0 576 360 ]" in data
@@ -222,19 +259,44 @@ def test_the_same_figure_makes_the_same_file(cli, tmp_path):
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
 
 
-@pytest.mark.parametrize("args, message", [
-    (["show", "--plot", "f.jpg"], "from its extension: .png, .svg, .pdf"),
-    (["show", "--plot-kind", "curves"], "--plot-kind chooses the figure"),
-    (["show", "--family", "alibi", "--plot", "f.png", "--plot-kind", "wavelengths"], "has no frequencies"),
-    (["show", "-d", "8", "--seq-len", "10", "--rows", "20:30", "--plot", "f.png", "--plot-kind", "similarity"],
-     "selects nothing"),
-    (["compare", "-d", "8", "--plot", "f.gif"], "from its extension"),
-    (["show", "-d", "8", "--plot", "f.png", "--json"], "drop --json and --heatmap"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["show", "--plot", "f.jpg"], "from its extension: .png, .svg, .pdf"),
+        (["show", "--plot-kind", "curves"], "--plot-kind chooses the figure"),
+        (
+            ["show", "--family", "alibi", "--plot", "f.png", "--plot-kind", "wavelengths"],
+            "has no frequencies",
+        ),
+        (
+            [
+                "show",
+                "-d",
+                "8",
+                "--seq-len",
+                "10",
+                "--rows",
+                "20:30",
+                "--plot",
+                "f.png",
+                "--plot-kind",
+                "similarity",
+            ],
+            "selects nothing",
+        ),
+        (["compare", "-d", "8", "--plot", "f.gif"], "from its extension"),
+        (["show", "-d", "8", "--plot", "f.png", "--json"], "drop --json and --heatmap"),
+    ],
+)
 def test_bad_plot_requests(cli, tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
     code, _, err = cli(*args)
-    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert (
+        code == 2
+        and message in err
+        and "Traceback" not in err
+        and len(err.strip().splitlines()) == 1
+    )
     assert os.listdir(tmp_path) == []  # nothing written, not even in part
 
 
@@ -243,12 +305,16 @@ def test_a_file_is_not_replaced_without_force(cli, tmp_path):
     path.write_bytes(b"mine")
     code, _, err = cli("show", "-d", "8", "--plot", path)
     assert code == 2 and "exists; pass --force" in err and path.read_bytes() == b"mine"
-    assert cli("show", "-d", "8", "--plot", path, "--force")[0] == 0 and _png_size(path.read_bytes())
+    assert cli("show", "-d", "8", "--plot", path, "--force")[0] == 0 and _png_size(
+        path.read_bytes()
+    )
 
 
 def test_wavelengths_of_a_foreign_file_is_refused(cli, tmp_path):
     np.save(tmp_path / "t.npy", np.zeros((4, 4), dtype=np.float32))
-    code, _, err = cli("show", tmp_path / "t.npy", "--plot", tmp_path / "w.png", "--plot-kind", "wavelengths")
+    code, _, err = cli(
+        "show", tmp_path / "t.npy", "--plot", tmp_path / "w.png", "--plot-kind", "wavelengths"
+    )
     assert code == 2 and "needs the table's frequencies" in err
 
 
@@ -268,12 +334,20 @@ def test_without_matplotlib_plot_names_the_extra(tmp_path):
     )
     assert found.returncode == 2 and found.stdout == ""
     assert found.stderr.strip().splitlines() == [
-        "Error: --plot needs matplotlib, which the plot extra installs: pip install 'pe-cli[plot]'"]
+        "Error: --plot needs matplotlib, which the plot extra installs: pip install 'pe-cli[plot]'"
+    ]
     assert not (tmp_path / "f.png").exists()
 
 
-@pytest.mark.parametrize("args", [["--help"], ["show", "--help"], ["show", "-d", "8", "--seq-len", "4"],
-                                  ["show", "-d", "8", "--heatmap"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        ["show", "--help"],
+        ["show", "-d", "8", "--seq-len", "4"],
+        ["show", "-d", "8", "--heatmap"],
+    ],
+)
 def test_help_and_show_import_no_matplotlib(args):
     found = _run(
         f"import sys; sys.argv = ['pe-cli', *{args!r}]\n"
@@ -289,9 +363,16 @@ def test_help_and_show_import_no_matplotlib(args):
 
 
 def test_the_examples_script_makes_the_readme_figures(tmp_path):
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    found = subprocess.run(["bash", ROOT / "examples" / "figures.sh", tmp_path], capture_output=True, text=True,
-                           env=env)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    found = subprocess.run(
+        ["bash", ROOT / "examples" / "figures.sh", tmp_path],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert found.returncode == 0, found.stderr
     readme = (ROOT / "README.md").read_text()
     made = sorted(p.name for p in tmp_path.iterdir())
@@ -304,7 +385,11 @@ def test_the_examples_script_makes_the_readme_figures(tmp_path):
 def test_the_readme_python_block_runs(tmp_path, monkeypatch):
     import re
 
-    block = re.search(r"```python\n(import pe_cli\npe_cli\.plot\(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    block = re.search(
+        r"```python\n(import pe_cli\npe_cli\.plot\(.*?)```",
+        (ROOT / "README.md").read_text(),
+        flags=re.S,
+    )
     monkeypatch.chdir(tmp_path)
     np.save("table.npy", _vaswani(range(50), 16).astype(np.float32))
     exec(block.group(1), {})

@@ -58,8 +58,11 @@ def _normal(line: str) -> str:
 
 
 SEEDS = {
-    "exp-div": notebooks.seed002, "pow": notebooks.seed000_original, "stack": notebooks.seed004,
-    "exp-log": notebooks.seed003, "neg-pow": notebooks.seed001,
+    "exp-div": notebooks.seed002,
+    "pow": notebooks.seed000_original,
+    "stack": notebooks.seed004,
+    "exp-log": notebooks.seed003,
+    "neg-pow": notebooks.seed001,
 }
 
 
@@ -95,15 +98,22 @@ def _rope_audit() -> dict[str, str]:
     return lines
 
 
-LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-          "original_max_position_embeddings": 8192}
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}
 
 
 def _llama3_against_transformers() -> dict[str, str]:
     """`compare` of the exact Llama 3.1 cos table (float32) with transformers' (131072 positions)."""
     d, base, length = 128, 500000.0, 131072
     exact = _rope_truth(d, base, length, LLAMA3).astype(np.float32)
-    cos = hf_rotary(dict(LLAMA3, max_position_embeddings=131072), d, base, list(range(length)))[0].numpy()
+    cos = hf_rotary(dict(LLAMA3, max_position_embeddings=131072), d, base, list(range(length)))[
+        0
+    ].numpy()
     return figures.comparison_lines(figures.difference(exact, cos.astype(np.float64)))
 
 
@@ -138,7 +148,11 @@ def _figure_key(line: str, section: str, expected: dict) -> str | None:
 
 def _flux_cos(path):
     """The README's FLUX example: diffusers' cos table at 1024 x 1024 (its Python block, as written)."""
-    block = re.search(r"```python\n(import numpy as np, torch\nfrom diffusers.*?)```", README.read_text(), flags=re.S)
+    block = re.search(
+        r"```python\n(import numpy as np, torch\nfrom diffusers.*?)```",
+        README.read_text(),
+        flags=re.S,
+    )
     exec(compile(block.group(1).replace('"flux_cos.npy"', repr(str(path))), "README", "exec"), {})
 
 
@@ -148,16 +162,29 @@ def test_readme_commands_run_as_written(tmp_path):
     assert any(cmd == "pe-cli generate --d-model 512 --seq-len 1024" for cmd, _ in examples)
     assert set(MACHINE_FIGURES) <= {cmd for cmd, _ in examples}
     np.save(tmp_path / "seed000.npy", notebooks.seed000_as_written(64, 100).numpy())
-    np.save(tmp_path / "positions.npy", build(d_model=512, seq_len=1026, convention="fairseq", padding_idx=1).numpy())
+    np.save(
+        tmp_path / "positions.npy",
+        build(d_model=512, seq_len=1026, convention="fairseq", padding_idx=1).numpy(),
+    )
     _flux_cos(tmp_path / "flux_cos.npy")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "COLUMNS": "100", "NO_COLOR": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "COLUMNS": "100",
+        "NO_COLOR": "1",
+    }
     for command, shown in examples:
-        result = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+        result = subprocess.run(
+            command, shell=True, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300
+        )
         assert result.returncode == 0, (command, result.stderr)
         assert "Traceback" not in result.stderr
         actual = {_normal(line) for line in (result.stdout + result.stderr).splitlines()}
-        expected = {k: _normal(v) for k, v in MACHINE_FIGURES[command]().items()} if command in MACHINE_FIGURES else {}
+        expected = (
+            {k: _normal(v) for k, v in MACHINE_FIGURES[command]().items()}
+            if command in MACHINE_FIGURES
+            else {}
+        )
         section, recomputed = "", set()
         for line in map(_normal, filter(_comparable, shown)):
             if line.startswith("max |err| by position band"):

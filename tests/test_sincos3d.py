@@ -37,7 +37,10 @@ def test_exact_is_correctly_rounded(d, dtype):
     assert got.shape == (24, d)
     for row in range(24):
         for column in range(d):
-            assert got[row, column] == ref.round_to(_truth(grid, d, base, row, column), dtype), (row, column)
+            assert got[row, column] == ref.round_to(_truth(grid, d, base, row, column), dtype), (
+                row,
+                column,
+            )
 
 
 def test_exact_at_large_coordinates_and_in_blocks():
@@ -46,15 +49,21 @@ def test_exact_at_large_coordinates_and_in_blocks():
     got = build(spec).float64()
     for row in (0, 299, 300, 20999, 21000, 62999):
         for column in range(d):
-            assert got[row, column] == ref.round_to(_truth(grid, d, 10000.0, row, column), "float32")
+            assert got[row, column] == ref.round_to(
+                _truth(grid, d, 10000.0, row, column), "float32"
+            )
     from pe_cli.engine import blocks
 
     assert np.array_equal(np.concatenate(list(blocks(spec, rows=4099))), build(spec).values)
 
 
 def _library(grid, d):
-    encodings = pytest.importorskip("positional_encodings.torch_encodings", reason="positional-encodings is not installed")
-    return encodings.PositionalEncoding3D(d)(torch.zeros(1, *grid, d))[0].reshape(math.prod(grid), d)
+    encodings = pytest.importorskip(
+        "positional_encodings.torch_encodings", reason="positional-encodings is not installed"
+    )
+    return encodings.PositionalEncoding3D(d)(torch.zeros(1, *grid, d))[0].reshape(
+        math.prod(grid), d
+    )
 
 
 @pytest.mark.parametrize("grid", [(1, 1, 1), (2, 3, 4), (4, 7, 5), (8, 14, 14)])
@@ -62,7 +71,9 @@ def _library(grid, d):
 def test_positional_encodings_3d_bit_for_bit(grid, d):
     ours = build(family="sincos3d", grid=grid, d_model=d, variant="positional-encodings").torch()
     theirs = _library(grid, d)
-    assert ours.shape == theirs.shape and torch.equal(ours.view(torch.int32), theirs.contiguous().view(torch.int32))
+    assert ours.shape == theirs.shape and torch.equal(
+        ours.view(torch.int32), theirs.contiguous().view(torch.int32)
+    )
 
 
 @pytest.mark.parametrize(
@@ -72,7 +83,10 @@ def test_positional_encodings_3d_bit_for_bit(grid, d):
         ({"grid": "4x4"}, "is not TxHxW"),
         ({"grid": "2x0x3"}, "each at least 1"),
         ({"grid": "2x3x4", "offset": 2}, "--offset does not apply"),
-        ({"grid": "2x3x4", "variant": "positional-encodings", "base": 500.0}, "hardcodes base 10000"),
+        (
+            {"grid": "2x3x4", "variant": "positional-encodings", "base": 500.0},
+            "hardcodes base 10000",
+        ),
         ({"grid": "2x3x4", "cls_token": True}, "--cls-token belongs to --family sincos2d"),
         ({"grid": "2x3x4", "variant": "mae"}, "use --family sincos2d"),
     ],
@@ -83,7 +97,9 @@ def test_refusals(params, message):
 
 
 def test_grid_belongs_to_the_grid_families():
-    with pytest.raises(BadInput, match="--grid belongs to --family rope or sincos2d or sincos3d, not alibi"):
+    with pytest.raises(
+        BadInput, match="--grid belongs to --family rope or sincos2d or sincos3d, not alibi"
+    ):
         TableSpec(family="alibi", grid="2x2")
 
 
@@ -107,7 +123,9 @@ def test_show_reads_frequencies_from_the_table(cli):
     for f in reported:
         for axis in "thw":
             if f"cos {axis}" in f["columns"]:
-                measured = math.atan2(row[f["columns"][f"sin {axis}"]], row[f["columns"][f"cos {axis}"]])
+                measured = math.atan2(
+                    row[f["columns"][f"sin {axis}"]], row[f["columns"][f"cos {axis}"]]
+                )
                 assert math.isclose(f["frequency"], measured, rel_tol=1e-12), (f, axis)
     code, out, _ = cli("show", *args, "--rows", "3:5")
     assert code == 0 and "(0,1,1)" in out.decode() and "(1,0,0)" in out.decode()
@@ -122,7 +140,9 @@ def test_identification(cli, tmp_path, grid, d):
     # with d = 8 (2 frequencies per axis, no w columns) a 3x4x1 grid is also sincos2d's 3x4 'pairs'
     # table, value for value: either may be named first, the other as the same table
     assert f"sincos3d, grid {grid}" in text and "bit for bit" in text, text
-    library = _generate(cli, tmp_path / "library.npy", "--grid", grid, "-d", d, "--variant", "positional-encodings")
+    library = _generate(
+        cli, tmp_path / "library.npy", "--grid", grid, "-d", d, "--variant", "positional-encodings"
+    )
     text = " ".join(cli("compare", library)[1].decode().split())
     assert "matches library positional-encodings" in text and "bit for bit" in text, text
 
@@ -135,14 +155,27 @@ def test_identifies_the_library_table(cli, tmp_path):
 
 
 def test_compare_and_audit(cli, tmp_path):
-    library = _generate(cli, tmp_path / "library.npy", "--grid", "3x5x5", "-d", "64", "--variant", "positional-encodings")
-    code, out, err = cli("compare", library, "exact:float64", "--family", "sincos3d", "--grid", "3x5x5", "--json")
+    library = _generate(
+        cli,
+        tmp_path / "library.npy",
+        "--grid",
+        "3x5x5",
+        "-d",
+        "64",
+        "--variant",
+        "positional-encodings",
+    )
+    code, out, err = cli(
+        "compare", library, "exact:float64", "--family", "sincos3d", "--grid", "3x5x5", "--json"
+    )
     assert code == 0, err
     result = json.loads(out)
     assert 0 < result["max_abs"] < 1e-5 and result["differing"] > 0
     code, out, err = cli("compare", "--family", "sincos3d", "--grid", "3x5x5", "-d", "64", "--json")
     assert code == 0, err
-    rows = {row["variant"]: row for row in json.loads(out)}  # each against its own layout's exact table
+    rows = {
+        row["variant"]: row for row in json.loads(out)
+    }  # each against its own layout's exact table
     assert rows["positional-encodings"]["max_abs"] == result["max_abs"]
     assert 0 < rows["diffusers"]["max_abs"] < 1e-5
 
@@ -158,8 +191,11 @@ def _cogvideox_truth(spec_grid, d, spatial, temporal, text, row, column):
     _, height, width = spec_grid
     patch = row - text
     t, h, w = patch // (height * width), patch // width % height, patch % width
-    blocks = [("t", d // 4, mpmath.mpf(t) / mpmath.mpf(temporal)), ("w", 3 * d // 8, mpmath.mpf(w) / mpmath.mpf(spatial)),
-              ("h", 3 * d // 8, mpmath.mpf(h) / mpmath.mpf(spatial))]
+    blocks = [
+        ("t", d // 4, mpmath.mpf(t) / mpmath.mpf(temporal)),
+        ("w", 3 * d // 8, mpmath.mpf(w) / mpmath.mpf(spatial)),
+        ("h", 3 * d // 8, mpmath.mpf(h) / mpmath.mpf(spatial)),
+    ]
     for _, width_, position in blocks:
         if column < width_:
             n = width_ // 2
@@ -172,11 +208,20 @@ def _cogvideox_truth(spec_grid, d, spatial, temporal, text, row, column):
 @pytest.mark.parametrize("spatial, temporal", [(1.875, 1.0), (1.5, 2.0), (1.0, 1.0)])
 def test_cogvideox_exact_against_mpmath(spatial, temporal):
     grid, d, text = (3, 4, 5), 32, 2
-    table = build(family="sincos3d", convention="cogvideox", grid="3x4x5", d_model=d, text_tokens=text,
-                  interpolation_scale=spatial, temporal_interpolation_scale=temporal).numpy()
+    table = build(
+        family="sincos3d",
+        convention="cogvideox",
+        grid="3x4x5",
+        d_model=d,
+        text_tokens=text,
+        interpolation_scale=spatial,
+        temporal_interpolation_scale=temporal,
+    ).numpy()
     for row in (0, 1, 2, 3, 8, 23, 40, 61):
         for column in range(d):
-            expected = ref.round_to(_cogvideox_truth(grid, d, spatial, temporal, text, row, column), "float32")
+            expected = ref.round_to(
+                _cogvideox_truth(grid, d, spatial, temporal, text, row, column), "float32"
+            )
             assert table[row, column] == expected, (row, column)
 
 
@@ -185,48 +230,113 @@ def test_cogvideox_patch_embed_buffer_bit_for_bit():
     spatial interpolation 1.875: the buffer CogVideoXPatchEmbed adds to its tokens."""
     from diffusers.models.embeddings import CogVideoXPatchEmbed
 
-    module = CogVideoXPatchEmbed(patch_size=2, embed_dim=1920, sample_width=90, sample_height=60, sample_frames=49,
-                                 max_text_seq_length=226, spatial_interpolation_scale=1.875,
-                                 use_learned_positional_embeddings=False)
+    module = CogVideoXPatchEmbed(
+        patch_size=2,
+        embed_dim=1920,
+        sample_width=90,
+        sample_height=60,
+        sample_frames=49,
+        max_text_seq_length=226,
+        spatial_interpolation_scale=1.875,
+        use_learned_positional_embeddings=False,
+    )
     expected = module.pos_embedding[0].float().numpy()
-    table = build(family="sincos3d", convention="cogvideox", variant="diffusers", grid="13x30x45", d_model=1920,
-                  interpolation_scale=1.875, text_tokens=226).numpy()
+    table = build(
+        family="sincos3d",
+        convention="cogvideox",
+        variant="diffusers",
+        grid="13x30x45",
+        d_model=1920,
+        interpolation_scale=1.875,
+        text_tokens=226,
+    ).numpy()
     assert np.array_equal(table, expected)
 
 
-@pytest.mark.parametrize("grid, d, spatial, temporal", [((3, 4, 6), 64, 1.5, 2.0), ((1, 7, 5), 48, 1.0, 1.0),
-                                                         ((5, 2, 3), 16, 0.5, 3.0)])
+@pytest.mark.parametrize(
+    "grid, d, spatial, temporal",
+    [((3, 4, 6), 64, 1.5, 2.0), ((1, 7, 5), 48, 1.0, 1.0), ((5, 2, 3), 16, 0.5, 3.0)],
+)
 def test_cogvideox_get_3d_sincos_pos_embed(grid, d, spatial, temporal):
     from diffusers.models.embeddings import get_3d_sincos_pos_embed
 
     frames, height, width = grid
-    expected = get_3d_sincos_pos_embed(d, (width, height), frames, spatial, temporal).reshape(-1, d).float()
-    table = build(family="sincos3d", convention="cogvideox", variant="diffusers", grid="x".join(map(str, grid)),
-                  d_model=d, interpolation_scale=spatial, temporal_interpolation_scale=temporal)
+    expected = (
+        get_3d_sincos_pos_embed(d, (width, height), frames, spatial, temporal)
+        .reshape(-1, d)
+        .float()
+    )
+    table = build(
+        family="sincos3d",
+        convention="cogvideox",
+        variant="diffusers",
+        grid="x".join(map(str, grid)),
+        d_model=d,
+        interpolation_scale=spatial,
+        temporal_interpolation_scale=temporal,
+    )
     assert np.array_equal(table.numpy(), expected.numpy())
 
 
-@pytest.mark.parametrize("grid, text, spatial, temporal", [("13x30x45", 226, 1.875, 1.0), ("3x4x6", 0, 1.5, 2.0)])
+@pytest.mark.parametrize(
+    "grid, text, spatial, temporal", [("13x30x45", 226, 1.875, 1.0), ("3x4x6", 0, 1.5, 2.0)]
+)
 def test_cogvideox_tables_are_identified_and_rebuilt(cli, tmp_path, grid, text, spatial, temporal):
-    args = ["--family", "sincos3d", "--convention", "cogvideox", "--variant", "diffusers", "--grid", grid, "-d", 1920,
-            "--text-tokens", text, "--interpolation-scale", spatial, "--temporal-interpolation-scale", temporal]
+    args = [
+        "--family",
+        "sincos3d",
+        "--convention",
+        "cogvideox",
+        "--variant",
+        "diffusers",
+        "--grid",
+        grid,
+        "-d",
+        1920,
+        "--text-tokens",
+        text,
+        "--interpolation-scale",
+        spatial,
+        "--temporal-interpolation-scale",
+        temporal,
+    ]
     code, _, err = cli("generate", *args, "-o", tmp_path / "t.npy")
     assert code == 0, err
     code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
     found = json.loads(out)
     best = found["candidates"][0]
-    assert code == 0 and found["explained"] and best["name"] == "library diffusers" and best["differing"] == 0
-    assert best["spec"]["grid"] == [int(x) for x in grid.split("x")] and best["spec"]["text_tokens"] == text
-    assert best["spec"]["interpolation_scale"] == spatial and best["spec"]["temporal_interpolation_scale"] == temporal
+    assert (
+        code == 0
+        and found["explained"]
+        and best["name"] == "library diffusers"
+        and best["differing"] == 0
+    )
+    assert (
+        best["spec"]["grid"] == [int(x) for x in grid.split("x")]
+        and best["spec"]["text_tokens"] == text
+    )
+    assert (
+        best["spec"]["interpolation_scale"] == spatial
+        and best["spec"]["temporal_interpolation_scale"] == temporal
+    )
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--convention", "cogvideox", "-d", "40"], "multiple of 16"),
-    (["--interpolation-scale", "2"], "belongs to the cogvideox layout"),
-    (["--text-tokens", "3"], "belongs to the cogvideox layout"),
-    (["--convention", "cogvideox", "-d", "32", "--temporal-interpolation-scale", "0"], "positive"),
-    (["--convention", "cogvideox", "-d", "32", "--variant", "diffusers", "--base", "500"], "hardcodes base 10000"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--convention", "cogvideox", "-d", "40"], "multiple of 16"),
+        (["--interpolation-scale", "2"], "belongs to the cogvideox layout"),
+        (["--text-tokens", "3"], "belongs to the cogvideox layout"),
+        (
+            ["--convention", "cogvideox", "-d", "32", "--temporal-interpolation-scale", "0"],
+            "positive",
+        ),
+        (
+            ["--convention", "cogvideox", "-d", "32", "--variant", "diffusers", "--base", "500"],
+            "hardcodes base 10000",
+        ),
+    ],
+)
 def test_cogvideox_refusals(cli, args, message):
     code, _, err = cli("generate", "--family", "sincos3d", "--grid", "2x3x4", *args)
     assert code == 2 and message in err and "Traceback" not in err, err

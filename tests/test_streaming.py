@@ -36,7 +36,9 @@ def test_compare_streamed_figures_match_a_whole_array_computation(cli, tmp_path,
     b = pe_cli.build(d_model=64, seq_len=1000, variant="exp-log").numpy()
     np.save(tmp_path / "a.npy", a)
     np.save(tmp_path / "b.npy", b)
-    code, out, _ = cli("compare", tmp_path / "a.npy", tmp_path / "b.npy", "--json", "--atol", "1e-5")
+    code, out, _ = cli(
+        "compare", tmp_path / "a.npy", tmp_path / "b.npy", "--json", "--atol", "1e-5"
+    )
     assert code == 1  # outside --atol
     got = json.loads(out)
     x, y = a.astype(np.float64), b.astype(np.float64)
@@ -49,14 +51,19 @@ def test_compare_streamed_figures_match_a_whole_array_computation(cli, tmp_path,
     assert tuple(got["worst"]) == divmod(int(np.argmax(error)), 64)
     assert got["differing"] == np.count_nonzero(x != y) and got["size"] == x.size
     rows_max = error.max(axis=1)
-    assert [m for _, _, m in got["bands"]] == [rows_max[lo:hi].max() for lo, hi in
-                                               [(0, 1), (1, 4), (4, 16), (16, 64), (64, 256), (256, 1000)]]
+    assert [m for _, _, m in got["bands"]] == [
+        rows_max[lo:hi].max()
+        for lo, hi in [(0, 1), (1, 4), (4, 16), (16, 64), (64, 256), (256, 1000)]
+    ]
     assert got["first_over"] == int(np.flatnonzero(rows_max > 1e-5)[0])
     assert got["within"] is False
     over = error > _float32_ulp(b)
     first = np.flatnonzero(over)[0]
-    assert any(f"they agree up to position {first // 64}, dimension {first % 64}" in f
-               and f"({over.sum()} of {x.size} elements" in f for f in got["findings"])
+    assert any(
+        f"they agree up to position {first // 64}, dimension {first % 64}" in f
+        and f"({over.sum()} of {x.size} elements" in f
+        for f in got["findings"]
+    )
 
 
 def test_compare_reads_shifted_and_transposed_tables_in_blocks(cli, tmp_path, small_blocks):
@@ -64,16 +71,23 @@ def test_compare_reads_shifted_and_transposed_tables_in_blocks(cli, tmp_path, sm
     np.save(tmp_path / "a.npy", table)
     np.save(tmp_path / "t.npy", table.T.copy())
     np.save(tmp_path / "cls.npy", np.concatenate([np.zeros((1, 32), np.float32), table]))
-    for first, second, note in (("t.npy", "a.npy", "transposed"), ("a.npy", "t.npy", "transposed"),
-                                ("cls.npy", "a.npy", "class token")):
+    for first, second, note in (
+        ("t.npy", "a.npy", "transposed"),
+        ("a.npy", "t.npy", "transposed"),
+        ("cls.npy", "a.npy", "class token"),
+    ):
         code, out, _ = cli("compare", tmp_path / first, tmp_path / second, "--json")
         got = json.loads(out)
         assert code == 0 and got["differing"] == 0 and got["size"] == table.size
-        assert any(note in f and "compared as (700, 32)" in f or note == "class token" and note in f
-                   for f in got["findings"])
+        assert any(
+            note in f and "compared as (700, 32)" in f or note == "class token" and note in f
+            for f in got["findings"]
+        )
     other = table.copy()
     other[650, 5] += np.float32(0.5)
-    np.save(tmp_path / "o.npy", other.T.copy())  # wide, and one element off far down the tall reading
+    np.save(
+        tmp_path / "o.npy", other.T.copy()
+    )  # wide, and one element off far down the tall reading
     code, out, _ = cli("compare", tmp_path / "a.npy", tmp_path / "o.npy", "--json")
     got = json.loads(out)
     assert got["differing"] == 1 and tuple(got["worst"]) == (650, 5)
@@ -85,13 +99,17 @@ def _identify(cli, path):
     return json.loads(out)
 
 
-def test_long_table_is_identified_on_a_sample_and_confirmed_on_every_row(cli, tmp_path, small_blocks):
+def test_long_table_is_identified_on_a_sample_and_confirmed_on_every_row(
+    cli, tmp_path, small_blocks
+):
     spec = dict(d_model=64, seq_len=3000, convention="fairseq", padding_idx=1)
     table = pe_cli.build(**spec).numpy()
     np.save(tmp_path / "t.npy", table)
     got = _identify(cli, tmp_path / "t.npy")
     best = got["candidates"][0]
-    assert best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 0 and best["confirmed"]
+    assert (
+        best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 0 and best["confirmed"]
+    )
     assert any("checked for bit-identity on every row" in n for n in got["notes"])
     code, out, _ = cli("compare", tmp_path / "t.npy")
     assert "bit for bit (float32)" in " ".join(out.decode().split())
@@ -102,7 +120,9 @@ def test_a_padding_row_past_the_samples_head_is_in_the_sample(cli, tmp_path, sma
     np.save(tmp_path / "t.npy", table)
     got = _identify(cli, tmp_path / "t.npy")
     best = got["candidates"][0]
-    assert best["name"] == "fairseq (padding_idx=300)" and best["differing"] == 0 and best["confirmed"]
+    assert (
+        best["name"] == "fairseq (padding_idx=300)" and best["differing"] == 0 and best["confirmed"]
+    )
     assert best["spec"]["padding_idx"] == 300
 
 
@@ -111,13 +131,19 @@ def test_long_library_table_is_named_after_its_library(cli, tmp_path, small_bloc
     np.save(tmp_path / "t.npy", table)
     got = _identify(cli, tmp_path / "t.npy")
     best = got["candidates"][0]
-    assert best["name"] in ("library fairseq", "library whisper") and best["differing"] == 0 and best["confirmed"]
+    assert (
+        best["name"] in ("library fairseq", "library whisper")
+        and best["differing"] == 0
+        and best["confirmed"]
+    )
     # the exact table is not this one, so the variants were built; a library table altered in
     # one element far down is no longer any library's
     table[2500, 40] = np.nextafter(table[2500, 40], np.float32(2))
     np.save(tmp_path / "t.npy", table)
     got = _identify(cli, tmp_path / "t.npy")
-    assert not any(c["name"].startswith("library") and c["differing"] == 0 for c in got["candidates"])
+    assert not any(
+        c["name"].startswith("library") and c["differing"] == 0 for c in got["candidates"]
+    )
 
 
 def test_long_exact_table_does_not_build_the_variants(cli, tmp_path, small_blocks, monkeypatch):
@@ -125,10 +151,17 @@ def test_long_exact_table_does_not_build_the_variants(cli, tmp_path, small_block
 
     built = []
     compute = engine._formula_table
-    monkeypatch.setattr(engine, "_formula_table", lambda spec, device: built.append(spec) or compute(spec, device))
-    np.save(tmp_path / "t.npy", pe_cli.build(d_model=64, seq_len=3000, convention="tensor2tensor").numpy())
+    monkeypatch.setattr(
+        engine, "_formula_table", lambda spec, device: built.append(spec) or compute(spec, device)
+    )
+    np.save(
+        tmp_path / "t.npy",
+        pe_cli.build(d_model=64, seq_len=3000, convention="tensor2tensor").numpy(),
+    )
     got = _identify(cli, tmp_path / "t.npy")
-    assert got["candidates"][0]["name"] == "tensor2tensor" and got["candidates"][0]["differing"] == 0
+    assert (
+        got["candidates"][0]["name"] == "tensor2tensor" and got["candidates"][0]["differing"] == 0
+    )
     assert built == [] and any("were not built" in n for n in got["notes"])
 
 
@@ -142,10 +175,16 @@ def test_one_altered_element_is_found_by_the_confirming_pass(cli, tmp_path, smal
     table[row, 40] = np.nextafter(table[row, 40], np.float32(2))  # one ulp up
     np.save(tmp_path / "t.npy", table)
     best = _identify(cli, tmp_path / "t.npy")["candidates"][0]
-    assert best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 1 and best["confirmed"]
+    assert (
+        best["name"] == "fairseq (padding_idx=1)" and best["differing"] == 1 and best["confirmed"]
+    )
     x = _true(row, 40)
-    assert best["max_abs"] == pytest.approx(float(abs(mpmath.mpf(float(table[row, 40])) - x)), rel=1e-9)
-    assert best["max_ulps"] == pytest.approx(reference.ulps(float(table[row, 40]), x, "float32"), rel=1e-6)
+    assert best["max_abs"] == pytest.approx(
+        float(abs(mpmath.mpf(float(table[row, 40])) - x)), rel=1e-9
+    )
+    assert best["max_ulps"] == pytest.approx(
+        reference.ulps(float(table[row, 40]), x, "float32"), rel=1e-6
+    )
     assert tuple(best["worst"]) == (row, 40)
     code, out, _ = cli("compare", tmp_path / "t.npy")
     text = " ".join(out.decode().split())  # lines fold at the terminal's width
@@ -174,10 +213,14 @@ def test_show_facts_and_window_of_a_file_in_blocks(cli, tmp_path, small_blocks):
     norms = np.sqrt(np.sum(x**2, axis=1))
     assert (facts["min"], facts["max"]) == (x.min(), x.max())
     assert facts["mean"] == pytest.approx(x.mean(), rel=1e-12)
-    assert facts["row_norms"]["min"] == 0 and facts["row_norms"]["max"] == pytest.approx(norms.max(), rel=1e-15)
+    assert facts["row_norms"]["min"] == 0 and facts["row_norms"]["max"] == pytest.approx(
+        norms.max(), rel=1e-15
+    )
     assert facts["row_norms"]["zero_rows"] == [37, 600]
     live = np.delete(norms, [37, 600])
-    assert facts["row_norms"]["max_deviation"] == pytest.approx(np.abs(live - np.sqrt(24)).max(), rel=1e-12)
+    assert facts["row_norms"]["max_deviation"] == pytest.approx(
+        np.abs(live - np.sqrt(24)).max(), rel=1e-12
+    )
     code, out, _ = cli("show", tmp_path / "r.npy", "--rows", "700:702", "--cols", "0:3")
     text = out.decode()
     assert code == 0 and all(f"{table[p, j]:.9g}"[:6] in text for p in (700, 701) for j in range(3))
@@ -213,7 +256,9 @@ def test_ulp_is_numpys_spacing():
     for dtype, numpy_type in (("float32", np.float32), ("float16", np.float16)):
         x = (rng.standard_normal(10000) * 10.0 ** rng.integers(-6, 4, 10000)).astype(numpy_type)
         x[:3] = [0, np.finfo(numpy_type).smallest_subnormal, -np.finfo(numpy_type).tiny]
-        assert np.array_equal(ulp(x.astype(np.float64), dtype), np.spacing(np.abs(x)).astype(np.float64))
+        assert np.array_equal(
+            ulp(x.astype(np.float64), dtype), np.spacing(np.abs(x)).astype(np.float64)
+        )
 
 
 def test_stdin_larger_than_memory_is_refused_with_one_line(tmp_path, monkeypatch):
@@ -248,8 +293,13 @@ def test_inspecting_large_files_keeps_memory_bounded(tmp_path):
     command = [sys.executable, "-m", "pe_cli"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for args in (["compare", "a.npy", "b.npy"], ["compare", "a.npy"], ["show", "a.npy"]):
-        found = subprocess.run([sys.executable, "-c", PEAK, *command, *args], cwd=tmp_path, env=env,
-                               capture_output=True, text=True)
+        found = subprocess.run(
+            [sys.executable, "-c", PEAK, *command, *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         assert found.returncode == 0, found.stderr
         peak_mib = int(found.stdout.split()[-1]) / 1024
         assert peak_mib < 256, (args, peak_mib)
@@ -269,7 +319,14 @@ def _odd_tables():
     zero_column[:, 3] = 0
     nan_row[40] = np.nan
     inf_row[7, 2] = np.inf
-    yield from (zero_column, nan_row, inf_row, np.zeros((100, 8)), np.ones((100, 8)), np.full((50, 6), np.nan))
+    yield from (
+        zero_column,
+        nan_row,
+        inf_row,
+        np.zeros((100, 8)),
+        np.ones((100, 8)),
+        np.full((50, 6), np.nan),
+    )
     yield from (table[:1], table[:2], table[:, :1], np.ones((1, 1)), table.T)
 
 
@@ -285,11 +342,16 @@ def test_no_table_makes_identification_crash(cli, tmp_path, k):
 
 def test_a_far_off_fit_is_not_called_a_match(cli, tmp_path):
     p = np.arange(100)[:, None]
-    plane = np.cos(p * np.array([1.0, 0.1, 0.01, 0.0]))  # a zero frequency where RoPE has 10000**-0.75
+    plane = np.cos(
+        p * np.array([1.0, 0.1, 0.01, 0.0])
+    )  # a zero frequency where RoPE has 10000**-0.75
     np.save(tmp_path / "t.npy", np.concatenate([plane, plane], 1).astype(np.float32))
     code, out, _ = cli("compare", tmp_path / "t.npy")
     text = " ".join(out.decode().split())
-    assert "no built-in convention explains this table; the nearest is rope cos" in text and "matches" not in text
+    assert (
+        "no built-in convention explains this table; the nearest is rope cos" in text
+        and "matches" not in text
+    )
     assert json.loads(cli("compare", tmp_path / "t.npy", "--json")[1])["explained"] is False
     # an unknown float32 recipe's error stays a match: the exact table with elements one ulp off
     table = pe_cli.build(d_model=64, seq_len=4096).numpy()

@@ -5,7 +5,6 @@ modules are discovered by walking transformers' packages (tests/transformers_mod
 import json
 
 import numpy as np
-
 import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed")
@@ -14,14 +13,22 @@ from . import transformers_models as tm  # noqa: E402
 
 MODULES = tm.rotary_modules()
 # what transformers itself cannot do: no module to compare with
-TRANSFORMERS_SIDE = ("its forward takes", "not built from any part", "the module fails on its default config")
+TRANSFORMERS_SIDE = (
+    "its forward takes",
+    "not built from any part",
+    "the module fails on its default config",
+)
 
 
 def test_discovery_finds_the_models():
     names = {r.name for r in MODULES}
     assert len(MODULES) > 200
-    assert {"LlamaRotaryEmbedding", "CohereRotaryEmbedding", "Gemma3RotaryEmbedding",
-            "DeepseekV2RotaryEmbedding"} <= names
+    assert {
+        "LlamaRotaryEmbedding",
+        "CohereRotaryEmbedding",
+        "Gemma3RotaryEmbedding",
+        "DeepseekV2RotaryEmbedding",
+    } <= names
 
 
 def test_data_is_transformers_own():
@@ -31,8 +38,12 @@ def test_data_is_transformers_own():
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "tests.transformers_models", "--check"],
-                          cwd=tm.DATA.parents[2], capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.transformers_models", "--check"],
+        cwd=tm.DATA.parents[2],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
@@ -52,8 +63,11 @@ SINUSOIDS = tm.sinusoidal_modules()
 
 def test_sinusoid_discovery_finds_the_modules():
     assert len(SINUSOIDS) >= 23
-    assert {"MusicgenSinusoidalPositionalEmbedding", "M2M100SinusoidalPositionalEmbedding",
-            "VibeVoiceDiffusionHeadSinusoidalEmbedding"} <= {s.name for s in SINUSOIDS}
+    assert {
+        "MusicgenSinusoidalPositionalEmbedding",
+        "M2M100SinusoidalPositionalEmbedding",
+        "VibeVoiceDiffusionHeadSinusoidalEmbedding",
+    } <= {s.name for s in SINUSOIDS}
 
 
 @pytest.mark.parametrize("sinusoid", SINUSOIDS, ids=lambda s: f"{s.model}.{s.name}")
@@ -74,9 +88,27 @@ def test_sinusoidal_module_is_named_and_rebuilt(sinusoid, cli, tmp_path):
     best = json.loads(out)["candidates"][0]
     assert best["differing"] == 0, best["name"]
     spec = best["spec"]
-    args = ["generate", "--family", spec["family"], "-d", spec["d_model"], "-l", spec["seq_len"],
-            "--convention", spec["convention"], "--variant", spec["variant"], "--base", spec["base"],
-            "--offset", spec["offset"], "-o", "-", "--format", "npy"]
+    args = [
+        "generate",
+        "--family",
+        spec["family"],
+        "-d",
+        spec["d_model"],
+        "-l",
+        spec["seq_len"],
+        "--convention",
+        spec["convention"],
+        "--variant",
+        spec["variant"],
+        "--base",
+        spec["base"],
+        "--offset",
+        spec["offset"],
+        "-o",
+        "-",
+        "--format",
+        "npy",
+    ]
     if spec.get("padding_idx") is not None:
         args += ["--padding-idx", spec["padding_idx"]]
     code, out, err = cli(*args)
@@ -98,7 +130,11 @@ def _identification_samples():
         if tm.layer_types(module, node) or "axial" in str(rope):
             continue
         table = data.get(node.model_type, {}).get("table", {})
-        key = (json.dumps(table, sort_keys=True), rope.get("rope_type"), rope.get("partial_rotary_factor", 1.0) < 1)
+        key = (
+            json.dumps(table, sort_keys=True),
+            rope.get("rope_type"),
+            rope.get("partial_rotary_factor", 1.0) < 1,
+        )
         seen.setdefault(key, rotary)
     return list(seen.values())
 
@@ -155,17 +191,27 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
     module, config, node, part = built
     path = tmp_path / "config.json"
     path.write_text(config.to_json_string())
-    args = ["--rope-config", path, "--variant", "hf-rope"] + (["--config-part", part] if part else [])
+    args = ["--rope-config", path, "--variant", "hf-rope"] + (
+        ["--config-part", part] if part else []
+    )
     kinds = tm.layer_types(module, node)
     args += ["--layer-type", kinds[0]] if kinds else []
-    options = {"rope_config": str(path), "config_part": part or None, "layer_type": kinds[0] if kinds else None,
-               "variant": "hf-rope", "seq_len": 64}
+    options = {
+        "rope_config": str(path),
+        "config_part": part or None,
+        "layer_type": kinds[0] if kinds else None,
+        "variant": "hf-rope",
+        "seq_len": 64,
+    }
     if style is not None:
         merge = (getattr(node, "spatial_merge_size", 1) or 1) if style.merged else 1
         grid = tm._grid(style)(merge)
         args += ["--grid", grid]
-        positions = tm.module_input(style, axes_positions(spec_from_options({**options, "grid": grid})),
-                                    table.get("positions", "rc"))
+        positions = tm.module_input(
+            style,
+            axes_positions(spec_from_options({**options, "grid": grid})),
+            table.get("positions", "rc"),
+        )
     else:
         args += ["-l", 64]
         positions = torch.arange(64)
@@ -174,7 +220,9 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
     assert code == 0, err
     tensors = load_file(str(out))
     cos, sin = tm._module_table(module, positions, kinds[0] if kinds else None)
-    assert np.array_equal(tensors["cos"], cos.numpy()) and np.array_equal(tensors["sin"], sin.numpy())
+    assert np.array_equal(tensors["cos"], cos.numpy()) and np.array_equal(
+        tensors["sin"], sin.numpy()
+    )
 
 
 def test_readme_model_table_is_the_tests_results():

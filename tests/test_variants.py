@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from pe_cli.engine import build
 from pe_cli.core.errors import BadInput
+from pe_cli.engine import build
 from pe_cli.spec import TableSpec
 
 from . import notebooks, reference
@@ -113,7 +113,9 @@ def test_library_tables_are_computed_on_one_thread(monkeypatch):
             seen.append(torch.get_num_threads())
             return self.variant.compute(spec, device)
 
-    monkeypatch.setattr(engine, "find_variant", lambda spec: None if real(spec) is None else Recording(real(spec)))
+    monkeypatch.setattr(
+        engine, "find_variant", lambda spec: None if real(spec) is None else Recording(real(spec))
+    )
     before = torch.get_num_threads()
     engine.build(TableSpec(d_model=16, seq_len=8, variant="hf-rope", family="rope"))
     assert seen == [1] and torch.get_num_threads() == before

@@ -23,8 +23,15 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parents[1] / "pe_cli" / "families" / "transformers.json"
 
 # the config keys a rotary table depends on, by their standard names
-KEYS = ("hidden_size", "num_attention_heads", "head_dim", "max_position_embeddings",
-        "original_max_position_embeddings", "partial_rotary_factor", "rope_theta")
+KEYS = (
+    "hidden_size",
+    "num_attention_heads",
+    "head_dim",
+    "max_position_embeddings",
+    "original_max_position_embeddings",
+    "partial_rotary_factor",
+    "rope_theta",
+)
 ALIASED = KEYS + ("rope_parameters", "layer_types")
 
 
@@ -68,15 +75,20 @@ def _standard_rope(cls):
 
 
 # a distinct value for each legacy key a config class may convert into rope_parameters
-LEGACY_PROBES = {"rope_theta": 12345.0, "rope_local_base_freq": 23456.0, "rotary_emb_base": 34567.0,
-                 "rotary_pct": 0.375, "partial_rotary_factor": 0.625}
+LEGACY_PROBES = {
+    "rope_theta": 12345.0,
+    "rope_local_base_freq": 23456.0,
+    "rotary_emb_base": 34567.0,
+    "rotary_pct": 0.375,
+    "partial_rotary_factor": 0.625,
+}
 
 
 def _where(rope: dict, test) -> list:
     """[layer type ("" when flat), key] of the rope parameters whose value passes test."""
     nested = rope and all(isinstance(v, dict) or v is None for v in rope.values())
     found = []
-    for layer_type, parameters in (rope.items() if nested else [("", rope)]):
+    for layer_type, parameters in rope.items() if nested else [("", rope)]:
         for key, value in (parameters or {}).items():
             if test(key, value):
                 found.append([layer_type, key])
@@ -91,7 +103,10 @@ def legacy_rules(cls) -> dict:
     rules: dict = {}
     scaling = _scaling_probe(cls)
     for key, value in LEGACY_PROBES.items():
-        for name, extra in ((key, {}), (f"{key}+rope_scaling", {"rope_scaling": dict(scaling or {})})):
+        for name, extra in (
+            (key, {}),
+            (f"{key}+rope_scaling", {"rope_scaling": dict(scaling or {})}),
+        ):
             if name != key and scaling is None:
                 continue
             try:  # alone, and beside rope_scaling (which some classes let it reach further)
@@ -102,19 +117,27 @@ def legacy_rules(cls) -> dict:
     if scaling is not None:
         marker = "factor" if "factor" in scaling else "long_factor"
         rope = cls(rope_scaling=dict(scaling)).rope_parameters or {}
-        rules["rope_scaling"] = sorted({lt for lt, k in _where(rope, lambda k, v: k == marker and v == scaling[k])})
+        rules["rope_scaling"] = sorted(
+            {lt for lt, k in _where(rope, lambda k, v: k == marker and v == scaling[k])}
+        )
         try:
-            rope = cls(rope_scaling={"type" if k == "rope_type" else k: v for k, v in scaling.items()}).rope_parameters
+            rope = cls(
+                rope_scaling={"type" if k == "rope_type" else k: v for k, v in scaling.items()}
+            ).rope_parameters
             if _get(rope or {}, "rope_type") != scaling["rope_type"]:
                 rules["type_ignored"] = True  # rope_scaling's old "type" key does not set rope_type
         except Exception:
             pass
     for name in ("mrope",):  # Qwen-VL's configs call M-RoPE's default frequencies "mrope"
         try:
-            rope = cls(rope_scaling={"type": name, "mrope_section": [1, 1, 1]}).rope_parameters or {}
+            rope = (
+                cls(rope_scaling={"type": name, "mrope_section": [1, 1, 1]}).rope_parameters or {}
+            )
         except Exception:
             continue
-        renamed = {v for _, k in _where(rope, lambda k, v: k == "rope_type") for v in [_get(rope, k)]}
+        renamed = {
+            v for _, k in _where(rope, lambda k, v: k == "rope_type") for v in [_get(rope, k)]
+        }
         if renamed - {name}:
             rules.setdefault("types", {})[name] = sorted(renamed - {name})[0]
     return rules
@@ -130,7 +153,9 @@ def _scaling_probe(cls):
     try:
         default = cls()
         rope = default.rope_parameters or {}
-        head_dim = getattr(default, "head_dim", None) or default.hidden_size // default.num_attention_heads
+        head_dim = (
+            getattr(default, "head_dim", None) or default.hidden_size // default.num_attention_heads
+        )
         n = int(head_dim * rope.get("partial_rotary_factor", 1.0)) // 2
         probe = {"rope_type": "longrope", "short_factor": [1.0] * n, "long_factor": [2.0] * n}
         cls(rope_scaling=dict(probe))
@@ -140,8 +165,11 @@ def _scaling_probe(cls):
 
 
 def _get(rope: dict, key: str):
-    return rope.get(key) if key in rope else next(
-        (v.get(key) for v in rope.values() if isinstance(v, dict) and key in v), None)
+    return (
+        rope.get(key)
+        if key in rope
+        else next((v.get(key) for v in rope.values() if isinstance(v, dict) and key in v), None)
+    )
 
 
 def config_facts(cls) -> dict | None:
@@ -161,8 +189,11 @@ def config_facts(cls) -> dict | None:
     facts: dict = {}
     if rotary:
         wanted = set(KEYS) | {aliases[k] for k in KEYS if k in aliases}
-        facts["defaults"] = {k: _default(f) for k, f in sorted(fields.items())
-                             if k in wanted and _plain(_default(f)) and _default(f) is not None}
+        facts["defaults"] = {
+            k: _default(f)
+            for k, f in sorted(fields.items())
+            if k in wanted and _plain(_default(f)) and _default(f) is not None
+        }
         if aliases:
             facts["aliases"] = dict(sorted(aliases.items()))
         facts["theta"] = cls.default_theta
@@ -170,7 +201,10 @@ def config_facts(cls) -> dict | None:
             facts["labels"] = list(cls._rope_type_labels)
         if cls.default_rope_type != "default":
             facts["rope_type"] = cls.default_rope_type
-        own = cls.convert_rope_params_to_dict is not RotaryEmbeddingConfigMixin.convert_rope_params_to_dict
+        own = (
+            cls.convert_rope_params_to_dict
+            is not RotaryEmbeddingConfigMixin.convert_rope_params_to_dict
+        )
         if own:  # the class converts legacy keys its own way: where each one lands
             facts["legacy"] = legacy_rules(cls)
         rope = _standard_rope(cls)
@@ -244,8 +278,12 @@ def _module_classes(word: str):
     for info in pkgutil.iter_modules(transformers.models.__path__):
         for module in _modeling_modules(info.name):
             for name, cls in vars(module).items():
-                if (inspect.isclass(cls) and cls.__module__ == module.__name__ and word in name
-                        and issubclass(cls, torch.nn.Module)):
+                if (
+                    inspect.isclass(cls)
+                    and cls.__module__ == module.__name__
+                    and word in name
+                    and issubclass(cls, torch.nn.Module)
+                ):
                     yield info.name, module, name, cls
 
 
@@ -261,7 +299,11 @@ def rotary_modules() -> tuple[Rotary, ...]:
             except Exception:
                 config_class = None
         forward = tuple(inspect.signature(cls.forward).parameters)[1:]
-        found.append(Rotary(model, name, cls, config_class if inspect.isclass(config_class) else None, forward))
+        found.append(
+            Rotary(
+                model, name, cls, config_class if inspect.isclass(config_class) else None, forward
+            )
+        )
     return tuple(sorted(found, key=lambda r: (r.model, r.name)))
 
 
@@ -270,7 +312,8 @@ def top_config(rotary: Rotary):
     classes = config_classes()
     for cls in classes.values():
         if cls.__module__.startswith(f"transformers.models.{rotary.model}.") and not getattr(
-                cls, "base_config_key", ""):
+            cls, "base_config_key", ""
+        ):
             return cls
     return rotary.config_class
 
@@ -302,7 +345,9 @@ def build(rotary: Rotary):
         return 1 if path.endswith(("text_config", "language_config")) else 2
 
     candidates = sorted(parts(config, ""), key=order)
-    if rotary.config_class is not None and not any(isinstance(n, rotary.config_class) for n, _ in candidates):
+    if rotary.config_class is not None and not any(
+        isinstance(n, rotary.config_class) for n, _ in candidates
+    ):
         try:  # a part the default composite config leaves out: its own config alone
             alone = rotary.config_class()
             config, candidates = alone, [(alone, "")] + candidates
@@ -324,7 +369,9 @@ def run(module, positions, layer_type=None):
     import torch
 
     with torch.no_grad():
-        return module(torch.zeros(1), positions[None, :], **({"layer_type": layer_type} if layer_type else {}))
+        return module(
+            torch.zeros(1), positions[None, :], **({"layer_type": layer_type} if layer_type else {})
+        )
 
 
 def layer_types(module, node) -> list:
@@ -374,9 +421,17 @@ def layout(cos, sin, complex_: bool) -> dict:
         return {"columns": "single", "arithmetic": "polar"}
     width = cos.shape[-1]
     n = width // 2
-    if width % 2 == 0 and torch.equal(cos[:, :n], cos[:, n:]) and torch.equal(sin[:, :n], sin[:, n:]):
+    if (
+        width % 2 == 0
+        and torch.equal(cos[:, :n], cos[:, n:])
+        and torch.equal(sin[:, :n], sin[:, n:])
+    ):
         return {}
-    if width % 2 == 0 and torch.equal(cos[:, 0::2], cos[:, 1::2]) and torch.equal(sin[:, 0::2], sin[:, 1::2]):
+    if (
+        width % 2 == 0
+        and torch.equal(cos[:, 0::2], cos[:, 1::2])
+        and torch.equal(sin[:, 0::2], sin[:, 1::2])
+    ):
         return {"columns": "interleaved"}
     return {"columns": "single"}
 
@@ -400,7 +455,9 @@ def table_facts() -> dict:
                 continue
             facts = layout(out.real, out.imag, True)
         else:
-            facts = layout(out[0].reshape(-1, out[0].shape[-1]), out[1].reshape(-1, out[1].shape[-1]), False)
+            facts = layout(
+                out[0].reshape(-1, out[0].shape[-1]), out[1].reshape(-1, out[1].shape[-1]), False
+            )
         model_type = node.model_type
         if found.get(model_type, facts) != facts:
             raise ValueError(f"{model_type}: two rotary modules lay out their tables differently")
@@ -414,16 +471,22 @@ def table_facts() -> dict:
 
 
 # ways a module's config may give its head dim, besides head_dim or hidden_size // heads
-HEAD_DIM_RULES = (["embed_dim", "num_heads"],
-                  ["memory_attention_hidden_size", "memory_attention_downsample_rate",
-                   "memory_attention_num_attention_heads"])
+HEAD_DIM_RULES = (
+    ["embed_dim", "num_heads"],
+    [
+        "memory_attention_hidden_size",
+        "memory_attention_downsample_rate",
+        "memory_attention_num_attention_heads",
+    ],
+)
 
 
 def _head_dims(node):
     """(rule or None, head dim) the config could mean."""
     found = []
     standard = getattr(node, "head_dim", None) or (
-        getattr(node, "hidden_size", 0) // max(getattr(node, "num_attention_heads", 0) or 1, 1))
+        getattr(node, "hidden_size", 0) // max(getattr(node, "num_attention_heads", 0) or 1, 1)
+    )
     if standard:
         found.append((None, standard))
     for rule in HEAD_DIM_RULES:
@@ -468,9 +531,18 @@ def axes_spec(style, node, head_dim, grid, sections=None):
         rope["mrope_section"] = sections
     merge = getattr(node, "spatial_merge_size", 1) if style.merged else 1
     try:
-        return TableSpec(family="rope", d_model=head_dim, base=theta, rope=rope, axes=style.name,
-                         convention=style.convention, grid=grid(merge or 1), merge=merge or 1,
-                         variant="hf-rope", offset=0 if style.vision else 7)
+        return TableSpec(
+            family="rope",
+            d_model=head_dim,
+            base=theta,
+            rope=rope,
+            axes=style.name,
+            convention=style.convention,
+            grid=grid(merge or 1),
+            merge=merge or 1,
+            variant="hf-rope",
+            offset=0 if style.vision else 7,
+        )
     except PeError:
         return None
 
@@ -491,7 +563,9 @@ def axes_match(rotary, module, node):
                 continue
             grid = _grid(style)
             for rule, head_dim in _head_dims(node):
-                spec = axes_spec(style, node, head_dim, grid, sections if isinstance(sections, list) else None)
+                spec = axes_spec(
+                    style, node, head_dim, grid, sections if isinstance(sections, list) else None
+                )
                 if spec is None:
                     continue
                 positions = axes_positions(spec)
@@ -526,8 +600,11 @@ def axes_facts() -> dict:
         if match is None:
             continue
         style, rule, order = match
-        facts = {"axes": style, **({"head_dim": rule} if rule else {}),
-                 **({"positions": order} if order != "rc" else {})}
+        facts = {
+            "axes": style,
+            **({"head_dim": rule} if rule else {}),
+            **({"positions": order} if order != "rc" else {}),
+        }
         if isinstance(sections, list) and "mrope_section" not in rope:
             facts["sections"] = sections  # the module's own when the config gives none
         if found.get(node.model_type, facts) != facts:
@@ -538,8 +615,11 @@ def axes_facts() -> dict:
 
 def model_data() -> dict:
     """transformers.json's content, from the installed transformers."""
-    data = {name: facts for name, cls in sorted(config_classes().items())
-            if (facts := config_facts(cls)) is not None}
+    data = {
+        name: facts
+        for name, cls in sorted(config_classes().items())
+        if (facts := config_facts(cls)) is not None
+    }
     for model_type, facts in table_facts().items():
         data[model_type]["table"] = facts
     for model_type, facts in axes_facts().items():
@@ -565,11 +645,12 @@ def main():
         fresh = json.loads(json.dumps(data))
         differ = sorted(k for k in stored.keys() | fresh.keys() if stored.get(k) != fresh.get(k))
         for name in differ:
-            print(f"{name}: stored {json.dumps(stored.get(name))[:300]}\n{name}: now {json.dumps(fresh.get(name))[:300]}")
+            print(
+                f"{name}: stored {json.dumps(stored.get(name))[:300]}\n{name}: now {json.dumps(fresh.get(name))[:300]}"
+            )
         sys.exit(1 if differ else 0)
     DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"{DATA}: {len(data)} model types")
-
 
 
 # ---------------------------------------------------------------------------------------------
@@ -625,7 +706,11 @@ def conformance(rotary: Rotary, starts=(0, 100_000), rows=256, folder=None) -> R
     from pe_cli.spec import export_specs
 
     if not rotary.takes_positions:
-        return Result(rotary, "not run", f"its forward takes ({', '.join(rotary.forward)}), not (x, position_ids)")
+        return Result(
+            rotary,
+            "not run",
+            f"its forward takes ({', '.join(rotary.forward)}), not (x, position_ids)",
+        )
     built = build(rotary)
     if isinstance(built, str):
         return Result(rotary, "not run", built)
@@ -639,27 +724,54 @@ def conformance(rotary: Rotary, starts=(0, 100_000), rows=256, folder=None) -> R
     folder = Path(folder or tempfile.mkdtemp())
     path = folder / f"{rotary.name}.json"
     path.write_text(config.to_json_string())
-    options = {"rope_config": str(path), "family": "rope", "variant": ["hf-rope"], "seq_len": rows,
-               "config_part": part or None}
+    options = {
+        "rope_config": str(path),
+        "family": "rope",
+        "variant": ["hf-rope"],
+        "seq_len": rows,
+        "config_part": part or None,
+    }
     kinds = ()
     try:
         if style is None or not style.vision:
-            kinds = tuple(sorted({name.rsplit(".", 1)[0] for name in export_specs(options)} - {"cos", "sin"}))
+            kinds = tuple(
+                sorted({name.rsplit(".", 1)[0] for name in export_specs(options)} - {"cos", "sin"})
+            )
             if set(kinds) != set(layer_types(module, node)):
-                return Result(rotary, "differs", f"layer types {', '.join(kinds) or 'none'}; the module's: "
-                              f"{', '.join(layer_types(module, node)) or 'none'}", kinds, part)
+                return Result(
+                    rotary,
+                    "differs",
+                    f"layer types {', '.join(kinds) or 'none'}; the module's: "
+                    f"{', '.join(layer_types(module, node)) or 'none'}",
+                    kinds,
+                    part,
+                )
             for layer_type in kinds or (None,):
                 for start in starts:
-                    found = _compare(module, {**options, "offset": start, "layer_type": layer_type},
-                                     lambda specs: (torch.arange(start, start + rows), layer_type))
+                    found = _compare(
+                        module,
+                        {**options, "offset": start, "layer_type": layer_type},
+                        lambda specs, start=start, layer_type=layer_type: (
+                            torch.arange(start, start + rows),
+                            layer_type,
+                        ),
+                    )
                     if found:
                         return Result(rotary, found[0], found[1], kinds, part)
         if style is not None:
             merge = (getattr(node, "spatial_merge_size", 1) or 1) if style.merged else 1
             grid = _grid(style)(merge)
             for start in (0,) if style.vision else (7, 100_000):
-                found = _compare(module, {**options, "grid": grid, "offset": start}, lambda specs: (
-                    module_input(style, axes_positions(specs["cos"]), table.get("positions", "rc")), None))
+                found = _compare(
+                    module,
+                    {**options, "grid": grid, "offset": start},
+                    lambda specs: (
+                        module_input(
+                            style, axes_positions(specs["cos"]), table.get("positions", "rc")
+                        ),
+                        None,
+                    ),
+                )
                 if found:
                     return Result(rotary, found[0], found[1], kinds, part)
     except PeError as e:
@@ -682,11 +794,15 @@ def _compare(module, options, positions_of):
     except Exception as e:
         return "not run", f"the module fails: {type(e).__name__}: {e}"[:200]
     where = f"{options.get('layer_type') or 'one layer type'}, from {options['offset']}" + (
-        f", grid {options['grid']}" if options.get("grid") else "")
+        f", grid {options['grid']}" if options.get("grid") else ""
+    )
     for name, theirs in (("cos", cos), ("sin", sin)):
         mine = torch.as_tensor(pe_build(specs[name]).values)
         if mine.shape != theirs.shape:
-            return "differs", f"{name} shape {tuple(mine.shape)}, the module's {tuple(theirs.shape)} ({where})"
+            return (
+                "differs",
+                f"{name} shape {tuple(mine.shape)}, the module's {tuple(theirs.shape)} ({where})",
+            )
         if not torch.equal(mine, theirs.float()):
             error = float((mine.double() - theirs.double()).abs().max())
             return "differs", f"{name} max |err| {error:.3g} ({where})"
@@ -735,7 +851,9 @@ def sinusoidal_table(sinusoid: Sinusoid, rows: int, width: int, padding_idx: int
             return cls(rows, width)(rows).float(), "forward(seqlen)"
         if parameters == ["config"]:
             if "timesteps" in inspect.signature(cls.forward).parameters:
-                config = type("Config", (), {"frequency_embedding_size": width, "diffusion_max_period": 10000})
+                config = type(
+                    "Config", (), {"frequency_embedding_size": width, "diffusion_max_period": 10000}
+                )
                 return cls(config)(torch.arange(rows)).float(), "forward(timesteps)"
     return f"its constructor takes ({', '.join(parameters)})"
 
@@ -744,8 +862,10 @@ def sinusoidal_table(sinusoid: Sinusoid, rows: int, width: int, padding_idx: int
 # The README's table of models, from the conformance results
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-MARKERS = ("<!-- models: made by tests/transformers_models.py from the conformance tests -->",
-           "<!-- models: end -->")
+MARKERS = (
+    "<!-- models: made by tests/transformers_models.py from the conformance tests -->",
+    "<!-- models: end -->",
+)
 
 
 @cache
@@ -775,25 +895,35 @@ def model_table() -> str:
         built = build(rotary)
         node_type = built[2].model_type if not isinstance(built, str) else ""
         table = data.get(node_type, {}).get("table", {})
-        rope = getattr(built[2], "rope_parameters", None) or {} if not isinstance(built, str) else {}
-        kinds = sorted({(v or {}).get("rope_type", "default") for v in rope.values()} if result.layer_types
-                       else {rope.get("rope_type", "default")})
+        rope = (
+            getattr(built[2], "rope_parameters", None) or {} if not isinstance(built, str) else {}
+        )
+        kinds = sorted(
+            {(v or {}).get("rope_type", "default") for v in rope.values()}
+            if result.layer_types
+            else {rope.get("rope_type", "default")}
+        )
         if result.outcome == "identical":
             style = AXES.get(table.get("axes", ""))
             if style is not None and style.vision:
                 how = f"vision RoPE, {style.summary}"
-                grid = "x".join(a.upper() + ("S" if a != "t" else "") for a in style.axes).replace("TX", "Tx")
+                grid = "x".join(a.upper() + ("S" if a != "t" else "") for a in style.axes).replace(
+                    "TX", "Tx"
+                )
                 does = f"bit for bit: `--config-part vision_config --grid {grid} --variant hf-rope`"
             else:
-                layout = {"interleaved": "interleaved pairs (2i, 2i+1)", "single": "one column per frequency"}.get(
-                    table.get("columns"), "half pairs (i, i + n)")
+                layout = {
+                    "interleaved": "interleaved pairs (2i, 2i+1)",
+                    "single": "one column per frequency",
+                }.get(table.get("columns"), "half pairs (i, i + n)")
                 if table.get("arithmetic") == "polar":
                     layout += ", complex torch.polar"
                 how = f"1-D RoPE, {layout}"
                 if result.layer_types:
                     how += ", rope_parameters per layer type"
                 does = "bit for bit: `--rope-config config.json --variant hf-rope`" + (
-                    " `--layer-type NAME` (export writes each)" if result.layer_types else "")
+                    " `--layer-type NAME` (export writes each)" if result.layer_types else ""
+                )
                 if style is not None:
                     how = f"M-RoPE: {style.summary}"
                     does += "; image and video tokens with `--grid TxHxW`"
@@ -801,7 +931,9 @@ def model_table() -> str:
             if "forward takes" in result.detail:
                 how = f"not compared: its forward takes ({', '.join(rotary.forward)}), no position ids"
             else:
-                how = "not compared: transformers cannot build the module from its own default config"
+                how = (
+                    "not compared: transformers cannot build the module from its own default config"
+                )
             does = "-"
         else:
             how = f"{result.outcome}: {result.detail}"
@@ -810,21 +942,40 @@ def model_table() -> str:
         row["models"].append(rotary.model)
         if result.outcome == "identical":
             row["types"].update(kinds)
-    lines = ["| How transformers makes the table | Models | rope_type | pe-cli |", "|---|---|---|---|"]
-    for (how, does), row in sorted(rows.items(), key=lambda item: (item[0][1] == "-", -len(item[1]["models"]),
-                                                                   item[0][0])):
+    lines = [
+        "| How transformers makes the table | Models | rope_type | pe-cli |",
+        "|---|---|---|---|",
+    ]
+    for (how, does), row in sorted(
+        rows.items(), key=lambda item: (item[0][1] == "-", -len(item[1]["models"]), item[0][0])
+    ):
         count = len(set(row["models"]))
-        lines.append(f"| {how.replace('|', '/')} | {count}: {_examples(row['models'])} | "
-                     f"{', '.join(sorted(row['types'])) or '-'} | {does} |")
-    lines += ["", "| Sinusoidal module | Models | Named by `compare FILE` | Rebuilt by |", "|---|---|---|---|"]
+        lines.append(
+            f"| {how.replace('|', '/')} | {count}: {_examples(row['models'])} | "
+            f"{', '.join(sorted(row['types'])) or '-'} | {does} |"
+        )
+    lines += [
+        "",
+        "| Sinusoidal module | Models | Named by `compare FILE` | Rebuilt by |",
+        "|---|---|---|---|",
+    ]
     named: dict = {}
     for sinusoid, best in sinusoid_results():
-        key = (best["name"], best["spec"]["convention"], best["spec"]["variant"], best["differing"] == 0)
+        key = (
+            best["name"],
+            best["spec"]["convention"],
+            best["spec"]["variant"],
+            best["differing"] == 0,
+        )
         named.setdefault(key, []).append(sinusoid.model)
-    for (name, convention, variant, identical), models in sorted(named.items(), key=lambda i: -len(i[1])):
+    for (name, convention, variant, identical), models in sorted(
+        named.items(), key=lambda i: -len(i[1])
+    ):
         verdict = "bit for bit" if identical else "not bit for bit"
-        lines.append(f"| {name} | {len(set(models))}: {_examples(models)} | {verdict} | "
-                     f"`generate --convention {convention} --variant {variant}` |")
+        lines.append(
+            f"| {name} | {len(set(models))}: {_examples(models)} | {verdict} | "
+            f"`generate --convention {convention} --variant {variant}` |"
+        )
     return "\n".join(lines)
 
 
@@ -842,8 +993,12 @@ def sinusoid_results() -> tuple:
         for sinusoid in sinusoidal_modules():
             made = sinusoidal_table(sinusoid, rows=96, width=64, padding_idx=1)
             if isinstance(made, str):
-                found.append((sinusoid, {"name": made, "spec": {"convention": "-", "variant": "-"},
-                                         "differing": 1}))
+                found.append(
+                    (
+                        sinusoid,
+                        {"name": made, "spec": {"convention": "-", "variant": "-"}, "differing": 1},
+                    )
+                )
                 continue
             path = Path(folder) / f"{sinusoid.name}.npy"
             np.save(path, made[0].numpy())

@@ -14,7 +14,12 @@ from ..core.dtypes import DTYPE_NAMES, FORMATS
 from ..core.errors import BadInput
 from ..engine import build
 from ..families import (
-    CONVENTION_NAMES, DEFAULT_FAMILY, FAMILIES, PART_NAMES, VARIANT_NAMES, families_of_variant,
+    CONVENTION_NAMES,
+    DEFAULT_FAMILY,
+    FAMILIES,
+    PART_NAMES,
+    VARIANT_NAMES,
+    families_of_variant,
 )
 from ..io.read import looks_like_file
 from ..spec import TableSpec, params_from_options
@@ -47,7 +52,9 @@ def parse_spec(text: str, defaults: dict) -> TableSpec:
                 f"{token!r} is not a variant, convention, dtype or part"
             )
     variant = FAMILIES[params.get("family", DEFAULT_FAMILY)].variants.get(params.get("variant"))
-    if variant is not None and variant.kind == "seed":  # a seed computes in the dtype it is shown in
+    if (
+        variant is not None and variant.kind == "seed"
+    ):  # a seed computes in the dtype it is shown in
         params["compute_dtype"] = params.get("compute_dtype") or params.get("dtype", "float32")
         params["dtype"] = params["compute_dtype"]
     return TableSpec(**params)
@@ -89,7 +96,9 @@ def audit(defaults: dict, threshold: float, atol=None, rtol=None) -> Audit:
         if key not in references:
             references[key] = exact_reference(spec)
         values = build(spec).float64().reshape(spec.rows, spec.cols)
-        rows.append((name, difference(values, references[key], ulps, spec.offset, threshold, atol, rtol)))
+        rows.append(
+            (name, difference(values, references[key], ulps, spec.offset, threshold, atol, rtol))
+        )
     return Audit(title, ulps, sorted(rows, key=lambda row: (-row[1].max_abs, row[0])))
 
 
@@ -105,7 +114,12 @@ class Comparison:
     findings: list[str]
 
     def to_json(self):
-        return {"a": self.a.label, "b": self.b.label, "findings": self.findings, **self.difference.figures()}
+        return {
+            "a": self.a.label,
+            "b": self.b.label,
+            "findings": self.findings,
+            **self.difference.figures(),
+        }
 
 
 DIAGNOSIS_ELEMENTS = 1 << 19  # the rows of each table a family's diagnosis looks at
@@ -116,28 +130,46 @@ def compare(a: Source, b: Source, threshold: float, atol=None, rtol=None) -> Com
     notes = a.notes + b.notes
     if a.shape != b.shape and a.shape == b.shape[::-1]:  # the wide one is read as the other's rows
         wide, tall = (a, b) if a.rows < a.cols else (b, a)
-        notes.append(f"{wide.label} is {tall.label} transposed ({wide.shape} vs {tall.shape}); "
-                     f"compared as {tall.shape}")
+        notes.append(
+            f"{wide.label} is {tall.label} transposed ({wide.shape} vs {tall.shape}); "
+            f"compared as {tall.shape}"
+        )
         a, b = (wide.transposed(), b) if wide is a else (a, wide.transposed())
     if a.cols != b.cols:
-        raise BadInput(f"cannot compare {a.label} {a.shape} with {b.label} {b.shape}: widths differ")
+        raise BadInput(
+            f"cannot compare {a.label} {a.shape} with {b.label} {b.shape}: widths differ"
+        )
     if abs(a.rows - b.rows) == 1:  # a class-token row (MAE) on one side only?
         longer = a if a.rows > b.rows else b
         if not longer.block(0, 1).any():
-            notes.append(f"{longer.label} has an all-zero first row (a class token); compared without it")
+            notes.append(
+                f"{longer.label} has an all-zero first row (a class token); compared without it"
+            )
             a, b = (a.shifted(1, a.rows - 1), b) if longer is a else (a, b.shifted(1, b.rows - 1))
     rows = min(a.rows, b.rows)
     if a.rows != b.rows:
-        notes.append(f"{a.label} has {a.rows} positions and {b.label} {b.rows}; compared the first {rows}")
+        notes.append(
+            f"{a.label} has {a.rows} positions and {b.label} {b.rows}; compared the first {rows}"
+        )
     dtype = _narrower(a.dtype, b.dtype)
     tally = Tally(rows, a.cols, dtype, b.first_position, threshold, atol, rtol)
-    result = gather(tally, ((first, va, vb) for (first, va), (_, vb) in zip(a.blocks(0, rows), b.blocks(0, rows))))
+    result = gather(
+        tally,
+        ((first, va, vb) for (first, va), (_, vb) in zip(a.blocks(0, rows), b.blocks(0, rows))),
+    )
     if result.max_ulps > 1:
         notes += diagnose(a, b, rows, dtype, tally)
         specs = [side.spec for side in (a, b) if side.spec is not None]
-        if len(specs) == 2 and specs[0].family == specs[1].family and specs[0].convention != specs[1].convention:
+        if (
+            len(specs) == 2
+            and specs[0].family == specs[1].family
+            and specs[0].convention != specs[1].convention
+        ):
             described = FAMILIES[specs[0].family].conventions
-            notes += [f"{side.label} is {side.spec.convention}: {described[side.spec.convention]}" for side in (a, b)]
+            notes += [
+                f"{side.label} is {side.spec.convention}: {described[side.spec.convention]}"
+                for side in (a, b)
+            ]
     return Comparison(a, b, result, notes)
 
 
@@ -154,8 +186,10 @@ def diagnose(a: Source, b: Source, rows: int, dtype: str, tally: Tally) -> list[
             findings += said[0]
             if said[1]:
                 if head < rows:
-                    findings.append(f"(seen in the first {head} of {rows} rows, where the finding "
-                                    "above was made; the figures are over every row)")
+                    findings.append(
+                        f"(seen in the first {head} of {rows} rows, where the finding "
+                        "above was made; the figures are over every row)"
+                    )
                 return findings
     p, j = divmod(tally.first_over_ulp, a.cols)
     findings.append(
@@ -190,11 +224,20 @@ class Identification:
         return bool(best.difference.max_abs <= 16 * reach * FORMATS[self.target.dtype].epsilon)
 
     def to_json(self):
-        return {"source": self.target.label, "notes": self.target.notes, "explained": self.explained,
-                "candidates": [
-                    {"name": c.name, "spec": asdict(c.spec), **c.difference.figures(), "confirmed": c.confirmed}
-                    for c in self.candidates
-                ]}
+        return {
+            "source": self.target.label,
+            "notes": self.target.notes,
+            "explained": self.explained,
+            "candidates": [
+                {
+                    "name": c.name,
+                    "spec": asdict(c.spec),
+                    **c.difference.figures(),
+                    "confirmed": c.confirmed,
+                }
+                for c in self.candidates
+            ],
+        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -207,8 +250,13 @@ class Report:
     failed: bool  # outside --atol/--rtol (the command exits 1)
 
 
-def run(a: str | None, b: str | None, options: dict, atol: float | None = None,
-        rtol: float | None = None) -> Report:
+def run(
+    a: str | None,
+    b: str | None,
+    options: dict,
+    atol: float | None = None,
+    rtol: float | None = None,
+) -> Report:
     """`pe-cli compare [A [B]]`: with no tables the family's audit; with one file, its
     identification; else A against B (B by default the exact table of A's convention and
     part). Built tables take their sizes from `options`, or from a file on the other side

@@ -39,7 +39,9 @@ class Figure:
     ylabel: str
     series: list[Series] = field(default_factory=list)
     image: np.ndarray | None = None  # heatmap cells (position bins, dimension bins)
-    extent: tuple[float, float, float, float] | None = None  # (left, right, bottom, top) of the cells
+    extent: tuple[float, float, float, float] | None = (
+        None  # (left, right, bottom, top) of the cells
+    )
     xscale: str = "linear"
     yscale: str = "linear"
     hlines: list[tuple[float, str]] = field(default_factory=list)  # (value, label) across
@@ -53,13 +55,18 @@ def title(table: Source) -> str:
         return f"{table.label}: {table.rows} x {table.cols} {table.dtype}"
     spec = table.spec
     variant = find_variant(spec)
-    words = [f"shape {' x '.join(map(str, spec.dims))}", f"dtype {spec.dtype}",
-             f"variant {spec.variant if variant is None else variant.label(spec)}",
-             *(f"{k} {v}" for k, v in FAMILIES[spec.family].settings(spec))]
+    words = [
+        f"shape {' x '.join(map(str, spec.dims))}",
+        f"dtype {spec.dtype}",
+        f"variant {spec.variant if variant is None else variant.label(spec)}",
+        *(f"{k} {v}" for k, v in FAMILIES[spec.family].settings(spec)),
+    ]
     return "\n".join(textwrap.wrap(f"{table.label}: " + ", ".join(words), 110)[:4])
 
 
-def _range(text_slice: slice | None, size: int, what: str, default: int | None = None) -> tuple[int, int]:
+def _range(
+    text_slice: slice | None, size: int, what: str, default: int | None = None
+) -> tuple[int, int]:
     """A START:STOP slice as (start, stop) within 0..size, refused where empty."""
     if text_slice is None:
         return 0, size if default is None else min(default, size)
@@ -86,14 +93,31 @@ def heatmap(table: Source, rows: slice | None = None, cols: slice | None = None)
     for first, block in table.blocks(r0, r1):
         part = block[:, c0:c1]
         fold_bins(high, row_edges, first - r0, np.maximum.reduceat(part, col_edges[:-1], axis=1))
-        fold_bins(low, row_edges, first - r0, np.minimum.reduceat(part, col_edges[:-1], axis=1), np.minimum)
+        fold_bins(
+            low,
+            row_edges,
+            first - r0,
+            np.minimum.reduceat(part, col_edges[:-1], axis=1),
+            np.minimum,
+        )
     image = np.where(np.abs(high) >= np.abs(low), high, low)
     p0 = table.first_position
     binned = len(row_edges) - 1 < r1 - r0 or len(col_edges) - 1 < c1 - c0
-    note = (f"each cell: the value of largest magnitude among its {_sizes(row_edges)} positions x "
-            f"{_sizes(col_edges)} dimensions" if binned else "")
-    return Figure("heatmap", title(table), "dimension", "position", image=image,
-                  extent=(c0 - 0.5, c1 - 0.5, p0 + r1 - 0.5, p0 + r0 - 0.5), note=note)
+    note = (
+        f"each cell: the value of largest magnitude among its {_sizes(row_edges)} positions x "
+        f"{_sizes(col_edges)} dimensions"
+        if binned
+        else ""
+    )
+    return Figure(
+        "heatmap",
+        title(table),
+        "dimension",
+        "position",
+        image=image,
+        extent=(c0 - 0.5, c1 - 0.5, p0 + r1 - 0.5, p0 + r0 - 0.5),
+        note=note,
+    )
 
 
 def _sizes(edges: np.ndarray) -> str:
@@ -101,7 +125,9 @@ def _sizes(edges: np.ndarray) -> str:
     return str(widths.min()) if widths.min() == widths.max() else f"{widths.min()}-{widths.max()}"
 
 
-def _over_positions(table: Source, r0: int, r1: int, reduce) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
+def _over_positions(
+    table: Source, r0: int, r1: int, reduce
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, str]:
     """(x, highs, lows, note) of per-row values `reduce(block)` -> (rows, k): every
     row while at most CURVE_POINTS, else each bin's maximum and minimum."""
     edges = _edges(r1 - r0, CURVE_POINTS)
@@ -125,8 +151,10 @@ def curves(table: Source, rows: slice | None = None, cols: slice | None = None) 
     r0, r1 = _range(rows, table.rows, "--rows")
     c0, c1 = _range(cols, table.cols, "--cols", default=CURVE_COLUMNS)
     x, high, low, note = _over_positions(table, r0, r1, lambda block: block[:, c0:c1])
-    series = [Series(f"dimension {c0 + k}", x, high[:, k], None if low is None else low[:, k])
-              for k in range(c1 - c0)]
+    series = [
+        Series(f"dimension {c0 + k}", x, high[:, k], None if low is None else low[:, k])
+        for k in range(c1 - c0)
+    ]
     return Figure("curves", title(table), "position", "value", series, note=note)
 
 
@@ -134,11 +162,20 @@ def similarity(table: Source, rows: slice | None = None) -> Figure:
     """Row p's dot product with every row (p: the START of --rows, default 0)."""
     p = 0 if rows is None else _range(rows, table.rows, "--rows")[0]
     anchor = table.block(p, p + 1)[0]
-    x, high, low, note = _over_positions(table, 0, table.rows, lambda block: (block @ anchor)[:, None])
+    x, high, low, note = _over_positions(
+        table, 0, table.rows, lambda block: (block @ anchor)[:, None]
+    )
     position = table.first_position + p
     series = [Series(f"PE[{position}] · PE[q]", x, high[:, 0], None if low is None else low[:, 0])]
-    return Figure("similarity", title(table), "position q", f"PE[{position}] · PE[q]", series,
-                  vlines=[(position, f"p = {position}")], note=note)
+    return Figure(
+        "similarity",
+        title(table),
+        "position q",
+        f"PE[{position}] · PE[q]",
+        series,
+        vlines=[(position, f"p = {position}")],
+        note=note,
+    )
 
 
 def wavelengths(table: Source) -> Figure:
@@ -148,7 +185,9 @@ def wavelengths(table: Source) -> Figure:
     spec = table.spec
     what = "a table pe-cli built (table options, or a file pe-cli wrote)"
     if spec is None:
-        raise BadInput(f"--plot-kind wavelengths needs the table's frequencies: {what}, not {table.label}")
+        raise BadInput(
+            f"--plot-kind wavelengths needs the table's frequencies: {what}, not {table.label}"
+        )
     family = FAMILIES[spec.family]
     found = family.facts(spec).get("frequencies")
     if not found:
@@ -157,18 +196,31 @@ def wavelengths(table: Source) -> Figure:
 
     def line(frequencies, label):
         lengths = [f["wavelength"] if f["wavelength"] is not None else np.nan for f in frequencies]
-        return Series(label, np.array([f["index"] for f in frequencies]), np.array(lengths, dtype=float))
+        return Series(
+            label, np.array([f["index"] for f in frequencies]), np.array(lengths, dtype=float)
+        )
 
     series = [line(found, "this table")]
     if plain is not None:
         series.append(line(family.facts(plain)["frequencies"], "without its scaling"))
     marks = [(float(length), f"{meaning} {length:g}") for length, meaning in contexts]
-    marks.append((float(spec.last_position + 1), f"this table's positions {spec.last_position + 1}"))
-    return Figure("wavelengths", title(table), "frequency index i", "wavelength 2π / w_i (positions)", series,
-                  yscale="log", hlines=marks)
+    marks.append(
+        (float(spec.last_position + 1), f"this table's positions {spec.last_position + 1}")
+    )
+    return Figure(
+        "wavelengths",
+        title(table),
+        "frequency index i",
+        "wavelength 2π / w_i (positions)",
+        series,
+        yscale="log",
+        hlines=marks,
+    )
 
 
-def show_figure(kind: str, table: Source, rows: slice | None = None, cols: slice | None = None) -> Figure:
+def show_figure(
+    kind: str, table: Source, rows: slice | None = None, cols: slice | None = None
+) -> Figure:
     if kind == "heatmap":
         return heatmap(table, rows, cols)
     if kind == "curves":
@@ -186,14 +238,20 @@ def errors(result) -> Figure:
     if isinstance(result, Audit):
         named, heading = result.rows, result.title
     elif isinstance(result, Comparison):
-        named, heading = [(f"|{result.a.label} − {result.b.label}|", result.difference)], \
-            f"{result.a.label} against {result.b.label}"
+        named, heading = (
+            [(f"|{result.a.label} − {result.b.label}|", result.difference)],
+            f"{result.a.label} against {result.b.label}",
+        )
     else:
-        named = [(c.name + ("" if c.confirmed else " (on the rows scored)"), c.difference)
-                 for c in result.candidates[:8]]
+        named = [
+            (c.name + ("" if c.confirmed else " (on the rows scored)"), c.difference)
+            for c in result.candidates[:8]
+        ]
         heading = f"{result.target.label}: what it could be"
         if not named:
-            raise BadInput(f"compare --plot: nothing to draw, no candidate for {result.target.label}")
+            raise BadInput(
+                f"compare --plot: nothing to draw, no candidate for {result.target.label}"
+            )
     series = []
     for name, difference in named:
         edges, top = difference.profile
@@ -203,5 +261,13 @@ def errors(result) -> Figure:
     widest = max(len(s.x) - 1 for s in series)
     rows = max(int(s.x[-1] - s.x[0]) for s in series)
     note = "" if widest >= rows else "each bin's maximum over its positions; "
-    return Figure("errors", "\n".join(textwrap.wrap(heading, 110)[:4]), "position", "max |error|", series,
-                  xscale="symlog", yscale="log", note=note + "gaps: no error (bit-equal)")
+    return Figure(
+        "errors",
+        "\n".join(textwrap.wrap(heading, 110)[:4]),
+        "position",
+        "max |error|",
+        series,
+        xscale="symlog",
+        yscale="log",
+        note=note + "gaps: no error (bit-equal)",
+    )

@@ -20,7 +20,8 @@ import numpy as np
 from ..core.dtypes import host_float
 from ..core.errors import BadInput
 from ..core.limits import available_memory
-from ..engine import build, memory_needed, rows as exact_rows
+from ..engine import build, memory_needed
+from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.base import digits
 from ..spec import TableSpec
@@ -74,20 +75,32 @@ class Bench:
     is its number of rows."""
 
     def __init__(self, target: Source, values: np.ndarray, threshold: float, sampled: bool):
-        self.target, self.values, self.dtype, self.threshold = target, values, target.dtype, threshold
+        self.target, self.values, self.dtype, self.threshold = (
+            target,
+            values,
+            target.dtype,
+            threshold,
+        )
         self.length = target.rows
         self.sampled = sampled
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
         if self.sampled:
-            powers = [p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)]
+            powers = [
+                p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)
+            ]
             padding = np.flatnonzero(~values.any(axis=1)).tolist()  # candidate padding rows
-            rows = {*range(SAMPLE_HEAD), *range(self.length - SAMPLE_TAIL, self.length), *powers, *padding}
+            rows = {
+                *range(SAMPLE_HEAD),
+                *range(self.length - SAMPLE_TAIL, self.length),
+                *powers,
+                *padding,
+            }
             self.rows = np.array(sorted(r for r in rows if 0 <= r < self.length))
             self.seen = target.at(self.rows)
         else:
             self.rows, self.seen = np.arange(self.length), values
 
-    def head(self, rows: int) -> "Bench":
+    def head(self, rows: int) -> Bench:
         """A bench over the table's first `rows` rows (a table with rows of padding after them)."""
         return Bench(self.target.shifted(0, rows), self.values[:rows], self.threshold, self.sampled)
 
@@ -136,12 +149,16 @@ class Bench:
             keep = self.rows < shorter.rows
             return self.values_of(shorter)[self.rows[keep]], keep
         if memory_needed(spec, whole=True) > min(_VARIANT_BUDGET, available_memory() // 2):
-            self.target.notes.append(f"{spec.variant} was not tried: its table is built whole, and that "
-                                     "needs more memory than there is room for")
+            self.target.notes.append(
+                f"{spec.variant} was not tried: its table is built whole, and that "
+                "needs more memory than there is room for"
+            )
             return None
         return self.values_of(spec)[self.rows], np.ones(len(self.rows), bool)
 
-    def candidate(self, name: str, spec: TableSpec, source: str = "", reference=None) -> Candidate | None:
+    def candidate(
+        self, name: str, spec: TableSpec, source: str = "", reference=None
+    ) -> Candidate | None:
         """The exact table of `spec` scored against the table (and whether it is bit-equal to
         its correctly rounded values); a variant only where it reproduces the table bit for
         bit, else None."""
@@ -178,7 +195,9 @@ class Bench:
     def _difference(self, reference, spec: TableSpec) -> Difference:
         if not self.sampled:
             return difference(self.values, reference, self.dtype, spec.offset, self.threshold)
-        return _measured(self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold)
+        return _measured(
+            self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
+        )
 
     def libraries(self, spec: TableSpec, reference):
         """Each library variant of the spec's family that writes this table bit for bit (a
@@ -198,15 +217,21 @@ class Bench:
 
 def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
     """An exact spec's rows at `rows` (sorted), as float64."""
-    return host_float(exact_rows(spec, runs(rows)), spec.dtype).astype(np.float64).reshape(len(rows), spec.cols)
+    return (
+        host_float(exact_rows(spec, runs(rows)), spec.dtype)
+        .astype(np.float64)
+        .reshape(len(rows), spec.cols)
+    )
 
 
-def _measured(values, reference, rows, length: int, dtype: str, offset: int, threshold: float) -> Difference:
+def _measured(
+    values, reference, rows, length: int, dtype: str, offset: int, threshold: float
+) -> Difference:
     """A Difference over some rows of a table (position bands and positions where they are)."""
     tally = Tally(length, values.shape[1], dtype, offset, threshold)
     k = 0  # rows of `values` taken so far
     for start, stop in runs(rows):
-        tally.add(start, values[k:k + stop - start], reference[k:k + stop - start])
+        tally.add(start, values[k : k + stop - start], reference[k : k + stop - start])
         k += stop - start
     return tally.result()
 
@@ -228,40 +253,59 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
             f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
         )
     elif bench.deferred:  # building them costs most (torch's import first): only when needed
-        found += [c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None]
+        found += [
+            c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None
+        ]
     found.sort(key=_order)
     if bench.sampled and found:
         found = _confirm(bench, found)
         found.sort(key=_order)
     elif bench.sampled:
-        target.notes.append(f"2-D grids and ALiBi biases are looked for in tables of up to {WHOLE_ELEMENTS} "
-                            f"elements; this one has {target.rows * target.cols}")
+        target.notes.append(
+            f"2-D grids and ALiBi biases are looked for in tables of up to {WHOLE_ELEMENTS} "
+            f"elements; this one has {target.rows * target.cols}"
+        )
     return found
 
 
 def _order(c: Candidate):
     # among bit-identical candidates the one with the roundest base (two frequency laws can
     # round to the same float32 table), then the closest to exact
-    return (not c.identical, not c.difference.identical, digits(c.spec.base) if c.difference.identical else 0,
-            c.difference.max_abs, c.rank)
+    return (
+        not c.identical,
+        not c.difference.identical,
+        digits(c.spec.base) if c.difference.identical else 0,
+        c.difference.max_abs,
+        c.rank,
+    )
 
 
 def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Bench | None]:
     sampled = target.rows * target.cols > WHOLE_ELEMENTS
-    values = target.block(0, min(FIT_ROWS, max(16, FIT_ELEMENTS // target.cols))) if sampled else target.whole()
+    values = (
+        target.block(0, min(FIT_ROWS, max(16, FIT_ELEMENTS // target.cols)))
+        if sampled
+        else target.whole()
+    )
     bench = Bench(target, values, threshold, sampled)
     for looked in (values, bench.seen):
         bad = np.argwhere(~np.isfinite(looked))
         if len(bad):
             row = int(bad[0][0]) if looked is values else int(bench.rows[bad[0][0]])
-            target.notes.append(f"it holds NaN or infinite values (the first at position {row}, dimension "
-                                f"{int(bad[0][1])}), which no formula writes")
+            target.notes.append(
+                f"it holds NaN or infinite values (the first at position {row}, dimension "
+                f"{int(bad[0][1])}), which no formula writes"
+            )
             return [], None
     found = []
     for family in FAMILIES.values():
         try:  # any table may come in (constant, zero or NaN columns): no numpy warning goes out
             with np.errstate(all="ignore"):
-                found += [c for c in family.candidates(values, target.dtype, target.notes, bench) if c is not None]
+                found += [
+                    c
+                    for c in family.candidates(values, target.dtype, target.notes, bench)
+                    if c is not None
+                ]
         except BadInput:  # a reading the family cannot have
             continue
     return found, bench
@@ -271,7 +315,10 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     """The best candidates (those bit-identical on the sample, up to CONFIRMED) checked against
     every row of the table in one pass: bit-identity over the whole table, and the error
     figures over the sample and the rows where each differs most."""
-    target, chosen = bench.target, [c for c in found[:CONFIRMED] if c.difference.identical] or found[:1]
+    target, chosen = (
+        bench.target,
+        [c for c in found[:CONFIRMED] if c.difference.identical] or found[:1],
+    )
     streams = []
     for c in chosen:
         try:  # the candidate's table in the target's dtype, in the target's blocks
@@ -289,18 +336,31 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
             _, built = next(entry[1])
             differ = block != built
             if differ.any():
-                entry[2][first:first + len(block)] = np.where(differ, np.abs(block - built), 0).max(axis=1)
+                entry[2][first : first + len(block)] = np.where(
+                    differ, np.abs(block - built), 0
+                ).max(axis=1)
                 entry[3] += int(np.count_nonzero(differ))
     for c, _, worst, differing in streams:
         c.confirmed = True
         if differing:
-            rows = np.union1d(bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:])
+            rows = np.union1d(
+                bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:]
+            )
             reference = exact_at(_exact(c.spec, "float64"), rows)
-            c.difference = _measured(target.at(rows), reference, rows, target.rows, target.dtype, c.spec.offset,
-                                     bench.threshold)
+            c.difference = _measured(
+                target.at(rows),
+                reference,
+                rows,
+                target.rows,
+                target.dtype,
+                c.spec.offset,
+                bench.threshold,
+            )
         c.difference.differing = differing
     # a variant is a candidate only where it writes the table bit for bit
-    found = [c for c in found if not (c.confirmed and c.difference.differing and find_variant(c.spec))]
+    found = [
+        c for c in found if not (c.confirmed and c.difference.differing and find_variant(c.spec))
+    ]
     measured = len(bench.rows)
     target.notes.append(
         f"{target.label} has {target.rows} rows: candidates were scored on {measured} of them (the first "

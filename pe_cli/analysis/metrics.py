@@ -42,8 +42,10 @@ class Summary:
         if self.head is None or len(self.head) < CORNER:
             head = values[:CORNER] if self.head is None else np.concatenate([self.head, values])
             self.head = head[:CORNER]
-        self.tail = values[-CORNER:] if len(values) >= CORNER or self.tail is None else (
-            np.concatenate([self.tail, values])[-CORNER:]
+        self.tail = (
+            values[-CORNER:]
+            if len(values) >= CORNER or self.tail is None
+            else (np.concatenate([self.tail, values])[-CORNER:])
         )
 
     @property
@@ -87,17 +89,21 @@ def error_bins(length: int, count: int = ERROR_BINS) -> np.ndarray:
     each while they fit, then growing geometrically."""
     if length <= count:
         return np.arange(length + 1)
-    return np.concatenate([[0], np.unique(np.round(np.geomspace(1, length, count)).astype(np.int64))])
+    return np.concatenate(
+        [[0], np.unique(np.round(np.geomspace(1, length, count)).astype(np.int64))]
+    )
 
 
-def fold_bins(into: np.ndarray, edges: np.ndarray, first: int, values: np.ndarray, ufunc=np.maximum) -> None:
+def fold_bins(
+    into: np.ndarray, edges: np.ndarray, first: int, values: np.ndarray, ufunc=np.maximum
+) -> None:
     """Fold rows first.. of `values` into the bins of rows [edges[k], edges[k + 1]) that
     `into` holds one row each (ufunc np.maximum or np.minimum), a block at a time."""
     if not len(values):
         return
     lo, hi = np.searchsorted(edges, [first, first + len(values) - 1], side="right") - 1
-    starts = np.maximum(edges[lo:hi + 1], first) - first
-    into[lo:hi + 1] = ufunc(into[lo:hi + 1], ufunc.reduceat(values, starts, axis=0))
+    starts = np.maximum(edges[lo : hi + 1], first) - first
+    into[lo : hi + 1] = ufunc(into[lo : hi + 1], ufunc.reduceat(values, starts, axis=0))
 
 
 @dataclass
@@ -137,7 +143,12 @@ def _work(shape) -> tuple[np.ndarray, ...]:
     """This thread's work arrays for a block of `shape`: three float64 and one bool."""
     found = getattr(_local, "arrays", None)
     if found is None or found[0].shape != shape:
-        found = _local.arrays = (np.empty(shape), np.empty(shape), np.empty(shape), np.empty(shape, bool))
+        found = _local.arrays = (
+            np.empty(shape),
+            np.empty(shape),
+            np.empty(shape),
+            np.empty(shape, bool),
+        )
     return found
 
 
@@ -146,10 +157,23 @@ class Tally:
     the tables' size); also what a diagnosis needs: which elements differ by more than one
     ulp of the reference, and the first of them."""
 
-    def __init__(self, rows: int, cols: int, dtype: str, first_position: int = 0, threshold: float = 1e-4,
-                 atol=None, rtol=None):
+    def __init__(
+        self,
+        rows: int,
+        cols: int,
+        dtype: str,
+        first_position: int = 0,
+        threshold: float = 1e-4,
+        atol=None,
+        rtol=None,
+    ):
         self.rows, self.cols, self.dtype = rows, cols, dtype
-        self.first_position, self.threshold, self.atol, self.rtol = first_position, threshold, atol, rtol
+        self.first_position, self.threshold, self.atol, self.rtol = (
+            first_position,
+            threshold,
+            atol,
+            rtol,
+        )
         self.bands = position_bands(rows)
         self.band_max = [0.0] * len(self.bands)
         self.edges = error_bins(rows)
@@ -183,14 +207,26 @@ class Tally:
         count = int(np.count_nonzero(np.greater(error, reference_ulp, out=over)))
         within = True
         if self.atol is not None or self.rtol is not None:
-            within = bool(np.all(error <= (self.atol or 0.0) + (self.rtol or 0.0) * np.abs(reference)))
+            within = bool(
+                np.all(error <= (self.atol or 0.0) + (self.rtol or 0.0) * np.abs(reference))
+            )
         # not bit-equal: a nonzero error, but for equal infinities (whose difference is NaN)
-        differing = int(np.count_nonzero(line if not np.isnan(line[flat]) else candidate != reference))
+        differing = int(
+            np.count_nonzero(line if not np.isnan(line[flat]) else candidate != reference)
+        )
         return {
-            "top": float(line[flat]), "flat": flat, "ulps": float(np.divide(error, spacing, out=spacing).max()),
-            "sum": float(line.sum()), "squares": float(np.dot(line, line)), "differing": differing,
-            "size": error.size, "over": count, "first_over_ulp": int(np.argmax(over)) if count else None,
-            "rows_max": rows_max, "above": int(above[0]) if len(above) else None, "within": within,
+            "top": float(line[flat]),
+            "flat": flat,
+            "ulps": float(np.divide(error, spacing, out=spacing).max()),
+            "sum": float(line.sum()),
+            "squares": float(np.dot(line, line)),
+            "differing": differing,
+            "size": error.size,
+            "over": count,
+            "first_over_ulp": int(np.argmax(over)) if count else None,
+            "rows_max": rows_max,
+            "above": int(above[0]) if len(above) else None,
+            "within": within,
         }
 
     def merge(self, first: int, found: dict | None) -> None:
@@ -212,7 +248,9 @@ class Tally:
         for k, (a, b) in enumerate(self.bands):
             lo, hi = max(a, first), min(b, first + len(rows_max))
             if lo < hi:
-                self.band_max[k] = float(np.max([self.band_max[k], rows_max[lo - first:hi - first].max()]))
+                self.band_max[k] = float(
+                    np.max([self.band_max[k], rows_max[lo - first : hi - first].max()])
+                )
         fold_bins(self.profile, self.edges, first, rows_max)
         if self.first_over is None and found["above"] is not None:
             self.first_over = first + found["above"]
@@ -310,8 +348,13 @@ class Facts:
         }
         # a foreign table past [-1, 1] is not of sin/cos pairs (RoPE's angles, ALiBi's biases)
         if self.paired and (spec is not None or max(-self.minimum, self.maximum) <= 1 + 1e-6):
-            report["row_norms"].update({"expected": math.sqrt(self.cols / 2), "max_deviation": self.deviation,
-                                        "rows_off_by_1e-3": self.off})
+            report["row_norms"].update(
+                {
+                    "expected": math.sqrt(self.cols / 2),
+                    "max_deviation": self.deviation,
+                    "rows_off_by_1e-3": self.off,
+                }
+            )
         if spec is not None:
             report.update(FAMILIES[spec.family].facts(spec))
         return report

@@ -4,14 +4,15 @@ these, holding a few blocks at a time whatever its size."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterator
 
 import numpy as np
 
 from ..core.dtypes import host_bits, host_float
 from ..core.errors import BadInput
-from ..engine import blocks, build, rows as exact_rows
+from ..engine import blocks, build
+from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..io.read import check_room, open_table
 from ..spec import TableSpec
@@ -71,14 +72,21 @@ class Source:
     def whole(self) -> np.ndarray:
         return self.block(0, self.rows)
 
-    def shifted(self, first: int, rows: int) -> "Source":
+    def shifted(self, first: int, rows: int) -> Source:
         """Rows first..first+rows-1 of this table, as a table of their own."""
-        return replace(self, rows=rows, stream=None, columns=None,
-                       read=lambda a, b: self.read(first + a, first + b))
+        return replace(
+            self,
+            rows=rows,
+            stream=None,
+            columns=None,
+            read=lambda a, b: self.read(first + a, first + b),
+        )
 
-    def transposed(self) -> "Source":
+    def transposed(self) -> Source:
         """The table's columns as rows (each block reads a strip across every row)."""
-        read = (lambda a, b: self.columns(a, b).T.copy()) if self.columns is not None else self._strip
+        read = (
+            (lambda a, b: self.columns(a, b).T.copy()) if self.columns is not None else self._strip
+        )
         return replace(self, rows=self.cols, cols=self.rows, stream=None, columns=None, read=read)
 
     def _strip(self, a: int, b: int) -> np.ndarray:
@@ -86,7 +94,7 @@ class Source:
         out = np.empty((b - a, self.rows))
         for first in range(0, self.rows, self.block_rows):
             part = self.read(first, min(self.rows, first + self.block_rows))
-            out[:, first:first + len(part)] = part[:, a:b].T
+            out[:, first : first + len(part)] = part[:, a:b].T
         return out
 
 
@@ -117,7 +125,9 @@ def _rechunk(parts, rows: int, stop: int) -> Iterator[tuple[int, np.ndarray]]:
         yield first, np.concatenate(pending)[: stop - first]
 
 
-def reading(shape: tuple[int, ...], label: str, spec: TableSpec | None = None) -> tuple[int, int, list[str]]:
+def reading(
+    shape: tuple[int, ...], label: str, spec: TableSpec | None = None
+) -> tuple[int, int, list[str]]:
     """The 2-D (rows, columns) reading of an array of this shape, and notes saying how it was
     read. Every reading keeps each row's elements together in C order."""
     size = int(np.prod(shape, dtype=np.int64))
@@ -141,9 +151,18 @@ def reading(shape: tuple[int, ...], label: str, spec: TableSpec | None = None) -
 def from_file(source: str) -> Source:
     stored = open_table(source)
     rows, cols, notes = reading(stored.shape, stored.label, stored.spec)
-    return Source(stored.label, rows, cols, stored.dtype, stored.spec,
-                  lambda a, b: stored.elements(a * cols, b * cols).reshape(b - a, cols), notes=notes,
-                  columns=lambda a, b: np.stack([stored.elements(r * cols + a, r * cols + b) for r in range(rows)]))
+    return Source(
+        stored.label,
+        rows,
+        cols,
+        stored.dtype,
+        stored.spec,
+        lambda a, b: stored.elements(a * cols, b * cols).reshape(b - a, cols),
+        notes=notes,
+        columns=lambda a, b: np.stack(
+            [stored.elements(r * cols + a, r * cols + b) for r in range(rows)]
+        ),
+    )
 
 
 def from_spec(spec: TableSpec, label: str) -> Source:
@@ -154,8 +173,18 @@ def from_spec(spec: TableSpec, label: str) -> Source:
     widen = lambda block: host_float(block, spec.dtype).astype(np.float64)  # noqa: E731
     if find_variant(spec) is not None:
         values = np.asarray(host_bits(build(spec).values)).reshape(spec.rows, spec.cols)
-        return Source(label, spec.rows, spec.cols, spec.dtype, spec, lambda a, b: widen(values[a:b]))
-    return Source(label, spec.rows, spec.cols, spec.dtype, spec,
-                  lambda a, b: widen(exact_rows(spec, [(a, b)])).reshape(b - a, spec.cols),
-                  stream=lambda: (widen(np.asarray(block)).reshape(-1, spec.cols)
-                                  for block in blocks(spec, transient=True)))
+        return Source(
+            label, spec.rows, spec.cols, spec.dtype, spec, lambda a, b: widen(values[a:b])
+        )
+    return Source(
+        label,
+        spec.rows,
+        spec.cols,
+        spec.dtype,
+        spec,
+        lambda a, b: widen(exact_rows(spec, [(a, b)])).reshape(b - a, spec.cols),
+        stream=lambda: (
+            widen(np.asarray(block)).reshape(-1, spec.cols)
+            for block in blocks(spec, transient=True)
+        ),
+    )

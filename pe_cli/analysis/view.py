@@ -27,7 +27,9 @@ class View:
 
 def table_of(source: str | None, options: dict) -> Source:
     """The table in `source` (a file), or the one the options describe when there is none."""
-    return side(source, {}) if source is not None else from_spec(spec_from_options(options), "table")
+    return (
+        side(source, {}) if source is not None else from_spec(spec_from_options(options), "table")
+    )
 
 
 def view(source: str | None, options: dict) -> View:

@@ -53,7 +53,9 @@ def _suggest(message: str) -> str:
     found = re.search(r"'([^']*)' is not one of (.*?)\.?$", message)
     if found is None:
         return message
-    return message.rstrip(".") + did_you_mean(found.group(1), re.findall(r"'([^']*)'", found.group(2)))
+    return message.rstrip(".") + did_you_mean(
+        found.group(1), re.findall(r"'([^']*)'", found.group(2))
+    )
 
 
 def _fail(error: BaseException, message: str, code: int) -> int:

@@ -1,6 +1,6 @@
 """`pe-cli compare`: a family's formulas against the exact table, A against B, or what a file is."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -9,10 +9,22 @@ from .options import OUTPUT, ForceOpt, JsonOpt, PlotOpt, table_options
 
 @table_options(from_file=("d_model", "seq_len"), skip=("variant", "dtype", "shape", "device"))
 def compare(
-    a: Annotated[Optional[str], typer.Argument(help="A file, or a table spec VARIANT\\[:CONVENTION]\\[:DTYPE].")] = None,
-    b: Annotated[Optional[str], typer.Argument(help="The table to compare A with \\[default: the exact table].")] = None,
-    atol: Annotated[Optional[float], typer.Option(help="Absolute tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT)] = None,
-    rtol: Annotated[Optional[float], typer.Option(help="Relative tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT)] = None,
+    a: Annotated[
+        str | None,
+        typer.Argument(help="A file, or a table spec VARIANT\\[:CONVENTION]\\[:DTYPE]."),
+    ] = None,
+    b: Annotated[
+        str | None,
+        typer.Argument(help="The table to compare A with \\[default: the exact table]."),
+    ] = None,
+    atol: Annotated[
+        float | None,
+        typer.Option(help="Absolute tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT),
+    ] = None,
+    rtol: Annotated[
+        float | None,
+        typer.Option(help="Relative tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT),
+    ] = None,
     plot: PlotOpt = None,
     force: ForceOpt = False,
     json: JsonOpt = False,

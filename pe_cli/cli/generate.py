@@ -1,6 +1,6 @@
 """`pe-cli generate`: one table, summarized or written."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -11,8 +11,13 @@ from .output import write
 @table_options()
 def generate(
     output: Annotated[
-        Optional[str],
-        typer.Option("--output", "-o", help="Write the table to this file, or - for stdout.", rich_help_panel=OUTPUT),
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the table to this file, or - for stdout.",
+            rich_help_panel=OUTPUT,
+        ),
     ] = None,
     fmt: FormatOpt = None,
     force: ForceOpt = False,

@@ -6,7 +6,7 @@ A command receives their values as one dict, `table` (None where an option was n
 import functools
 import inspect
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -44,7 +44,11 @@ def _declarations() -> list[tuple[Param, str, str]]:
 
 
 _DECLARATIONS = _declarations()
-_ENUMS = {p.name: choices(p.name.title().replace("_", ""), p.choices) for p, _, _ in _DECLARATIONS if p.choices}
+_ENUMS = {
+    p.name: choices(p.name.title().replace("_", ""), p.choices)
+    for p, _, _ in _DECLARATIONS
+    if p.choices
+}
 
 
 def _option(param: Param, panel: str, help: str, many: bool, from_file: bool):
@@ -54,23 +58,25 @@ def _option(param: Param, panel: str, help: str, many: bool, from_file: bool):
     if param.choices and default is not None:
         default = kind(default)
     if many:
-        annotation, default = Optional[list[kind]], None if default is None else [default]
+        annotation, default = list[kind] | None, None if default is None else [default]
         help += " Repeat for several tables."
     elif param.kind is list:
-        annotation, default = Optional[list[str]], None
+        annotation, default = list[str] | None, None
     elif param.kind is bool:
         annotation = bool
     elif from_file:
-        annotation, default = Optional[kind], None
+        annotation, default = kind | None, None
         help += f" [default: the file's, else {param.default}]"
     elif param.given_only:
-        annotation, default = Optional[kind], None
+        annotation, default = kind | None, None
         help += f" [default: {param.default}]"
     elif default is None:
-        annotation = Optional[kind]
+        annotation = kind | None
     else:
         annotation = kind
-    option = typer.Option(*(param.flags or (param.flag,)), help=_escape(help), rich_help_panel=panel)
+    option = typer.Option(
+        *(param.flags or (param.flag,)), help=_escape(help), rich_help_panel=panel
+    )
     return Annotated[annotation, option], default
 
 
@@ -94,9 +100,17 @@ def table_options(*, repeat=(), from_file=(), skip=()):
         for param, panel, help in _DECLARATIONS:
             if param.name in skip:
                 continue
-            annotation, default = _option(param, panel, help, param.name in repeat, param.name in from_file)
-            params.append(inspect.Parameter(param.name, inspect.Parameter.KEYWORD_ONLY,
-                                            default=default, annotation=annotation))
+            annotation, default = _option(
+                param, panel, help, param.name in repeat, param.name in from_file
+            )
+            params.append(
+                inspect.Parameter(
+                    param.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=default,
+                    annotation=annotation,
+                )
+            )
             names.append(param.name)
 
         @functools.wraps(command)
@@ -112,16 +126,31 @@ def table_options(*, repeat=(), from_file=(), skip=()):
 
 
 FormatOpt = Annotated[
-    Optional[choices("OutputFormat", OUTPUT_FORMATS)],
-    typer.Option("--format", "-f", help="Output format \\[default: from the extension; npy for -].",
-                 rich_help_panel=OUTPUT),
+    choices("OutputFormat", OUTPUT_FORMATS) | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="Output format \\[default: from the extension; npy for -].",
+        rich_help_panel=OUTPUT,
+    ),
 ]
 ForceOpt = Annotated[
-    bool, typer.Option("--force", help="Replace an existing file; allow binary data to a terminal.",
-                       rich_help_panel=OUTPUT),
+    bool,
+    typer.Option(
+        "--force",
+        help="Replace an existing file; allow binary data to a terminal.",
+        rich_help_panel=OUTPUT,
+    ),
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the results as JSON.", rich_help_panel=OUTPUT)]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print the results as JSON.", rich_help_panel=OUTPUT)
+]
 PlotOpt = Annotated[
-    Optional[str], typer.Option("--plot", help="Also draw a figure into this file: .png, .svg or .pdf "
-                                "(needs the plot extra: pip install 'pe-cli\\[plot]').", rich_help_panel=OUTPUT),
+    str | None,
+    typer.Option(
+        "--plot",
+        help="Also draw a figure into this file: .png, .svg or .pdf "
+        "(needs the plot extra: pip install 'pe-cli\\[plot]').",
+        rich_help_panel=OUTPUT,
+    ),
 ]

@@ -105,7 +105,7 @@ def ulp(reference, dtype: str, out=None):
         # 2**floor(log2|x|) (0 for zero and subnormals), times 2**(1 - precision)
         np.bitwise_and(values.view(np.int64), 0x7FF0000000000000, out=spacing.view(np.int64))
         np.multiply(spacing, 2.0 ** (1 - fmt.precision), out=spacing)
-        np.maximum(spacing, 2.0 ** fmt.min_exponent, out=spacing)
+        np.maximum(spacing, 2.0**fmt.min_exponent, out=spacing)
         return spacing if np.ndim(reference) else float(spacing[0])
     _, exponent = np.frexp(np.abs(reference))  # |x| = m * 2**e, 0.5 <= m < 1
     exponent = np.where(reference == 0, fmt.min_exponent + fmt.precision, exponent)

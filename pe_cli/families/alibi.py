@@ -52,8 +52,12 @@ def _slopes_only(spec) -> str | None:
 _SLOPES = dict(conventions=("press",), part="slopes", refuse=_slopes_only)
 
 
-@variant(VARIANTS, "bloom", source="transformers 5.23 modeling_bloom _get_alibi_slopes (build_alibi_tensor)",
-         **_SLOPES)
+@variant(
+    VARIANTS,
+    "bloom",
+    source="transformers 5.23 modeling_bloom _get_alibi_slopes (build_alibi_tensor)",
+    **_SLOPES,
+)
 def _bloom_slopes(spec, device):
     # modeling_bloom: powers of 2**(-8/c) in float32 (torch.pow of a float32 base and int32
     # powers), then odd powers of 2**(-4/c) for the heads beyond the power of two c
@@ -73,7 +77,12 @@ def _bloom_slopes(spec, device):
     return slopes[None, :]
 
 
-@variant(VARIANTS, "mpt", source="transformers 5.23 modeling_mpt build_mpt_alibi_tensor slopes", **_SLOPES)
+@variant(
+    VARIANTS,
+    "mpt",
+    source="transformers 5.23 modeling_mpt build_mpt_alibi_tensor slopes",
+    **_SLOPES,
+)
 def _mpt_slopes(spec, device):
     # modeling_mpt build_mpt_alibi_tensor: 1 / 2**(k * 8 / n2) for the power of two n2 >= n,
     # odd-indexed slopes first, then even-indexed, the first n kept
@@ -131,8 +140,11 @@ class Alibi(Family):
             return round_decimals(slopes, spec.dtype)
         length = spec.seq_len
         head, query = np.divmod(np.arange(start, stop), length)
-        distance = distances(query[:, None].astype(np.float64), np.arange(length, dtype=np.float64)[None, :],
-                             spec.part)
+        distance = distances(
+            query[:, None].astype(np.float64),
+            np.arange(length, dtype=np.float64)[None, :],
+            spec.part,
+        )
         hi = np.empty_like(distance)
         lo = np.empty_like(distance)
         for h in np.unique(head).tolist():
@@ -149,7 +161,9 @@ class Alibi(Family):
 
     def settings(self, spec):
         lines = [*super().settings(spec), ("heads", str(spec.heads))]
-        return lines + ([("positions", f"0 .. {spec.seq_len - 1}")] if not self._vector(spec) else [])
+        return lines + (
+            [("positions", f"0 .. {spec.seq_len - 1}")] if not self._vector(spec) else []
+        )
 
     def row_label(self, spec):
         if self._vector(spec):
@@ -159,9 +173,13 @@ class Alibi(Family):
     def reading(self, shape, label):
         if len(shape) == 3 and shape[1] == shape[2]:
             heads, length, _ = shape
-            return heads * length, length, [
-                f"{label} is {heads} square (L, L) matrices (ALiBi heads); compared as rows of {length}"
-            ]
+            return (
+                heads * length,
+                length,
+                [
+                    f"{label} is {heads} square (L, L) matrices (ALiBi heads); compared as rows of {length}"
+                ],
+            )
         return None
 
     def candidates(self, values, dtype, notes, bench):
@@ -186,7 +204,9 @@ class Alibi(Family):
         upper = np.triu(np.ones((length, length), bool), 1)
         if np.all(cube[:, upper] == 0) and np.any(cube):
             part = "causal"
-        elif np.array_equal(cube, cube.transpose(0, 2, 1)) and np.all(np.diagonal(cube, axis1=1, axis2=2) == 0):
+        elif np.array_equal(cube, cube.transpose(0, 2, 1)) and np.all(
+            np.diagonal(cube, axis1=1, axis2=2) == 0
+        ):
             part = "symmetric"
         else:
             return
@@ -195,14 +215,17 @@ class Alibi(Family):
         yield bench.candidate(f"alibi {part} (Press et al. slopes)", spec, reference=reference)
         if dtype != "float32":
             return
-        distance = distances(np.arange(length)[:, None], np.arange(length)[None, :], part).astype(np.float32)
+        distance = distances(np.arange(length)[:, None], np.arange(length)[None, :], part).astype(
+            np.float32
+        )
         for name, library in VARIANTS.items():
             slopes = bench.values_of(bench.spec(family=self.name, heads=heads, variant=name))
             slopes = slopes.reshape(-1).astype(np.float32)
             table = -(slopes[:, None, None] * distance[None]) + np.float32(0)
             if np.array_equal(table.reshape(rows, cols), values):
-                yield bench.identical(f"alibi {part} with {name}'s float32 slopes", spec, reference,
-                                      library.source)
+                yield bench.identical(
+                    f"alibi {part} with {name}'s float32 slopes", spec, reference, library.source
+                )
 
 
 FAMILY = Alibi()

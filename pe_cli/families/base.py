@@ -13,8 +13,8 @@ registry (and with it `pe-cli --help`) loads without numpy.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
@@ -41,7 +41,9 @@ class Variant:
     parameters: frozenset = frozenset()  # the fixed-by-default parameters it takes (base, ...)
     refuse: Callable = _never  # why it cannot build this table (a message), or None
     part: str | None = None  # the part it builds when none is asked for
-    ends_float64: Callable = lambda spec: False  # its arithmetic ends in float64 for this spec (complex128)
+    ends_float64: Callable = lambda spec: (
+        False
+    )  # its arithmetic ends in float64 for this spec (complex128)
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""
@@ -92,7 +94,9 @@ def even_width(what: str) -> Callable:
     """A refusal for libraries whose `pe[:, 1::2] = cos(...)` fails for odd d_model."""
     return lambda spec: (
         f"{what} needs an even d_model (odd d fails its pe[:, 1::2] assignment) "
-        f"(got --d-model {spec.d_model})" if spec.d_model % 2 else None
+        f"(got --d-model {spec.d_model})"
+        if spec.d_model % 2
+        else None
     )
 
 
@@ -106,17 +110,24 @@ class Family:
     params: tuple[Param, ...] = ()
     variants: dict[str, Variant] = {}
     shapes = ("2d", "batch-first")  # the --shape values its tables take
-    paired_columns = False  # columns are sin/cos pairs of one angle: an ideal row's norm is sqrt(d/2)
+    paired_columns = (
+        False  # columns are sin/cos pairs of one angle: an ideal row's norm is sqrt(d/2)
+    )
     default_base = 10000.0  # --base where it is not given
-    export_parts: tuple = (None,)  # the parts `export` writes when none is asked for (None: the first)
+    export_parts: tuple = (
+        None,
+    )  # the parts `export` writes when none is asked for (None: the first)
 
     # ------------------------------------------------------------------- parameters and checks
 
     def from_options(self, options: dict) -> dict:
         """TableSpec fields from the command line's values of this family's parameters (None
         where not given)."""
-        return {p.name: options[p.name] for p in self.params
-                if p.field and options.get(p.name) is not None}
+        return {
+            p.name: options[p.name]
+            for p in self.params
+            if p.field and options.get(p.name) is not None
+        }
 
     def default_convention(self, spec) -> str:
         """The convention when none is given: the first."""
@@ -146,7 +157,9 @@ class Family:
     def dims(self, spec) -> tuple[int, ...]:
         """The table's shape as written and returned."""
         rows, cols = self.rows(spec), self.cols(spec)
-        return {"2d": (rows, cols), "batch-first": (1, rows, cols), "seq-first": (rows, 1, cols)}[spec.shape]
+        return {"2d": (rows, cols), "batch-first": (1, rows, cols), "seq-first": (rows, 1, cols)}[
+            spec.shape
+        ]
 
     # ------------------------------------------------------------------------------- numbers
 
@@ -179,7 +192,9 @@ class Family:
 
     def identity(self, spec) -> str:
         """The parameters that identify a table, in one line (`compare FILE`'s match)."""
-        return ", ".join(f"{k} {v}" for k, v in self.settings(spec) if k not in ("family", "convention"))
+        return ", ".join(
+            f"{k} {v}" for k, v in self.settings(spec) if k not in ("family", "convention")
+        )
 
     def row_label(self, spec) -> Callable[[int], str]:
         """Row index -> its label in windows and corners."""
@@ -204,7 +219,9 @@ class Family:
         for name, found in self.variants.items():
             try:
                 recipe = spec.replace(
-                    variant=name, dtype="float32", shape="2d",
+                    variant=name,
+                    dtype="float32",
+                    shape="2d",
                     convention=spec.convention if spec.convention in found.conventions else None,
                     compute_dtype=compute if found.kind == "recipe" else None,
                     part=spec.part if found.part is None else found.part,
@@ -214,8 +231,10 @@ class Family:
             label = f"{name} ({compute or 'bfloat16'})" if found.kind == "recipe" else name
             recipes.append((label, recipe))
         settings = ", ".join(f"{k} {v}" for k, v in self.settings(spec) if k != "family")
-        title = (f"{self.name} libraries and precision recipes vs the exact table "
-                 f"(d_model={spec.d_model}, {spec.part}, {settings})")
+        title = (
+            f"{self.name} libraries and precision recipes vs the exact table "
+            f"(d_model={spec.d_model}, {spec.part}, {settings})"
+        )
         return title, "float32", recipes
 
     def reading(self, shape: tuple[int, ...], label: str):
@@ -274,7 +293,9 @@ def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
     try:
         numbers = [int(p) for p in parts]
     except (TypeError, ValueError):
-        raise BadInput(f"--grid {text!r} is not {shape} (e.g. {'x'.join(['14'] * len(axes))})") from None
+        raise BadInput(
+            f"--grid {text!r} is not {shape} (e.g. {'x'.join(['14'] * len(axes))})"
+        ) from None
     if len(numbers) == 1:
         numbers *= len(axes)
     if len(numbers) != len(axes) or min(numbers) < 1:
@@ -292,8 +313,11 @@ def positions_file(path: str, flag: str, columns: int | None):
     except (OSError, ValueError) as e:
         raise BadInput(f"{flag} {path}: not a readable .npy file ({e})") from None
     shape = "(count,)" if columns is None else f"(tokens, {columns})"
-    if found.ndim != (1 if columns is None else 2) or found.shape[0] < 1 or (
-            columns is not None and found.shape[1] != columns):
+    if (
+        found.ndim != (1 if columns is None else 2)
+        or found.shape[0] < 1
+        or (columns is not None and found.shape[1] != columns)
+    ):
         raise BadInput(f"{flag} {path}: shape {tuple(found.shape)} is not {shape}")
     if found.dtype.kind not in "iuf" or found.dtype.itemsize > 8:
         raise BadInput(f"{flag} {path}: dtype {found.dtype} is not an integer or float type")
@@ -309,12 +333,16 @@ def binary_fractions(values, flag: str):
     import numpy as np
 
     scale = 0  # the finest binary place the values use
-    while scale <= 32 and not np.array_equal(np.ldexp(values, scale), np.round(np.ldexp(values, scale))):
+    while scale <= 32 and not np.array_equal(
+        np.ldexp(values, scale), np.round(np.ldexp(values, scale))
+    ):
         scale += 1
     whole = np.ldexp(values, scale)
     if scale > 32 or np.max(np.abs(whole)) > MAX_POSITION:
-        raise BadInput(f"{flag}: positions that need {scale} binary places reach past 2^32 times 2^-{scale}, "
-                       "beyond pe-cli's exact positions")
+        raise BadInput(
+            f"{flag}: positions that need {scale} binary places reach past 2^32 times 2^-{scale}, "
+            "beyond pe-cli's exact positions"
+        )
     return whole.astype(np.int64), 1 << scale
 
 
@@ -331,13 +359,15 @@ def read_positions(angles, frequencies, turns: int = 0):
     angles = np.asarray(angles)[:, order]
     estimate = (angles[:, :1] + 2 * np.pi * np.arange(turns + 1)) / w[0]  # (rows, turns)
     for i in range(1, len(w)):
-        angle = angles[:, i:i + 1]
+        angle = angles[:, i : i + 1]
         estimate = (angle + 2 * np.pi * np.round((estimate * w[i] - angle) / (2 * np.pi))) / w[i]
     if not turns:
         return estimate[:, 0]
     misfit = np.zeros(estimate.shape)
-    for i in np.unique(np.linspace(0, len(w) - 1, _MISFIT_FREQUENCIES).astype(int)):  # spread from low to high
-        misfit += np.abs(np.exp(1j * estimate * w[i]) - np.exp(1j * angles[:, i:i + 1]))
+    for i in np.unique(
+        np.linspace(0, len(w) - 1, _MISFIT_FREQUENCIES).astype(int)
+    ):  # spread from low to high
+        misfit += np.abs(np.exp(1j * estimate * w[i]) - np.exp(1j * angles[:, i : i + 1]))
     return estimate[np.arange(len(estimate)), np.argmin(misfit, axis=1)]
 
 
@@ -367,8 +397,11 @@ def axes_facts(frequencies, columns: dict) -> list[dict]:
     return [
         {
             "index": i,
-            "columns": {f"{fn} {axis}": found[i] for (axis, fn), found in columns.items()
-                        if i < len(found) and found[i] is not None},
+            "columns": {
+                f"{fn} {axis}": found[i]
+                for (axis, fn), found in columns.items()
+                if i < len(found) and found[i] is not None
+            },
             "frequency": float(w),
             "wavelength": 2 * math.pi / float(w),
         }

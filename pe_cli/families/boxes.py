@@ -15,7 +15,14 @@ from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
-    Family, axes_facts, binary_fractions, float32_near, plausible_bases, positions_file, read_positions, variant,
+    Family,
+    axes_facts,
+    binary_fractions,
+    float32_near,
+    plausible_bases,
+    positions_file,
+    read_positions,
+    variant,
 )
 
 COORDINATES = ("x0", "y0", "x1", "y1")
@@ -30,9 +37,13 @@ def box_values(text: str):
 
     if "," in text:
         try:
-            values = np.array([[float(v) for v in box.split(",")] for box in text.split(";")], dtype=np.float64)
+            values = np.array(
+                [[float(v) for v in box.split(",")] for box in text.split(";")], dtype=np.float64
+            )
         except ValueError:
-            raise BadInput(f"--boxes {text!r}: not boxes x0,y0,x1,y1 joined by ';' (or a .npy file)") from None
+            raise BadInput(
+                f"--boxes {text!r}: not boxes x0,y0,x1,y1 joined by ';' (or a .npy file)"
+            ) from None
         if values.ndim != 2 or values.shape[1] != 4:
             raise BadInput(f"--boxes {text!r}: each box is four numbers x0,y0,x1,y1")
         if not np.all(np.isfinite(values)):
@@ -52,7 +63,9 @@ def _fractions(text: str):
     import numpy as np
 
     values = box_values(text)
-    found = [binary_fractions(values[:, c], f"--boxes, {name}") for c, name in enumerate(COORDINATES)]
+    found = [
+        binary_fractions(values[:, c], f"--boxes, {name}") for c, name in enumerate(COORDINATES)
+    ]
     return np.stack([n for n, _ in found], axis=1), tuple(q for _, q in found)
 
 
@@ -61,23 +74,36 @@ def boxes_text(values) -> str:
     as the same float32."""
     import numpy as np
 
-    return ";".join(",".join(np.format_float_positional(np.float32(v), trim="-") for v in box) for box in values)
+    return ";".join(
+        ",".join(np.format_float_positional(np.float32(v), trim="-") for v in box) for box in values
+    )
 
 
 def _columns(n: int) -> dict:
     """{(coordinate, "sin" or "cos"): [column of each frequency]}."""
-    return {(name, fn): [8 * i + 4 * s + c for i in range(n)]
-            for c, name in enumerate(COORDINATES) for s, fn in enumerate(("sin", "cos"))}
+    return {
+        (name, fn): [8 * i + 4 * s + c for i in range(n)]
+        for c, name in enumerate(COORDINATES)
+        for s, fn in enumerate(("sin", "cos"))
+    }
 
 
 VARIANTS: dict = {}
 
 
-@variant(VARIANTS, "diffusers", source="diffusers 0.42 get_fourier_embeds_from_boundingbox (GLIGEN's "
-         "GLIGENTextBoundingboxProjection), float32", conventions=("gligen",),
-         refuse=lambda spec: None if spec.base == BASE else
-         f"diffusers' get_fourier_embeds_from_boundingbox has base {BASE:g}, not {spec.base:g}",
-         parameters=frozenset({"base"}))
+@variant(
+    VARIANTS,
+    "diffusers",
+    source="diffusers 0.42 get_fourier_embeds_from_boundingbox (GLIGEN's "
+    "GLIGENTextBoundingboxProjection), float32",
+    conventions=("gligen",),
+    refuse=lambda spec: (
+        None
+        if spec.base == BASE
+        else f"diffusers' get_fourier_embeds_from_boundingbox has base {BASE:g}, not {spec.base:g}"
+    ),
+    parameters=frozenset({"base"}),
+)
 def _diffusers(spec, device):
     import torch
 
@@ -94,11 +120,16 @@ class Boxes(Family):
     summary = "GLIGEN's Fourier features of bounding boxes (x0, y0, x1, y1)"
     conventions = {
         "gligen": "per frequency base**(i/n), rising: the sines of x0, y0, x1, y1, then their cosines "
-                  "(diffusers get_fourier_embeds_from_boundingbox)",
+        "(diffusers get_fourier_embeds_from_boundingbox)",
     }
     params = (
-        Param("boxes", None, "the boxes, one row each: x0,y0,x1,y1 joined by ';' (0.1,0.2,0.5,0.6;0,0,0,0), "
-              "or a .npy file (count, 4); each coordinate rounded to float32, as GLIGEN holds them.", str),
+        Param(
+            "boxes",
+            None,
+            "the boxes, one row each: x0,y0,x1,y1 joined by ';' (0.1,0.2,0.5,0.6;0,0,0,0), "
+            "or a .npy file (count, 4); each coordinate rounded to float32, as GLIGEN holds them.",
+            str,
+        ),
     )
     variants = VARIANTS
     paired_columns = True
@@ -106,10 +137,14 @@ class Boxes(Family):
 
     def check(self, spec):
         if spec.boxes is None:
-            raise BadInput("--family boxes needs --boxes: x0,y0,x1,y1 joined by ';', or a .npy file (count, 4)")
+            raise BadInput(
+                "--family boxes needs --boxes: x0,y0,x1,y1 joined by ';', or a .npy file (count, 4)"
+            )
         if spec.d_model % 8:
-            raise BadInput(f"each frequency takes 8 columns (sin and cos of x0, y0, x1, y1): --d-model must be "
-                           f"a multiple of 8 (got {spec.d_model}; GLIGEN's 8 frequencies: 64)")
+            raise BadInput(
+                f"each frequency takes 8 columns (sin and cos of x0, y0, x1, y1): --d-model must be "
+                f"a multiple of 8 (got {spec.d_model}; GLIGEN's 8 frequencies: 64)"
+            )
         if spec.offset:
             raise BadInput("a boxes table's rows are its boxes: --offset does not apply")
         _fractions(spec.boxes)
@@ -133,8 +168,8 @@ class Boxes(Family):
         out = work.zeros(stop - start, spec.d_model)
         for c in range(4):
             sin, cos = work.planes(numerators[start:stop, c].tolist())
-            out[:, c::8] = sin[:, c * n:(c + 1) * n]
-            out[:, 4 + c::8] = cos[:, c * n:(c + 1) * n]
+            out[:, c::8] = sin[:, c * n : (c + 1) * n]
+            out[:, 4 + c :: 8] = cos[:, c * n : (c + 1) * n]
         return out
 
     def settings(self, spec):
@@ -160,8 +195,8 @@ class Boxes(Family):
         if cols % 8 or cols < 16:
             return
         n = cols // 8
-        sin = np.stack([values[:, 8 * i:8 * i + 4] for i in range(n)], axis=2)  # (count, 4, n)
-        cos = np.stack([values[:, 8 * i + 4:8 * i + 8] for i in range(n)], axis=2)
+        sin = np.stack([values[:, 8 * i : 8 * i + 4] for i in range(n)], axis=2)  # (count, 4, n)
+        cos = np.stack([values[:, 8 * i + 4 : 8 * i + 8] for i in range(n)], axis=2)
         if not np.allclose(sin**2 + cos**2, 1, atol=1e-2):
             return
         angles = np.arctan2(sin, cos)
@@ -178,8 +213,14 @@ class Boxes(Family):
             law = [float(w) for w in power_law([Fraction(-i, n) for i in range(n)], base)]
             estimate = np.stack([read_positions(angles[:, k], law) for k in range(4)], axis=1)
             for boxes in self._readings(values, estimate, base, bench):
-                spec = bench.spec(family=self.name, d_model=cols, base=base, boxes=boxes_text(boxes),
-                                  convention="gligen", dtype="float64")
+                spec = bench.spec(
+                    family=self.name,
+                    d_model=cols,
+                    base=base,
+                    boxes=boxes_text(boxes),
+                    convention="gligen",
+                    dtype="float64",
+                )
                 if spec is None:
                     continue
                 reference = bench.reference(spec)
@@ -197,14 +238,21 @@ class Boxes(Family):
         tried = float32_near(estimate)  # (count, 4, 7)
         boxes = np.moveaxis(tried, 2, 1).reshape(-1, 4)  # every row's 7 candidate boxes in turn
         found = []
-        for variant in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library")):
-            spec = bench.spec(family=self.name, d_model=cols, base=base, boxes=boxes_text(boxes), variant=variant,
-                              dtype=bench.dtype)
+        for built_by in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library")):
+            spec = bench.spec(
+                family=self.name,
+                d_model=cols,
+                base=base,
+                boxes=boxes_text(boxes),
+                variant=built_by,
+                dtype=bench.dtype,
+            )
             if spec is None:
                 continue
             made = bench.values_of(spec).reshape(count, tried.shape[2], cols)
             picked = np.empty((count, 4), dtype=np.float32)
-            for c in range(4):  # the coordinate's own columns: its sines (8i + c) and cosines (8i + 4 + c)
+            # the coordinate's own columns: its sines (8i + c) and cosines (8i + 4 + c)
+            for c in range(4):
                 same = np.all(made[:, :, c::4] == values[:, None, c::4], axis=2)  # (count, 7)
                 if not same.any(axis=1).all():
                     break

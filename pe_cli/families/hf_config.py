@@ -24,15 +24,35 @@ from pathlib import Path
 from ..core.errors import BadInput
 
 # where a composite config keeps its language model, searched in this order
-TEXT_PARTS = ("text_config", "language_config", "llm_config", "thinker_config", "decoder_config",
-              "decoder", "text_encoder")
+TEXT_PARTS = (
+    "text_config",
+    "language_config",
+    "llm_config",
+    "thinker_config",
+    "decoder_config",
+    "decoder",
+    "text_encoder",
+)
 # keys some config classes convert into rope_parameters by their own rules
-LEGACY_KEYS = ("rope_scaling", "rope_theta", "partial_rotary_factor", "rotary_pct", "rotary_emb_base",
-               "rope_local_base_freq")
+LEGACY_KEYS = (
+    "rope_scaling",
+    "rope_theta",
+    "partial_rotary_factor",
+    "rotary_pct",
+    "rotary_emb_base",
+    "rope_local_base_freq",
+)
 SCALED = ("llama3", "yarn", "longrope")
 # the keys, by standard name, that a rotary table depends on
-TABLE_KEYS = ("hidden_size", "num_attention_heads", "head_dim", "max_position_embeddings",
-              "partial_rotary_factor", "rope_parameters", "rope_theta")
+TABLE_KEYS = (
+    "hidden_size",
+    "num_attention_heads",
+    "head_dim",
+    "max_position_embeddings",
+    "partial_rotary_factor",
+    "rope_parameters",
+    "rope_theta",
+)
 
 
 @cache
@@ -48,9 +68,14 @@ def models() -> dict:
 def _cached(model_id: str) -> Path | None:
     """config.json of a model id in the local Hugging Face cache (never the network), through
     huggingface_hub when it is installed, else by the cache's documented layout."""
-    home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
-    hub = Path(os.environ.get("HF_HUB_CACHE") or os.environ.get("HUGGINGFACE_HUB_CACHE")
-               or os.path.join(home, "hub"))
+    home = os.environ.get("HF_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache", "huggingface"
+    )
+    hub = Path(
+        os.environ.get("HF_HUB_CACHE")
+        or os.environ.get("HUGGINGFACE_HUB_CACHE")
+        or os.path.join(home, "hub")
+    )
     try:
         from huggingface_hub import try_to_load_from_cache
     except ImportError:
@@ -82,8 +107,10 @@ def locate(source: str) -> Path:
     if len(parts) == 2 and all(parts) and not source.endswith(".json"):
         found = _cached(source)
         if found is None:
-            raise BadInput(f"{source}: no such file, and no config.json for model {source!r} in the "
-                           "local Hugging Face cache (pe-cli never downloads)")
+            raise BadInput(
+                f"{source}: no such file, and no config.json for model {source!r} in the "
+                "local Hugging Face cache (pe-cli never downloads)"
+            )
         return found
     raise BadInput(f"{source}: no such file or folder")
 
@@ -106,7 +133,10 @@ def load(source: str) -> dict:
 
 
 def _has_rope(node: dict, facts: dict) -> bool:
-    return any(k in node for k in ("rope_parameters", "rope_scaling", "rope_theta")) or "defaults" in facts
+    return (
+        any(k in node for k in ("rope_parameters", "rope_scaling", "rope_theta"))
+        or "defaults" in facts
+    )
 
 
 def _part(config: dict, part: str | None) -> tuple[dict, str, str]:
@@ -118,7 +148,9 @@ def _part(config: dict, part: str | None) -> tuple[dict, str, str]:
             sub = node.get(key)
             if not isinstance(sub, dict):
                 raise BadInput(f"the config has no part {part!r} (at {key!r})")
-            model_type = sub.get("model_type") or models().get(model_type, {}).get("parts", {}).get(key, "")
+            model_type = sub.get("model_type") or models().get(model_type, {}).get("parts", {}).get(
+                key, ""
+            )
             node, path = sub, f"{path}.{key}" if path else key
         return node, model_type, path
     parts = models().get(model_type, {}).get("parts", {})
@@ -132,9 +164,15 @@ def _part(config: dict, part: str | None) -> tuple[dict, str, str]:
             others = [k for k, v in node.items() if isinstance(v, dict) and "model_type" in v]
             raise BadInput(
                 "the config has no rotary settings"
-                + (f"; its parts: {', '.join(others)} (choose one with --config-part)" if others else "")
+                + (
+                    f"; its parts: {', '.join(others)} (choose one with --config-part)"
+                    if others
+                    else ""
+                )
             )
-        model_type = node[key].get("model_type") or models().get(model_type, {}).get("parts", {}).get(key, "")
+        model_type = node[key].get("model_type") or models().get(model_type, {}).get(
+            "parts", {}
+        ).get(key, "")
         node, path = node[key], f"{path}.{key}" if path else key
     return node, model_type, path
 
@@ -181,9 +219,11 @@ def _legacy(settings: Settings, rules: dict) -> dict:
     scaling = node.get("rope_scaling")
 
     def unknown(key):
-        return BadInput(f"model type {settings.model_type} converts {key} into rope_parameters by "
-                        "rules pe-cli does not know; save the config with transformers 5 "
-                        "(AutoConfig.from_pretrained(...).save_pretrained(...)) to write them")
+        return BadInput(
+            f"model type {settings.model_type} converts {key} into rope_parameters by "
+            "rules pe-cli does not know; save the config with transformers 5 "
+            "(AutoConfig.from_pretrained(...).save_pretrained(...)) to write them"
+        )
 
     if scaling:
         if "rope_scaling" not in rules or not isinstance(scaling, dict):
@@ -197,7 +237,9 @@ def _legacy(settings: Settings, rules: dict) -> dict:
         for layer_type in rules["rope_scaling"]:
             target = rope.setdefault(layer_type, {}) if layer_type else rope
             target.update(scaling)
-            target["rope_type"] = rules.get("types", {}).get(target.get("rope_type"), target.get("rope_type"))
+            target["rope_type"] = rules.get("types", {}).get(
+                target.get("rope_type"), target.get("rope_type")
+            )
     for key in LEGACY_KEYS:
         if node.get(key) is None or key == "rope_scaling":
             continue
@@ -234,18 +276,22 @@ def _standard(settings: Settings) -> dict:
     if isinstance(labels, list) and labels:  # transformers nests only under the layer types it has
         rope = {k: v for k, v in rope.items() if k in labels} or rope
     nested = bool(rope) and all(isinstance(v, dict) or v is None for v in rope.values())
-    for layer_type, parameters in (rope.items() if nested else [(None, rope)]):
+    for layer_type, parameters in rope.items() if nested else [(None, rope)]:
         if parameters is None:
             continue
         parameters.setdefault("rope_type", parameters.pop("type", "default"))
         if "rope_theta" not in parameters:
             if theta is None:
-                raise BadInput(f"model type {settings.model_type} reads these legacy keys into rope "
-                               f"parameters{f' for {layer_type}' if layer_type else ''} without rope_theta "
-                               "(its rotary module would fail)")
+                raise BadInput(
+                    f"model type {settings.model_type} reads these legacy keys into rope "
+                    f"parameters{f' for {layer_type}' if layer_type else ''} without rope_theta "
+                    "(its rotary module would fail)"
+                )
             if isinstance(theta, dict):
-                raise BadInput(f"rope_parameters{f'[{layer_type!r}]' if layer_type else ''} has no rope_theta, "
-                               f"and model type {settings.model_type} has one per layer type")
+                raise BadInput(
+                    f"rope_parameters{f'[{layer_type!r}]' if layer_type else ''} has no rope_theta, "
+                    f"and model type {settings.model_type} has one per layer type"
+                )
             parameters["rope_theta"] = theta
         if partial is not None:
             parameters.setdefault("partial_rotary_factor", partial)
@@ -253,10 +299,13 @@ def _standard(settings: Settings) -> dict:
             parameters["rope_type"] = facts["rope_type"]
         if parameters["rope_type"] in SCALED:
             if node.get("original_max_position_embeddings") is not None and not nested:
-                parameters["original_max_position_embeddings"] = node["original_max_position_embeddings"]
+                parameters["original_max_position_embeddings"] = node[
+                    "original_max_position_embeddings"
+                ]
             else:
-                parameters.setdefault("original_max_position_embeddings",
-                                      settings.get("max_position_embeddings"))
+                parameters.setdefault(
+                    "original_max_position_embeddings", settings.get("max_position_embeddings")
+                )
     return rope
 
 
@@ -272,7 +321,9 @@ def _layer_overrides(settings: Settings, layer_type: str) -> dict:
     for index, kind in enumerate(kinds):
         if kind != layer_type:
             continue
-        overrides = next((v for k, v in per_layer.items() if str(k).isdigit() and int(k) == index), {})
+        overrides = next(
+            (v for k, v in per_layer.items() if str(k).isdigit() and int(k) == index), {}
+        )
         if not isinstance(overrides, dict):
             raise BadInput(f"per_layer_config entry {index} is not a JSON object")
         overrides = {k: v for k, v in overrides.items() if k in relevant}
@@ -294,16 +345,22 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
         if layer_type is None:
             raise LayerTypes(layer_types)
         if rope.get(layer_type, {}) is None:
-            raise BadInput(f"layer type {layer_type!r} has no rotary embedding (its rope_parameters "
-                           "are null: no positional encoding)")
+            raise BadInput(
+                f"layer type {layer_type!r} has no rotary embedding (its rope_parameters "
+                "are null: no positional encoding)"
+            )
         if layer_type not in layer_types:
-            raise BadInput(f"no layer type {layer_type!r} in rope_parameters; its layer types: "
-                           f"{', '.join(layer_types)}")
+            raise BadInput(
+                f"no layer type {layer_type!r} in rope_parameters; its layer types: "
+                f"{', '.join(layer_types)}"
+            )
         rope = rope[layer_type]
         settings = Settings(node, model_type, _layer_overrides(settings, layer_type))
     elif layer_type is not None:
-        raise BadInput(f"--layer-type {layer_type}: this config's rope_parameters are one set, "
-                       "not one per layer type")
+        raise BadInput(
+            f"--layer-type {layer_type}: this config's rope_parameters are one set, "
+            "not one per layer type"
+        )
     rule = settings.facts.get("head_dim")  # a model that divides other keys (vision encoders)
     head_dim = settings.get("head_dim") or (_divide(settings, rule) if rule else None)
     if not head_dim:
@@ -314,12 +371,19 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
                 f"nor {settings.names('hidden_size')} and {settings.names('num_attention_heads')}"
             )
         if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in (hidden, heads)):
-            raise BadInput(f"{settings.names('hidden_size')} = {hidden!r} and {settings.names('num_attention_heads')} "
-                           f"= {heads!r} are not positive whole numbers")
+            raise BadInput(
+                f"{settings.names('hidden_size')} = {hidden!r} and {settings.names('num_attention_heads')} "
+                f"= {heads!r} are not positive whole numbers"
+            )
         head_dim = hidden // heads
     rope = dict(rope)
     theta = rope.pop("rope_theta")
-    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or not math.isfinite(theta) or theta <= 1:
+    if (
+        isinstance(theta, bool)
+        or not isinstance(theta, (int, float))
+        or not math.isfinite(theta)
+        or theta <= 1
+    ):
         raise BadInput(f"rope_theta = {theta!r} is not a number above 1")
     if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
         raise BadInput(f"the head dim {head_dim!r} is not a positive whole number")
@@ -330,9 +394,16 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
     table = settings.facts.get("table", {})
     if table.get("sections") and "mrope_section" not in rope:  # the module's default
         rope["mrope_section"] = table["sections"]
-    return {"base": float(theta), "d_model": int(head_dim), "rope": rope, "model_type": model_type,
-            "convention": table.get("columns", "half"), "arithmetic": table.get("arithmetic", "cos-sin"),
-            "axes": table.get("axes"), "merge": int(settings.get("spatial_merge_size") or 1)}
+    return {
+        "base": float(theta),
+        "d_model": int(head_dim),
+        "rope": rope,
+        "model_type": model_type,
+        "convention": table.get("columns", "half"),
+        "arithmetic": table.get("arithmetic", "cos-sin"),
+        "axes": table.get("axes"),
+        "merge": int(settings.get("spatial_merge_size") or 1),
+    }
 
 
 def _divide(settings: Settings, keys: list[str]):
@@ -350,6 +421,8 @@ class LayerTypes(BadInput):
     """A config with rope parameters per layer type, read without choosing one."""
 
     def __init__(self, names: list[str]):
-        super().__init__(f"this config has rope parameters per layer type ({', '.join(names)}); "
-                         "choose one with --layer-type (export writes them all)")
+        super().__init__(
+            f"this config has rope parameters per layer type ({', '.join(names)}); "
+            "choose one with --layer-type (export writes them all)"
+        )
         self.names = names

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Callable
 
 from ..core.dtypes import FORMATS
 from ..core.errors import BadInput
@@ -83,9 +83,23 @@ ROPE_KEYS = {
     "pool_unit": bool,
 }
 # what scales the frequencies (or says for which context), as against the layout's keys
-_SCALING = ("rope_type", "factor", "original_max_position_embeddings", "max_position_embeddings", "attention_factor",
-            "beta_fast", "beta_slow", "mscale", "mscale_all_dim", "truncate", "low_freq_factor",
-            "high_freq_factor", "short_factor", "long_factor", "ntk_factor")
+_SCALING = (
+    "rope_type",
+    "factor",
+    "original_max_position_embeddings",
+    "max_position_embeddings",
+    "attention_factor",
+    "beta_fast",
+    "beta_slow",
+    "mscale",
+    "mscale_all_dim",
+    "truncate",
+    "low_freq_factor",
+    "high_freq_factor",
+    "short_factor",
+    "long_factor",
+    "ntk_factor",
+)
 _REQUIRED = {
     "linear": ("factor",),
     "dynamic": ("factor", "max_position_embeddings"),
@@ -145,9 +159,17 @@ def rope_parameters(items) -> tuple:
     missing = [k for k in _REQUIRED.get(kind, ()) if k not in out]
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
-    for key in ("factor", "partial_rotary_factor", "max_position_embeddings",
-                "original_max_position_embeddings", "low_freq_factor", "high_freq_factor", "ntk_factor", "fps",
-                "sound_fps"):
+    for key in (
+        "factor",
+        "partial_rotary_factor",
+        "max_position_embeddings",
+        "original_max_position_embeddings",
+        "low_freq_factor",
+        "high_freq_factor",
+        "ntk_factor",
+        "fps",
+        "sound_fps",
+    ):
         if key in out and out[key] <= 0:
             raise BadInput(f"rope parameter {key} must be > 0, got {out[key]}")
     if "partial_rotary_factor" in out and out["partial_rotary_factor"] > 1:
@@ -159,8 +181,10 @@ def rope_parameters(items) -> tuple:
     if "axes_dim" in out:
         dims = out["axes_dim"]
         if not all(d.is_integer() and d >= 0 and d % 2 == 0 for d in dims) or not any(dims):
-            raise BadInput(f"rope parameter axes_dim {','.join(f'{d:g}' for d in dims)}: each axis's "
-                           "share of the head dim must be an even whole number")
+            raise BadInput(
+                f"rope parameter axes_dim {','.join(f'{d:g}' for d in dims)}: each axis's "
+                "share of the head dim must be an even whole number"
+            )
         out["axes_dim"] = tuple(int(d) for d in dims)
     if "axes_theta" in out and not all(t > 1 for t in out["axes_theta"]):
         raise BadInput("rope parameter axes_theta: each axis's theta must be > 1")
@@ -168,8 +192,10 @@ def rope_parameters(items) -> tuple:
         raise BadInput("rope parameter axes_scale: each axis's scale must be > 0")
     if "pool" in out:
         if not all(k.is_integer() and 1 <= k <= _LARGEST_POOL for k in out["pool"]):
-            raise BadInput(f"rope parameter pool {','.join(f'{k:g}' for k in out['pool'])}: each axis's block "
-                           f"is a whole number of tokens from 1 to {_LARGEST_POOL}")
+            raise BadInput(
+                f"rope parameter pool {','.join(f'{k:g}' for k in out['pool'])}: each axis's block "
+                f"is a whole number of tokens from 1 to {_LARGEST_POOL}"
+            )
         out["pool"] = tuple(int(k) for k in out["pool"])
     return tuple(sorted(out.items()))
 
@@ -202,11 +228,15 @@ def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
     key = "long_factor" if positions_end > original else "short_factor"
     if key not in rope:  # the other list changes nothing in this table
         reach = "past" if key == "long_factor" else "up to"
-        raise BadInput(f"rope_type longrope needs {key}: the positions run {reach} "
-                       f"original_max_position_embeddings = {original}")
+        raise BadInput(
+            f"rope_type longrope needs {key}: the positions run {reach} "
+            f"original_max_position_embeddings = {original}"
+        )
     chosen = rope[key]
     if len(chosen) != n:
-        raise BadInput(f"longrope factors must have rotary dim / 2 = {n} entries, got {len(chosen)}")
+        raise BadInput(
+            f"longrope factors must have rotary dim / 2 = {n} entries, got {len(chosen)}"
+        )
     return chosen
 
 
@@ -227,7 +257,9 @@ def line_positions(spec, start: int = 0, stop: int | None = None):
     ids = line_ids(spec)
     if ids is not None:
         return ids[start:stop]
-    return np.arange(spec.offset + start, spec.offset + (spec.seq_len if stop is None else stop), dtype=np.int64)
+    return np.arange(
+        spec.offset + start, spec.offset + (spec.seq_len if stop is None else stop), dtype=np.int64
+    )
 
 
 def positions_end(spec) -> int:
@@ -240,14 +272,18 @@ def positions_end(spec) -> int:
     return spec.last_position + 1
 
 
-def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) -> tuple[list[Decimal], Decimal]:
+def rope_frequencies(
+    d_model: int, base: float, rope: dict, positions_end: int
+) -> tuple[list[Decimal], Decimal]:
     """The exact w_i and attention factor of a rope_type, for a table whose positions run up to
     positions_end - 1 (dynamic NTK and LongRoPE depend on it, as in Hugging Face's forward)."""
     dim = rotary_dim(d_model, rope)
     with context():
         n = frequency_count(d_model, rope)
         kind = rope.get("rope_type", "default")
-        theta = Decimal(base) * Decimal(rope.get("ntk_factor", 1.0))  # diffusers' NTK: theta times it
+        theta = Decimal(base) * Decimal(
+            rope.get("ntk_factor", 1.0)
+        )  # diffusers' NTK: theta times it
         one = Decimal(1)
 
         def power_law(b: Decimal) -> list[Decimal]:
@@ -261,15 +297,18 @@ def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) 
         if kind == "proportional":
             rotated = rotated_count(d_model, rope)
             factor = factor or one
-            return [w / factor if i < rotated else Decimal(0)
-                    for i, w in enumerate(power_law(theta))], attention
+            return [
+                w / factor if i < rotated else Decimal(0) for i, w in enumerate(power_law(theta))
+            ], attention
         if kind == "linear":
             return [w / factor for w in power_law(theta)], attention
         if kind == "dynamic":
             limit = rope["max_position_embeddings"]
             length = Decimal(max(positions_end, limit))
             grown = factor * length / limit - (factor - 1)
-            return power_law(theta * (grown.ln() * Decimal(dim) / Decimal(dim - 2)).exp()), attention
+            return power_law(
+                theta * (grown.ln() * Decimal(dim) / Decimal(dim - 2)).exp()
+            ), attention
         original = rope["original_max_position_embeddings"]
         if kind == "yarn":
             two_pi = 2 * PI
@@ -312,7 +351,10 @@ def rope_frequencies(d_model: int, base: float, rope: dict, positions_end: int) 
                 attention = (one + factor.ln() / Decimal(original).ln()).sqrt()
             return frequencies, attention
         # llama3: long wavelengths divided by factor, short ones kept, a smooth blend between
-        low_factor, high_factor = Decimal(rope["low_freq_factor"]), Decimal(rope["high_freq_factor"])
+        low_factor, high_factor = (
+            Decimal(rope["low_freq_factor"]),
+            Decimal(rope["high_freq_factor"]),
+        )
         low_wavelength, high_wavelength = original / low_factor, original / high_factor
         frequencies = []
         for w in power_law(theta):
@@ -379,10 +421,13 @@ def _part(part: str, cos, sin, angle):
 
 def _both_parts(compute):
     """A variant that builds cos or sin, made to build the rotation part from both."""
+
     def run(spec, device):
         if spec.part != "rotation":
             return compute(spec, device)
-        return _rotation(compute(spec.replace(part="cos"), device), compute(spec.replace(part="sin"), device))
+        return _rotation(
+            compute(spec.replace(part="cos"), device), compute(spec.replace(part="sin"), device)
+        )
 
     return run
 
@@ -399,7 +444,9 @@ class Axes:
     name: str
     summary: str
     axes: tuple[str, ...]  # the position axes, in the order of a grid's dimensions
-    dim: Callable | None  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
+    dim: (
+        Callable | None
+    )  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
     columns: Callable | None  # (frequencies, sections) -> ((axis, frequency) of each column); split
     #                           layouts: (laws, convention) -> the same, frequency j counting through the laws
     convention: str | None = "half"  # how the columns pair up when rotated (None: --convention's)
@@ -408,12 +455,20 @@ class Axes:
     # split layouts (diffusers): each axis its own power law over its axes_dim share, blocks side
     # by side; `place` gives each grid axis's positions, `text` the text tokens before the grid
     place: Callable | None = None  # (spec, axis, size) -> (integer numerators, denominator)
-    floats: Callable | None = None  # (spec, axis, size) -> the float32 positions diffusers computes there
-    text: Callable | None = None  # (spec, text tokens, axes) -> their integer positions (tokens, axes)
+    floats: Callable | None = (
+        None  # (spec, axis, size) -> the float32 positions diffusers computes there
+    )
+    text: Callable | None = (
+        None  # (spec, text tokens, axes) -> their integer positions (tokens, axes)
+    )
     origin: Callable | None = None  # (spec) -> where the axes a grid leaves out are (default 0)
     trailing: int = 0  # last axes a grid never covers (at 0 on image tokens: FLUX.2's text axis)
-    divisors: tuple[float, ...] = ()  # each axis's positions divided by this (Allegro's interpolation scales)
-    angles32: bool = False  # diffusers' arithmetic rounds the angles to float32 before torch.polar (Z-Image)
+    divisors: tuple[
+        float, ...
+    ] = ()  # each axis's positions divided by this (Allegro's interpolation scales)
+    angles32: bool = (
+        False  # diffusers' arithmetic rounds the angles to float32 before torch.polar (Z-Image)
+    )
     # an axis's frequencies when they are not theta**(-2i/dim) (LTX-Video): exactly, (spec, axis,
     # dim, theta) -> [Decimal], and in diffusers' arithmetic, (torch, spec, axis, dim, theta) -> tensor
     law: Callable | None = None
@@ -425,9 +480,15 @@ class Axes:
     # (spec, the table's rows, read_at(rows) -> their positions) -> rope settings the tokens after
     # a grid may have been made with (tail's), with how many tokens each takes
     read_tail: Callable | None = None
-    angle_scale: bool = False  # --rope axes_scale divides diffusers' float32 angles, not positions (Kandinsky 5)
-    once: bool = False  # --convention single takes each column pair's angle once (LTX-2's rope_type "split")
-    law_dtypes: tuple[str, ...] = ("float32",)  # the --freqs-dtype its torch_law takes (LTX-2's double_precision)
+    angle_scale: bool = (
+        False  # --rope axes_scale divides diffusers' float32 angles, not positions (Kandinsky 5)
+    )
+    once: bool = (
+        False  # --convention single takes each column pair's angle once (LTX-2's rope_type "split")
+    )
+    law_dtypes: tuple[str, ...] = (
+        "float32",
+    )  # the --freqs-dtype its torch_law takes (LTX-2's double_precision)
 
     @property
     def vision(self) -> bool:
@@ -443,8 +504,10 @@ class Axes:
 
 def _sections(n: int, sections, whole: bool) -> list[int]:
     if not sections:
-        raise BadInput("M-RoPE needs mrope_section (--rope mrope_section=16,24,24; a --rope-config "
-                       "gives the model's own)")
+        raise BadInput(
+            "M-RoPE needs mrope_section (--rope mrope_section=16,24,24; a --rope-config "
+            "gives the model's own)"
+        )
     sections = [int(s) for s in sections]
     if whole and sum(sections) != n:
         raise BadInput(f"mrope_section {sections} must add up to the {n} frequencies")
@@ -456,8 +519,10 @@ def _contiguous(n, sections):  # frequency j takes the axis of the section holdi
 
 
 def _qwen3(n, sections):  # Qwen3-VL: h and w interleave with t, each up to 3 * its section
-    return [1 if j % 3 == 1 and j < 3 * sections[1] else 2 if j % 3 == 2 and j < 3 * sections[2] else 0
-            for j in range(n)]
+    return [
+        1 if j % 3 == 1 and j < 3 * sections[1] else 2 if j % 3 == 2 and j < 3 * sections[2] else 0
+        for j in range(n)
+    ]
 
 
 def _ernie(n, sections):  # ERNIE 4.5 VL: h, w alternate over the first s0 + s1, then t
@@ -470,10 +535,14 @@ def _doubled(axis_of):  # cat((a, a)) of one column per frequency
 
 
 def _repeated(axis_of):  # repeat_interleave(2) of one column per frequency
-    return lambda n, sections: [(axis, j) for axis, j in zip(axis_of(n, sections), range(n)) for _ in (0, 1)]
+    return lambda n, sections: [
+        (axis, j) for axis, j in zip(axis_of(n, sections), range(n)) for _ in (0, 1)
+    ]
 
 
-def _hunyuan(n, sections):  # HunYuan-VL: cat((f, f)) cut into chunks of 2 * s_i, chunk i on axis i % len
+def _hunyuan(
+    n, sections
+):  # HunYuan-VL: cat((f, f)) cut into chunks of 2 * s_i, chunk i on axis i % len
     axis = [i % len(sections) for i, size in enumerate(sections) for _ in range(2 * size)]
     return [(axis[c], c % n) for c in range(2 * n)]
 
@@ -498,12 +567,19 @@ def _split_columns(laws, convention: str, order=None) -> list[tuple[int, int]]:
     columns = []
     for axis in order or range(len(laws)):
         block = [(axis, firsts[axis] + j) for j in range(laws[axis][0] // 2)]
-        columns += [c for c in block for _ in (0, 1)] if convention == "interleaved" else \
-            block * 2 if convention == "half" else block
+        columns += (
+            [c for c in block for _ in (0, 1)]
+            if convention == "interleaved"
+            else block * 2
+            if convention == "half"
+            else block
+        )
     return columns
 
 
-def _doubled_row(laws, convention):  # CogView4, Cosmos: every axis's frequencies once, the row doubled
+def _doubled_row(
+    laws, convention
+):  # CogView4, Cosmos: every axis's frequencies once, the row doubled
     return _split_columns(laws, "single") * 2
 
 
@@ -570,7 +646,9 @@ def _rows_columns(spec) -> tuple[int, int]:
     """The grid's rows and columns, for the layouts whose positions depend on both."""
     shape = grid_shape(spec)
     if len(shape) < 2:
-        raise BadInput(f"--rope-axes {spec.axes} places patches by rows and columns: --grid needs both (HxW)")
+        raise BadInput(
+            f"--rope-axes {spec.axes} places patches by rows and columns: --grid needs both (HxW)"
+        )
     return shape[-2], shape[-1]
 
 
@@ -588,7 +666,9 @@ def _divided_floats(spec, axis: int, size: int):
     import torch
 
     divisor = divisors(spec)[axis]
-    return (torch.linspace(0, size * (size - 1) / size, size, dtype=torch.float32) / divisor).numpy()
+    return (
+        torch.linspace(0, size * (size - 1) / size, size, dtype=torch.float32) / divisor
+    ).numpy()
 
 
 def _after_text(spec, axis: int, size: int):
@@ -632,7 +712,15 @@ def _cosmos3_segments(spec) -> list[tuple]:
     fps, shape = rope.get("fps"), grid_shape(spec)
     found = [(shape[0] if len(shape) == 3 else 1, fps, 0, 4, 4)]
     if rope.get("sound_tokens"):
-        found.append((rope["sound_tokens"], rope.get("sound_fps", _COSMOS3_SOUND_FPS) if fps else None, 0, 1, 1))
+        found.append(
+            (
+                rope["sound_tokens"],
+                rope.get("sound_fps", _COSMOS3_SOUND_FPS) if fps else None,
+                0,
+                1,
+                1,
+            )
+        )
     if rope.get("action_tokens"):
         found.append((rope["action_tokens"], fps, 1, 1, 4))
     return [(count, rate if count > 1 else None, *rest) for count, rate, *rest in found]
@@ -658,14 +746,23 @@ def _cosmos3_place(spec, axis: int, size: int):
     segments = _cosmos3_segments(spec)
     denominator = math.lcm(*(_cosmos3_step(segment).denominator for segment in segments))
     start = (spec.text_tokens + _COSMOS3_MARGIN) * denominator
-    last = max(start + _cosmos3_step(segment) * denominator * (segment[0] - 1 + segment[2]) for segment in segments)
+    last = max(
+        start + _cosmos3_step(segment) * denominator * (segment[0] - 1 + segment[2])
+        for segment in segments
+    )
     if last > MAX_POSITION:
-        raise BadInput(f"--preset cosmos3: its times at these frame rates are fractions too fine for exact positions "
-                       f"(over their denominator {denominator} they pass 2^32)")
-    return np.arange(size, dtype=np.int64) * int(_cosmos3_step(segments[0]) * denominator) + start, denominator
+        raise BadInput(
+            f"--preset cosmos3: its times at these frame rates are fractions too fine for exact positions "
+            f"(over their denominator {denominator} they pass 2^32)"
+        )
+    return np.arange(size, dtype=np.int64) * int(
+        _cosmos3_step(segments[0]) * denominator
+    ) + start, denominator
 
 
-def _cosmos3_times(spec, segment):  # its float32 (k + first) / (rate / compression) * (24 / base) + offset
+def _cosmos3_times(
+    spec, segment
+):  # its float32 (k + first) / (rate / compression) * (24 / base) + offset
     import torch
 
     count, rate, first, compression, base = segment
@@ -679,7 +776,11 @@ def _cosmos3_times(spec, segment):  # its float32 (k + first) / (rate / compress
 def _cosmos3_floats(spec, axis: int, size: int):
     import numpy as np
 
-    return np.arange(size, dtype=np.float32) if axis else _cosmos3_times(spec, _cosmos3_segments(spec)[0])
+    return (
+        np.arange(size, dtype=np.float32)
+        if axis
+        else _cosmos3_times(spec, _cosmos3_segments(spec)[0])
+    )
 
 
 def _cosmos3_tail(spec, denominators):
@@ -691,9 +792,13 @@ def _cosmos3_tail(spec, denominators):
     offset = spec.text_tokens + _COSMOS3_MARGIN
     for segment in _cosmos3_segments(spec)[1:]:
         count, step, first = segment[0], _cosmos3_step(segment), segment[2]
-        times = np.array([int((offset + step * (k + first)) * denominators[0]) for k in range(count)], np.int64)
+        times = np.array(
+            [int((offset + step * (k + first)) * denominators[0]) for k in range(count)], np.int64
+        )
         numerators.append(np.stack([times, *[np.zeros(count, np.int64)] * 2], axis=1))
-        floats.append(np.stack([_cosmos3_times(spec, segment), *[np.zeros(count, np.float32)] * 2], axis=1))
+        floats.append(
+            np.stack([_cosmos3_times(spec, segment), *[np.zeros(count, np.float32)] * 2], axis=1)
+        )
     return np.concatenate(numerators), np.concatenate(floats)
 
 
@@ -710,7 +815,7 @@ def _cosmos3_read_tail(spec, length: int, read_at) -> list[tuple[dict, int]]:
         return []
     at_zero = np.all(np.abs(found[:, 1:]) < _CLOSE, axis=1)[::-1]
     count = int(np.argmin(at_zero)) if not at_zero.all() else len(at_zero)
-    times = found[len(found) - count:, 0]
+    times = found[len(found) - count :, 0]
     cuts = np.flatnonzero(np.diff(times) < -_CLOSE) + 1
     runs = [len(run) for run in np.split(times, cuts)] if count else []
     sound_fps = {}
@@ -818,7 +923,9 @@ def _ltx_torch_law(torch, spec, axis: int, dim: int, theta: float):
     n = _ltx_count(spec)
     if not dim:
         return torch.zeros(0)
-    freqs = theta ** torch.linspace(math.log(1.0, theta), math.log(theta, theta), n, dtype=torch.float32)
+    freqs = theta ** torch.linspace(
+        math.log(1.0, theta), math.log(theta, theta), n, dtype=torch.float32
+    )
     freqs = freqs * math.pi / 2.0
     return torch.cat([torch.zeros(dim // 2 - n), freqs])
 
@@ -841,13 +948,19 @@ def _ltx2_place(spec, axis: int, size: int):
     return np.array([int(v * q) for v in values], dtype=np.int64), q
 
 
-def _ltx2_floats(spec, axis: int, size: int):  # its float32 pixel bounds, seconds, midpoints, 2p - 1
+def _ltx2_floats(
+    spec, axis: int, size: int
+):  # its float32 pixel bounds, seconds, midpoints, 2p - 1
     import torch
 
     k = torch.arange(size, dtype=torch.float32)
     if axis == 0:
         fps = dict(spec.rope).get("fps", 24.0)
-        start, end, base = (k * 8 + 1 - 8).clamp(min=0) / fps, ((k + 1) * 8 + 1 - 8).clamp(min=0) / fps, 20
+        start, end, base = (
+            (k * 8 + 1 - 8).clamp(min=0) / fps,
+            ((k + 1) * 8 + 1 - 8).clamp(min=0) / fps,
+            20,
+        )
     else:
         start, end, base = k * 32, (k + 1) * 32, 2048
     return ((start + end) / 2.0 / base * 2 - 1).numpy()
@@ -860,12 +973,17 @@ def _ltx2_audio_place(spec, axis: int, size: int):
 
     import numpy as np
 
-    values = [2 * (Fraction(max(4 * k - 3, 0) + 4 * k + 1, 2) * Fraction(160, 16000) / 20) - 1 for k in range(size)]
+    values = [
+        2 * (Fraction(max(4 * k - 3, 0) + 4 * k + 1, 2) * Fraction(160, 16000) / 20) - 1
+        for k in range(size)
+    ]
     q = math.lcm(*(v.denominator for v in values))
     return np.array([int(v * q) for v in values], dtype=np.int64), q
 
 
-def _ltx2_audio_floats(spec, axis: int, size: int):  # its float32 mel frames, seconds, midpoints, 2p - 1
+def _ltx2_audio_floats(
+    spec, axis: int, size: int
+):  # its float32 mel frames, seconds, midpoints, 2p - 1
     import torch
 
     k = torch.arange(size, dtype=torch.float32)
@@ -893,7 +1011,10 @@ def _ltx_columns(laws, convention):
     n = sum(dim for dim, _ in laws) // (2 * len(turning))
     pad = laws[0][0] // 2 - n
     # axis a's frequencies start past the earlier axes' (the first axis's, past its padding)
-    firsts = [sum(dim for dim, _ in laws[:axis]) // 2 + (pad if axis == 0 else 0) for axis in range(len(laws))]
+    firsts = [
+        sum(dim for dim, _ in laws[:axis]) // 2 + (pad if axis == 0 else 0)
+        for axis in range(len(laws))
+    ]
     times = range(1 if convention == "single" else 2)
     padding = [(0, z) for z in range(pad) for _ in times]
     return padding + [(axis, firsts[axis] + j) for j in range(n) for axis in turning for _ in times]
@@ -917,6 +1038,7 @@ def _text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
 def _text_on(*on: int, first: int = 0):
     """Text token k at first + k on these axes, 0 on the others (FLUX.2: (0, 0, 0, l); Lumina2:
     (k, 0, 0); Z-Image: (1 + k, 0, 0); Ovis-Image, LongCat-Image: (0, k, k))."""
+
     def text(spec, count: int, axes: int):
         import numpy as np
 
@@ -944,7 +1066,9 @@ def _text_after_image(spec, count: int, axes: int):
     import numpy as np
 
     rows, cols = _rows_columns(spec)
-    return np.repeat((max(rows // 2, cols // 2) + np.arange(count, dtype=np.int64))[:, None], axes, axis=1)
+    return np.repeat(
+        (max(rows // 2, cols // 2) + np.arange(count, dtype=np.int64))[:, None], axes, axis=1
+    )
 
 
 def _alternating(laws, convention):  # Lumina-Next: h and w alternate per frequency, one column each
@@ -954,108 +1078,368 @@ def _alternating(laws, convention):  # Lumina-Next: h and w alternate per freque
 
 _MROPE = dict(axes=("t", "h", "w"), dim=lambda d, rope: rotary_dim(d, rope))
 _AXIAL = dict(axes=("row", "column"), dim=lambda d, rope: d // 2)
-AXES = {a.name: a for a in (
-    Axes("mrope", "Qwen2-VL's M-RoPE: contiguous t | h | w sections of the frequencies, doubled",
-         columns=_doubled(_contiguous), **_MROPE),
-    Axes("mrope-glm", "GLM-4V's M-RoPE: contiguous sections, each frequency in two adjacent columns",
-         columns=_repeated(_contiguous), convention="interleaved", **_MROPE),
-    Axes("mrope-interleaved", "Qwen3-VL's interleaved M-RoPE: t h w t h w ..., doubled",
-         columns=_doubled(_qwen3), whole=False, **_MROPE),
-    Axes("mrope-ernie", "ERNIE 4.5 VL: h and w alternating, then t, each in two adjacent columns",
-         columns=_repeated(_ernie), convention="interleaved", **_MROPE),
-    Axes("mrope-hunyuan", "HunYuan-VL: the doubled frequencies cut into one chunk per section",
-         columns=_hunyuan, **_MROPE),
-    Axes("axial", "Qwen-VL vision encoders: rows then columns, doubled, patches in merge blocks",
-         columns=_each_axis(0, 1), merged=True, **_AXIAL),
-    Axes("axial-column-first", "Step 3 vision: columns then rows, doubled",
-         columns=_each_axis(1, 0), **_AXIAL),
-    Axes("axial-sam", "SAM 2, SAM 3, EdgeTAM: columns then rows, each frequency in two adjacent columns",
-         columns=_each_axis_repeated(1, 0), convention="interleaved", **_AXIAL),
-    Axes("axial-kimi", "Kimi-K2.5 vision: column and row alternating per frequency, doubled",
-         columns=lambda n, sections: [(axis, j) for j in range(n) for axis in (1, 0)] * 2, **_AXIAL),
-    Axes("axial-pixtral", "Pixtral: even frequencies on rows, odd on columns, doubled",
-         axes=("row", "column"), dim=lambda d, rope: d,
-         columns=lambda n, sections: ([(0, j) for j in range(0, n, 2)] + [(1, j) for j in range(1, n, 2)]) * 2),
-    Axes("axial-gemma", "Gemma 4 vision: columns doubled, then rows doubled (two rotated halves)",
-         columns=lambda n, sections: [(1, j) for j in range(n)] * 2 + [(0, j) for j in range(n)] * 2, **_AXIAL),
-    Axes("axial-video", "MiniMax-M3-VL vision: frames, rows, columns on a third of the head each, doubled",
-         axes=("t", "row", "column"), dim=lambda d, rope: 2 * ((d // 3) // 2),
-         columns=_each_axis(0, 1, 2), merged=True),
-    Axes("split", "diffusers' multi-axis RoPE, each axis its own power law over its axes_dim columns",
-         axes=("i", "t", "h", "w"), dim=None, columns=None, convention=None, place=_counting, text=_text_at_zero),
-    Axes("split-text-last", "FLUX.2's split axes (t, h, w, l), text token l at (0, 0, 0, l)",
-         axes=("t", "h", "w", "l"), dim=None, columns=None, convention=None, place=_counting,
-         text=_text_on(-1), trailing=1),
-    Axes("lumina-next", "Lumina-Next: complex, rows and columns alternating per frequency",
-         axes=("h", "w"), dim=None, columns=_alternating, convention="single", place=_counting),
-    Axes("lumina2", "Lumina2: split axes, caption token k at (k, 0, 0), image patches at (captions, row, column)",
-         axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_counting,
-         text=_text_on(0), origin=lambda spec: spec.text_tokens),
-    Axes("qwenimage", "QwenImage: split axes, rows and columns centred (k - ceil(G/2)), text tokens after "
-         "max(H/2, W/2) on every axis", axes=("t", "h", "w"), dim=None, columns=None, convention="single",
-         place=_centred, text=_text_after_image),
-    Axes("allegro", "Allegro: split axes, each block doubled, positions k / 2.2 (frames), k / 2 (rows, columns)",
-         axes=("t", "h", "w"), dim=None, columns=None, convention="half", place=_counting,
-         floats=_divided_floats, divisors=(2.2, 2.0, 2.0)),
-    Axes("z-image", "Z-Image: split axes, complex, caption token k at (1 + k, 0, 0), patches at "
-         "(captions + 1 + frame, row, column); angles rounded to float32 before torch.polar",
-         axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_after_text,
-         text=_text_on(0, first=1), origin=lambda spec: spec.text_tokens + 1, angles32=True),
-    Axes("cosmos", "Cosmos: as split-doubled, a video's frames at k * 24/fps (--rope fps=F)",
-         axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_cosmos_place, floats=_cosmos_floats),
-    Axes("ltx-video", "LTX-Video: (pi/2) theta^(j/(n-1)) over the whole inner dim, frames, rows and columns "
-         "alternating per frequency, at 2p - 1 of p = k * 8/fps / 20 (frames), k * 32/2048 (rows, columns)",
-         axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved", place=_ltx_place,
-         floats=_ltx_floats, law=_ltx_law, torch_law=_ltx_torch_law),
-    Axes("flux3", "FLUX.3's split axes (t, h, w, l): rows and columns at k / 2, text token l at (0, 0, 0, l)",
-         axes=("t", "h", "w", "l"), dim=None, columns=None, convention=None, place=_halved,
-         text=_text_on(-1), trailing=1),
-    Axes("ernie-image", "ERNIE-Image: split axes, the image's patches first at (N, row, column) for N text tokens, "
-         "then text token k at (k, 0, 0)", axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved",
-         place=_counting, text=_text_on(0), origin=lambda spec: spec.text_tokens, text_after=True),
-    Axes("qwenimage-image-first", "NucleusMoE-Image: QwenImage's axes with the image's tokens first, then the "
-         "text's", axes=("t", "h", "w"), dim=None, columns=None, convention="single", place=_centred,
-         text=_text_after_image, text_after=True),
-    Axes("ovis-image", "Ovis-Image: split axes, text token k at (0, k, k), patches at (0, row, column)",
-         axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved", place=_counting,
-         text=_text_on(1, 2)),
-    Axes("longcat-image", "LongCat-Image: split axes, text token k at (0, k, k), patches at (1, 512 + row, "
-         "512 + column)", axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved",
-         place=_after_512, text=_text_on(1, 2), origin=lambda spec: 1),
-    Axes("hidream", "HiDream-I1: split axes (0, row, column), the image's tokens first, then its text (and "
-         "padding) tokens at 0", axes=("i", "h", "w"), dim=None, columns=None, convention="interleaved",
-         place=_counting, text=_text_at_zero, text_after=True),
-    Axes("kandinsky5", "Kandinsky 5: split axes over frames, rows, columns, positions divided by --rope "
-         "axes_scale (its scale_factor); diffusers divides the float32 angles", axes=("t", "h", "w"), dim=None,
-         columns=None, convention="interleaved", place=_counting, torch_law=_kandinsky_law, angle_scale=True),
-    Axes("kandinsky5-text", "Kandinsky 5's text tokens: one axis of positions 0, 1, ...", axes=("i",),
-         dim=None, columns=None, convention="interleaved", place=_counting, torch_law=_kandinsky_law),
-    Axes("ltx2", "LTX-2's video: LTX-Video's columns and law (float64, then float32), at 2p - 1 of each patch's "
-         "midpoint: frames over the causal VAE's [max(8k - 7, 0), 8k + 1) at fps (24) over 20, rows and columns "
-         "(32k + 16) / 2048", axes=("t", "h", "w"), dim=None, columns=_ltx_columns, convention="interleaved",
-         place=_ltx2_place, floats=_ltx2_floats, law=_ltx_law, torch_law=_ltx2_torch_law, once=True,
-         law_dtypes=("float64", "float32")),
-    Axes("ltx2-audio", "LTX-2's audio: its law over one axis, at 2p - 1 of each latent frame's midpoint in seconds "
-         "over 20 (mel frames [max(4k - 3, 0), 4k + 1), 160 / 16000 s each)", axes=("t",), dim=None,
-         columns=_ltx_columns, convention="interleaved", place=_ltx2_audio_place, floats=_ltx2_audio_floats,
-         law=_ltx_law, torch_law=_ltx2_torch_law, once=True, law_dtypes=("float64", "float32")),
-    Axes("cosmos3", "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
-         "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
-         "k * 24/fps with --rope fps), then sound and action tokens at (L + 15000 + time, 0, 0)",
-         axes=("t", "h", "w"), dim=None, columns=_interleaved_columns, convention="half",
-         place=_cosmos3_place, floats=_cosmos3_floats, text=_text_on(0, 1, 2), law=_interleaved_law,
-         torch_law=_interleaved_torch_law, tail=_cosmos3_tail, read_tail=_cosmos3_read_tail),
-    Axes("split-doubled", "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
-         axes=("t", "h", "w"), dim=None, columns=_doubled_row, place=_counting),
-    Axes("cogview4", "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
-         axes=("h", "w"), dim=None, columns=_doubled_row, place=_floor_of_256),
-    Axes("cogvideox", "CogVideoX 1.0: split axes, rows and columns over the crop of the 30 x 45 base grid",
-         axes=("t", "h", "w"), dim=None, columns=None, convention="interleaved", place=_cropped((30, 45)),
-         floats=_cropped_floats((30, 45))),
-    Axes("hunyuan-dit", "HunyuanDiT: the column block first, rows and columns over the crop of a 32 x 32 base grid",
-         axes=("h", "w"), dim=None, columns=lambda laws, convention: _split_columns(laws, convention, (1, 0)),
-         convention="interleaved", place=_cropped((32, 32)), floats=_cropped_floats((32, 32))),
-)}
+AXES = {
+    a.name: a
+    for a in (
+        Axes(
+            "mrope",
+            "Qwen2-VL's M-RoPE: contiguous t | h | w sections of the frequencies, doubled",
+            columns=_doubled(_contiguous),
+            **_MROPE,
+        ),
+        Axes(
+            "mrope-glm",
+            "GLM-4V's M-RoPE: contiguous sections, each frequency in two adjacent columns",
+            columns=_repeated(_contiguous),
+            convention="interleaved",
+            **_MROPE,
+        ),
+        Axes(
+            "mrope-interleaved",
+            "Qwen3-VL's interleaved M-RoPE: t h w t h w ..., doubled",
+            columns=_doubled(_qwen3),
+            whole=False,
+            **_MROPE,
+        ),
+        Axes(
+            "mrope-ernie",
+            "ERNIE 4.5 VL: h and w alternating, then t, each in two adjacent columns",
+            columns=_repeated(_ernie),
+            convention="interleaved",
+            **_MROPE,
+        ),
+        Axes(
+            "mrope-hunyuan",
+            "HunYuan-VL: the doubled frequencies cut into one chunk per section",
+            columns=_hunyuan,
+            **_MROPE,
+        ),
+        Axes(
+            "axial",
+            "Qwen-VL vision encoders: rows then columns, doubled, patches in merge blocks",
+            columns=_each_axis(0, 1),
+            merged=True,
+            **_AXIAL,
+        ),
+        Axes(
+            "axial-column-first",
+            "Step 3 vision: columns then rows, doubled",
+            columns=_each_axis(1, 0),
+            **_AXIAL,
+        ),
+        Axes(
+            "axial-sam",
+            "SAM 2, SAM 3, EdgeTAM: columns then rows, each frequency in two adjacent columns",
+            columns=_each_axis_repeated(1, 0),
+            convention="interleaved",
+            **_AXIAL,
+        ),
+        Axes(
+            "axial-kimi",
+            "Kimi-K2.5 vision: column and row alternating per frequency, doubled",
+            columns=lambda n, sections: [(axis, j) for j in range(n) for axis in (1, 0)] * 2,
+            **_AXIAL,
+        ),
+        Axes(
+            "axial-pixtral",
+            "Pixtral: even frequencies on rows, odd on columns, doubled",
+            axes=("row", "column"),
+            dim=lambda d, rope: d,
+            columns=lambda n, sections: (
+                ([(0, j) for j in range(0, n, 2)] + [(1, j) for j in range(1, n, 2)]) * 2
+            ),
+        ),
+        Axes(
+            "axial-gemma",
+            "Gemma 4 vision: columns doubled, then rows doubled (two rotated halves)",
+            columns=lambda n, sections: (
+                [(1, j) for j in range(n)] * 2 + [(0, j) for j in range(n)] * 2
+            ),
+            **_AXIAL,
+        ),
+        Axes(
+            "axial-video",
+            "MiniMax-M3-VL vision: frames, rows, columns on a third of the head each, doubled",
+            axes=("t", "row", "column"),
+            dim=lambda d, rope: 2 * ((d // 3) // 2),
+            columns=_each_axis(0, 1, 2),
+            merged=True,
+        ),
+        Axes(
+            "split",
+            "diffusers' multi-axis RoPE, each axis its own power law over its axes_dim columns",
+            axes=("i", "t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention=None,
+            place=_counting,
+            text=_text_at_zero,
+        ),
+        Axes(
+            "split-text-last",
+            "FLUX.2's split axes (t, h, w, l), text token l at (0, 0, 0, l)",
+            axes=("t", "h", "w", "l"),
+            dim=None,
+            columns=None,
+            convention=None,
+            place=_counting,
+            text=_text_on(-1),
+            trailing=1,
+        ),
+        Axes(
+            "lumina-next",
+            "Lumina-Next: complex, rows and columns alternating per frequency",
+            axes=("h", "w"),
+            dim=None,
+            columns=_alternating,
+            convention="single",
+            place=_counting,
+        ),
+        Axes(
+            "lumina2",
+            "Lumina2: split axes, caption token k at (k, 0, 0), image patches at (captions, row, column)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="single",
+            place=_counting,
+            text=_text_on(0),
+            origin=lambda spec: spec.text_tokens,
+        ),
+        Axes(
+            "qwenimage",
+            "QwenImage: split axes, rows and columns centred (k - ceil(G/2)), text tokens after "
+            "max(H/2, W/2) on every axis",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="single",
+            place=_centred,
+            text=_text_after_image,
+        ),
+        Axes(
+            "allegro",
+            "Allegro: split axes, each block doubled, positions k / 2.2 (frames), k / 2 (rows, columns)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="half",
+            place=_counting,
+            floats=_divided_floats,
+            divisors=(2.2, 2.0, 2.0),
+        ),
+        Axes(
+            "z-image",
+            "Z-Image: split axes, complex, caption token k at (1 + k, 0, 0), patches at "
+            "(captions + 1 + frame, row, column); angles rounded to float32 before torch.polar",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="single",
+            place=_after_text,
+            text=_text_on(0, first=1),
+            origin=lambda spec: spec.text_tokens + 1,
+            angles32=True,
+        ),
+        Axes(
+            "cosmos",
+            "Cosmos: as split-doubled, a video's frames at k * 24/fps (--rope fps=F)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=_doubled_row,
+            place=_cosmos_place,
+            floats=_cosmos_floats,
+        ),
+        Axes(
+            "ltx-video",
+            "LTX-Video: (pi/2) theta^(j/(n-1)) over the whole inner dim, frames, rows and columns "
+            "alternating per frequency, at 2p - 1 of p = k * 8/fps / 20 (frames), k * 32/2048 (rows, columns)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=_ltx_columns,
+            convention="interleaved",
+            place=_ltx_place,
+            floats=_ltx_floats,
+            law=_ltx_law,
+            torch_law=_ltx_torch_law,
+        ),
+        Axes(
+            "flux3",
+            "FLUX.3's split axes (t, h, w, l): rows and columns at k / 2, text token l at (0, 0, 0, l)",
+            axes=("t", "h", "w", "l"),
+            dim=None,
+            columns=None,
+            convention=None,
+            place=_halved,
+            text=_text_on(-1),
+            trailing=1,
+        ),
+        Axes(
+            "ernie-image",
+            "ERNIE-Image: split axes, the image's patches first at (N, row, column) for N text tokens, "
+            "then text token k at (k, 0, 0)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_counting,
+            text=_text_on(0),
+            origin=lambda spec: spec.text_tokens,
+            text_after=True,
+        ),
+        Axes(
+            "qwenimage-image-first",
+            "NucleusMoE-Image: QwenImage's axes with the image's tokens first, then the text's",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="single",
+            place=_centred,
+            text=_text_after_image,
+            text_after=True,
+        ),
+        Axes(
+            "ovis-image",
+            "Ovis-Image: split axes, text token k at (0, k, k), patches at (0, row, column)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_counting,
+            text=_text_on(1, 2),
+        ),
+        Axes(
+            "longcat-image",
+            "LongCat-Image: split axes, text token k at (0, k, k), patches at (1, 512 + row, "
+            "512 + column)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_after_512,
+            text=_text_on(1, 2),
+            origin=lambda spec: 1,
+        ),
+        Axes(
+            "hidream",
+            "HiDream-I1: split axes (0, row, column), the image's tokens first, then its text (and "
+            "padding) tokens at 0",
+            axes=("i", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_counting,
+            text=_text_at_zero,
+            text_after=True,
+        ),
+        Axes(
+            "kandinsky5",
+            "Kandinsky 5: split axes over frames, rows, columns, positions divided by --rope "
+            "axes_scale (its scale_factor); diffusers divides the float32 angles",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_counting,
+            torch_law=_kandinsky_law,
+            angle_scale=True,
+        ),
+        Axes(
+            "kandinsky5-text",
+            "Kandinsky 5's text tokens: one axis of positions 0, 1, ...",
+            axes=("i",),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_counting,
+            torch_law=_kandinsky_law,
+        ),
+        Axes(
+            "ltx2",
+            "LTX-2's video: LTX-Video's columns and law (float64, then float32), at 2p - 1 of each patch's "
+            "midpoint: frames over the causal VAE's [max(8k - 7, 0), 8k + 1) at fps (24) over 20, rows and columns "
+            "(32k + 16) / 2048",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=_ltx_columns,
+            convention="interleaved",
+            place=_ltx2_place,
+            floats=_ltx2_floats,
+            law=_ltx_law,
+            torch_law=_ltx2_torch_law,
+            once=True,
+            law_dtypes=("float64", "float32"),
+        ),
+        Axes(
+            "ltx2-audio",
+            "LTX-2's audio: its law over one axis, at 2p - 1 of each latent frame's midpoint in seconds "
+            "over 20 (mel frames [max(4k - 3, 0), 4k + 1), 160 / 16000 s each)",
+            axes=("t",),
+            dim=None,
+            columns=_ltx_columns,
+            convention="interleaved",
+            place=_ltx2_audio_place,
+            floats=_ltx2_audio_floats,
+            law=_ltx_law,
+            torch_law=_ltx2_torch_law,
+            once=True,
+            law_dtypes=("float64", "float32"),
+        ),
+        Axes(
+            "cosmos3",
+            "Cosmos 3: Qwen3-VL's interleaved M-RoPE over the whole head dim (axes_dim is twice its "
+            "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
+            "k * 24/fps with --rope fps), then sound and action tokens at (L + 15000 + time, 0, 0)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=_interleaved_columns,
+            convention="half",
+            place=_cosmos3_place,
+            floats=_cosmos3_floats,
+            text=_text_on(0, 1, 2),
+            law=_interleaved_law,
+            torch_law=_interleaved_torch_law,
+            tail=_cosmos3_tail,
+            read_tail=_cosmos3_read_tail,
+        ),
+        Axes(
+            "split-doubled",
+            "split axes, every axis's frequencies once and the row doubled (GLM-Image, Cosmos)",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=_doubled_row,
+            place=_counting,
+        ),
+        Axes(
+            "cogview4",
+            "CogView4: rows and columns doubled as split-doubled, patch i of G at floor(i * 256/G)",
+            axes=("h", "w"),
+            dim=None,
+            columns=_doubled_row,
+            place=_floor_of_256,
+        ),
+        Axes(
+            "cogvideox",
+            "CogVideoX 1.0: split axes, rows and columns over the crop of the 30 x 45 base grid",
+            axes=("t", "h", "w"),
+            dim=None,
+            columns=None,
+            convention="interleaved",
+            place=_cropped((30, 45)),
+            floats=_cropped_floats((30, 45)),
+        ),
+        Axes(
+            "hunyuan-dit",
+            "HunyuanDiT: the column block first, rows and columns over the crop of a 32 x 32 base grid",
+            axes=("h", "w"),
+            dim=None,
+            columns=lambda laws, convention: _split_columns(laws, convention, (1, 0)),
+            convention="interleaved",
+            place=_cropped((32, 32)),
+            floats=_cropped_floats((32, 32)),
+        ),
+    )
+}
 
 
 def axes_plan(spec):
@@ -1074,7 +1458,7 @@ def axes_plan(spec):
 
 def axis_names(spec) -> tuple[str, ...]:
     style = AXES[spec.axes]
-    return style.axes[len(style.axes) - len(split_laws(spec)):] if style.split else style.axes
+    return style.axes[len(style.axes) - len(split_laws(spec)) :] if style.split else style.axes
 
 
 def grid_shape(spec) -> tuple[int, ...]:
@@ -1086,13 +1470,18 @@ def grid_shape(spec) -> tuple[int, ...]:
     names = tuple(a.upper() for a in axis_names(spec))
     if style.split:  # the axes a grid can cover, its given number of them the last
         names = names[: len(names) - style.trailing]
-        given = len(spec.grid) if isinstance(spec.grid, (tuple, list)) else len(
-            str(spec.grid).lower().replace("*", "x").split("x"))
-        names = names[max(len(names) - given, 0):]
+        given = (
+            len(spec.grid)
+            if isinstance(spec.grid, (tuple, list))
+            else len(str(spec.grid).lower().replace("*", "x").split("x"))
+        )
+        names = names[max(len(names) - given, 0) :]
     shape, m = parse_grid(spec.grid, names), spec.merge
     if style.vision and m > 1 and (shape[-2] % m or shape[-1] % m):
-        raise BadInput(f"--grid {spec.grid}: the encoder merges {m}x{m} patches; rows and columns "
-                       f"must be multiples of {m}")
+        raise BadInput(
+            f"--grid {spec.grid}: the encoder merges {m}x{m} patches; rows and columns "
+            f"must be multiples of {m}"
+        )
     return shape
 
 
@@ -1136,8 +1525,10 @@ def split_laws(spec) -> list[tuple[int, float]]:
     rope = dict(spec.rope)
     dims = rope.get("axes_dim")
     if not dims:
-        raise BadInput(f"--rope-axes {spec.axes} needs each axis's share of the head dim: "
-                       "--rope axes_dim=16,56,56 (or a --preset)")
+        raise BadInput(
+            f"--rope-axes {spec.axes} needs each axis's share of the head dim: "
+            "--rope axes_dim=16,56,56 (or a --preset)"
+        )
     thetas = rope.get("axes_theta") or (spec.base,) * len(dims)
     if len(thetas) != len(dims):
         raise BadInput(f"rope parameter axes_theta has {len(thetas)} values for {len(dims)} axes")
@@ -1153,7 +1544,9 @@ def _grid_tokens(spec, per_axis):
     k, shape = len(split_laws(spec)), grid_shape(spec)
     lead = k - style.trailing - len(shape)
     values = [per_axis(lead + a, size) for a, size in enumerate(shape)]
-    index = [g.reshape(-1) for g in np.meshgrid(*[np.arange(size) for size in shape], indexing="ij")]
+    index = [
+        g.reshape(-1) for g in np.meshgrid(*[np.arange(size) for size in shape], indexing="ij")
+    ]
     tokens = np.zeros((len(index[0]), k), dtype=values[0].dtype)
     if lead and style.origin is not None:
         tokens[:, :lead] = style.origin(spec)
@@ -1173,7 +1566,9 @@ def split_tokens(spec):
     if spec.ids is not None:
         return ids_tokens(spec.ids, k)
     if spec.grid is None:
-        raise BadInput(f"--rope-axes {spec.axes} needs its tokens: a --grid (and --text-tokens), or --ids FILE")
+        raise BadInput(
+            f"--rope-axes {spec.axes} needs its tokens: a --grid (and --text-tokens), or --ids FILE"
+        )
     denominators = [1] * k
 
     def exact(axis, size):
@@ -1184,19 +1579,30 @@ def split_tokens(spec):
     tail, tail_floats = style.tail(spec, denominators) if style.tail else (grid[:0], grid[:0])
 
     def floats():  # the float32 positions diffusers holds
-        found = grid / np.array(denominators) if style.floats is None else _grid_tokens(
-            spec, lambda axis, size: style.floats(spec, axis, size))
-        return np.concatenate([*[text, found][:: -1 if style.text_after else 1], tail_floats]).astype(np.float32)
+        found = (
+            grid / np.array(denominators)
+            if style.floats is None
+            else _grid_tokens(spec, lambda axis, size: style.floats(spec, axis, size))
+        )
+        return np.concatenate(
+            [*[text, found][:: -1 if style.text_after else 1], tail_floats]
+        ).astype(np.float32)
 
     text = np.zeros((0, k), dtype=np.int64)
     if spec.text_tokens:
         if style.text is None:
-            raise BadInput(f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions")
+            raise BadInput(
+                f"--text-tokens: --rope-axes {spec.axes} gives text tokens no rotary positions"
+            )
         text = style.text(spec, spec.text_tokens, k)
-    numerators = np.concatenate([*[text * np.array(denominators), grid][:: -1 if style.text_after else 1], tail])
+    numerators = np.concatenate(
+        [*[text * np.array(denominators), grid][:: -1 if style.text_after else 1], tail]
+    )
     if len(numerators) and np.abs(numerators).max() > MAX_POSITION:
-        raise BadInput(f"--rope-axes {spec.axes}: its positions are fractions too fine for exact positions "
-                       f"(over their denominators {', '.join(map(str, denominators))} they pass 2^32)")
+        raise BadInput(
+            f"--rope-axes {spec.axes}: its positions are fractions too fine for exact positions "
+            f"(over their denominators {', '.join(map(str, denominators))} they pass 2^32)"
+        )
     return numerators, tuple(denominators), floats
 
 
@@ -1208,9 +1614,17 @@ def law_frequencies(spec) -> tuple[tuple[Decimal, ...], ...]:
     rope = {k: v for k, v in spec.rope if k != "partial_rotary_factor"}
     scale = Decimal(repr(rope.get("freqs_scaling", 1.0)))
     with context():  # its own digits, whoever asks first
-        return tuple(tuple(w * scale for w in (style.law(spec, axis, dim, theta) if style.law else
-                                               rope_frequencies(dim, theta, rope, 0)[0]))
-                     for axis, (dim, theta) in enumerate(split_laws(spec)))
+        return tuple(
+            tuple(
+                w * scale
+                for w in (
+                    style.law(spec, axis, dim, theta)
+                    if style.law
+                    else rope_frequencies(dim, theta, rope, 0)[0]
+                )
+            )
+            for axis, (dim, theta) in enumerate(split_laws(spec))
+        )
 
 
 _LARGEST_POOL = 64  # tokens along one axis of a pooling block
@@ -1229,11 +1643,15 @@ def pool_blocks(spec):
         return None
     numerators = split_tokens(spec)[0]
     if len(sizes) != numerators.shape[1]:
-        raise BadInput(f"rope parameter pool has {len(sizes)} block sizes for {numerators.shape[1]} axes")
+        raise BadInput(
+            f"rope parameter pool has {len(sizes)} block sizes for {numerators.shape[1]} axes"
+        )
     values = _row_major(numerators)
     if values is None:
-        raise BadInput("rope parameter pool averages over blocks of a grid: the tokens (--grid, or --ids) "
-                       "must make one row-major grid, with no text tokens")
+        raise BadInput(
+            "rope parameter pool averages over blocks of a grid: the tokens (--grid, or --ids) "
+            "must make one row-major grid, with no text tokens"
+        )
     pooled = [-(-len(v) // k) for v, k in zip(values, sizes)]
     index = np.meshgrid(*[np.arange(n) for n in pooled], indexing="ij")
     blocks = []
@@ -1258,7 +1676,8 @@ def _row_major(tokens):
     values = [_distinct(axis) for axis in tokens.T]
     grid = np.meshgrid(*values, indexing="ij")
     if math.prod(len(v) for v in values) != len(tokens) or not np.array_equal(
-            np.stack([g.reshape(-1) for g in grid], axis=1), tokens):
+        np.stack([g.reshape(-1) for g in grid], axis=1), tokens
+    ):
         return None
     return values
 
@@ -1296,17 +1715,27 @@ def ids_tokens(path: str, axes: int):
 
     if _RUNS.fullmatch(path):
         numerators, denominators = token_runs(path, axes)
-        return numerators, denominators, lambda: (numerators / np.array(denominators)).astype(np.float32)
+        return (
+            numerators,
+            denominators,
+            lambda: (numerators / np.array(denominators)).astype(np.float32),
+        )
     values = positions_file(path, "--ids", axes)
     found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
     numerators = np.stack([n for n, _ in found], axis=1)
-    return numerators, tuple(q for _, q in found), lambda: values.astype(np.float32)  # FLUX's ids.float()
+    return (
+        numerators,
+        tuple(q for _, q in found),
+        lambda: values.astype(np.float32),
+    )  # FLUX's ids.float()
 
 
 # Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
 # image and a reference image). What `compare` writes for a table whose tokens it reads back.
 _RUNS = re.compile(r"[-0-9:,;*/\s]*[0-9][-0-9:,;*/\s]*")
-_LARGEST_DENOMINATOR = 1 << 16  # an entry's /Q: a power of two, so that its float32 positions are exact
+_LARGEST_DENOMINATOR = (
+    1 << 16
+)  # an entry's /Q: a power of two, so that its float32 positions are exact
 
 
 def _run_entry(text: str, run: str) -> tuple[range, int]:
@@ -1319,14 +1748,18 @@ def _run_entry(text: str, run: str) -> tuple[range, int]:
     except ValueError:
         numbers, q = [], 1
     if not (0 < q <= _LARGEST_DENOMINATOR and q & (q - 1) == 0):
-        raise BadInput(f"--ids run {run.strip()!r}: {text.strip()!r} divides by {below.strip()}: a denominator is a "
-                       f"power of two up to {_LARGEST_DENOMINATOR}")
+        raise BadInput(
+            f"--ids run {run.strip()!r}: {text.strip()!r} divides by {below.strip()}: a denominator is a "
+            f"power of two up to {_LARGEST_DENOMINATOR}"
+        )
     if len(numbers) == 1:
         return range(numbers[0], numbers[0] + 1), q
     if len(numbers) in (2, 3) and (len(numbers) == 2 or numbers[2]) and len(range(*numbers)):
         return range(*numbers), q
-    raise BadInput(f"--ids run {run.strip()!r}: {text.strip()!r} is not a position V or a range START:STOP[:STEP] "
-                   "(over /Q) with at least one position")
+    raise BadInput(
+        f"--ids run {run.strip()!r}: {text.strip()!r} is not a position V or a range START:STOP[:STEP] "
+        "(over /Q) with at least one position"
+    )
 
 
 def token_runs(text: str, axes: int):
@@ -1347,9 +1780,13 @@ def token_runs(text: str, axes: int):
             try:
                 n = int(count)
             except ValueError:
-                raise BadInput(f"--ids run {run.strip()!r}: {count.strip()!r} is not a count of tokens") from None
+                raise BadInput(
+                    f"--ids run {run.strip()!r}: {count.strip()!r} is not a count of tokens"
+                ) from None
             if n < 1 or any(len(e) not in (1, n) for e, _ in entries):
-                raise BadInput(f"--ids run {run.strip()!r}: a line of {n} tokens takes ranges of {n} positions")
+                raise BadInput(
+                    f"--ids run {run.strip()!r}: a line of {n} tokens takes ranges of {n} positions"
+                )
         runs.append((n if star else math.prod(len(e) for e, _ in entries), star, entries))
         denominators = [max(d, q) for d, (_, q) in zip(denominators, entries)]
     total = sum(n for n, _, _ in runs)
@@ -1357,7 +1794,9 @@ def token_runs(text: str, axes: int):
         raise BadInput(f"--ids: {total} tokens need more memory than there is room for")
     found = []
     for n, line, entries in runs:  # each axis over its denominator
-        values = [np.array(e, dtype=np.int64) * (d // q) for (e, q), d in zip(entries, denominators)]
+        values = [
+            np.array(e, dtype=np.int64) * (d // q) for (e, q), d in zip(entries, denominators)
+        ]
         if line:
             found.append(np.stack([np.resize(v, n) for v in values], axis=1))
         else:
@@ -1365,7 +1804,9 @@ def token_runs(text: str, axes: int):
             found.append(np.stack([g.reshape(-1) for g in grids], axis=1))
     numerators = np.concatenate(found)
     if np.abs(numerators).max() > MAX_POSITION:
-        raise BadInput("--ids: positions pass 2^32 (over their denominators), beyond pe-cli's exact positions")
+        raise BadInput(
+            "--ids: positions pass 2^32 (over their denominators), beyond pe-cli's exact positions"
+        )
     return numerators, tuple(denominators)
 
 
@@ -1395,20 +1836,26 @@ def _box(positions, r: int, unsigned: bool = False) -> tuple[int, str]:
         unit = np.zeros(k, dtype=positions.dtype)
         unit[a] = step
         at = r + stride * np.arange(1, (n - r - 1) // stride + 1)
-        steady = np.all(equal(positions[at], start + np.arange(1, len(at) + 1)[:, None] * unit), axis=1)
+        steady = np.all(
+            equal(positions[at], start + np.arange(1, len(at) + 1)[:, None] * unit), axis=1
+        )
         sizes[a] = 1 + (int(np.argmin(steady)) if not steady.all() else len(at))
         steps[a] = step
         stride *= sizes[a]
-    grids = np.meshgrid(*[start[a] + steps[a] * np.arange(sizes[a]) for a in range(k)], indexing="ij")
+    grids = np.meshgrid(
+        *[start[a] + steps[a] * np.arange(sizes[a]) for a in range(k)], indexing="ij"
+    )
     expected = np.stack([g.reshape(-1) for g in grids], axis=1)
-    same = np.all(equal(positions[r:r + len(expected)], expected[: n - r]), axis=1)
+    same = np.all(equal(positions[r : r + len(expected)], expected[: n - r]), axis=1)
     length = int(np.argmin(same)) if not same.all() else len(same)
     outer = next(a for a in range(k) if sizes[a] > 1 or a == k - 1)
     inner = len(expected) // sizes[outer]  # only whole slices of the outermost axis that moves
     sizes[outer] = length // inner
     if sizes[outer] < 1:
         return 1, ",".join(map(str, start))
-    return sizes[outer] * inner, ",".join(_entry(int(start[a]), sizes[a], steps[a]) for a in range(k))
+    return sizes[outer] * inner, ",".join(
+        _entry(int(start[a]), sizes[a], steps[a]) for a in range(k)
+    )
 
 
 def _line(positions, r: int) -> tuple[int, str]:
@@ -1421,7 +1868,9 @@ def _line(positions, r: int) -> tuple[int, str]:
     step = positions[r + 1] - start
     steady = np.all(np.diff(positions[r:], axis=0) == step, axis=1)
     length = 1 + (int(np.argmin(steady)) if not steady.all() else len(steady))
-    return length, f"{length}*" + ",".join(_entry(int(s), length if d else 1, int(d)) for s, d in zip(start, step))
+    return length, f"{length}*" + ",".join(
+        _entry(int(s), length if d else 1, int(d)) for s, d in zip(start, step)
+    )
 
 
 def runs_of(positions, most: int, denominators=None, unsigned: bool = False) -> str | None:
@@ -1436,8 +1885,14 @@ def runs_of(positions, most: int, denominators=None, unsigned: bool = False) -> 
         grid, line = _box(positions, r, unsigned), _line(positions, r)
         length, run = grid if grid[0] >= line[0] or line[0] < 3 else line  # no line of two tokens
         count, star, body = run.rpartition("*")
-        runs.append(count + star + ",".join(_over(e, q) for e, q in zip(body.split(","), denominators or
-                                                                        [1] * positions.shape[1])))
+        runs.append(
+            count
+            + star
+            + ",".join(
+                _over(e, q)
+                for e, q in zip(body.split(","), denominators or [1] * positions.shape[1])
+            )
+        )
         r += length
     return "; ".join(runs)
 
@@ -1477,7 +1932,9 @@ def _hf_rope_inv_freq(torch, spec, dim: int | None = None):
         base = base * ((factor * length / limit) - (factor - 1)) ** (dim / (dim - 2))
     if kind == "yarn":
         return _hf_yarn(torch, rope, base, dim, factor)
-    if kind == "proportional":  # Gemma 4: the first int(p * head_dim // 2) angles rotate, the rest are 0
+    if (
+        kind == "proportional"
+    ):  # Gemma 4: the first int(p * head_dim // 2) angles rotate, the rest are 0
         rotated = rotated_count(spec.d_model, rope)
         exponents = torch.arange(0, 2 * rotated, 2, dtype=torch.int64).float() / dim
         inv_freq = torch.cat((1.0 / (base**exponents), torch.zeros(dim // 2 - rotated)))
@@ -1520,6 +1977,7 @@ def _hf_yarn(torch, rope, base, dim, factor):
     original = rope["original_max_position_embeddings"]
     attention_factor = rope.get("attention_factor")
     if attention_factor is None:
+
         def m_scale(scale, m=1):
             return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
 
@@ -1594,21 +2052,32 @@ def _rope_table(spec, lowered: str | None = None):
 _HF = dict(parameters=frozenset({"base", "offset"}))
 
 
-@variant(VARIANTS, "hf-rope", source="transformers 5.23 modeling_rope_utils ROPE_INIT_FUNCTIONS and the "
-         "rotary embedding's forward (GPT-NeoX, Llama; Cohere's interleaved; DeepSeek-V2's polar)",
-         conventions=("half", "interleaved", "single"), **_HF)
+@variant(
+    VARIANTS,
+    "hf-rope",
+    source="transformers 5.23 modeling_rope_utils ROPE_INIT_FUNCTIONS and the "
+    "rotary embedding's forward (GPT-NeoX, Llama; Cohere's interleaved; DeepSeek-V2's polar)",
+    conventions=("half", "interleaved", "single"),
+    **_HF,
+)
 @_both_parts
 def _hf_rope(spec, device):
     return _rope_table(spec)
 
 
-for _stage, _what in (("inv_freq", "inv_freq"), ("positions", "the positions"),
-                      ("table", "the angles and cos/sin")):
-    variant(VARIANTS, f"rope-{_stage.replace('_', '-')}", kind="recipe",
-            source=f"hf-rope with {_what} in --compute-dtype (default bfloat16)",
-            conventions=("half", "interleaved", "single"), **_HF)(
-        _both_parts(lambda spec, device, stage=_stage: _rope_table(spec, stage))
-    )
+for _stage, _what in (
+    ("inv_freq", "inv_freq"),
+    ("positions", "the positions"),
+    ("table", "the angles and cos/sin"),
+):
+    variant(
+        VARIANTS,
+        f"rope-{_stage.replace('_', '-')}",
+        kind="recipe",
+        source=f"hf-rope with {_what} in --compute-dtype (default bfloat16)",
+        conventions=("half", "interleaved", "single"),
+        **_HF,
+    )(_both_parts(lambda spec, device, stage=_stage: _rope_table(spec, stage)))
 
 
 # Rotary tables as diffusers 0.42 computes them: get_1d_rotary_pos_embed per position axis,
@@ -1631,12 +2100,21 @@ def _diffusers_refusal(spec) -> str | None:
     return None
 
 
-@variant(VARIANTS, "diffusers", source="diffusers 0.42 get_1d_rotary_pos_embed (FluxPosEmbed, WanRotaryPosEmbed, "
-         "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
-         conventions=("interleaved", "half", "single"), refuse=_diffusers_refusal,
-         parameters=frozenset({"base", "offset", "text_tokens", "padding_rows"}),
-         ends_float64=lambda spec: spec.convention == "single" and spec.freqs_dtype == "float64"
-         and spec.part != "angle" and not (spec.axes and AXES[spec.axes].angles32))
+@variant(
+    VARIANTS,
+    "diffusers",
+    source="diffusers 0.42 get_1d_rotary_pos_embed (FluxPosEmbed, WanRotaryPosEmbed, "
+    "HunyuanVideoRotaryPosEmbed, get_3d_rotary_pos_embed, ...)",
+    conventions=("interleaved", "half", "single"),
+    refuse=_diffusers_refusal,
+    parameters=frozenset({"base", "offset", "text_tokens", "padding_rows"}),
+    ends_float64=lambda spec: (
+        spec.convention == "single"
+        and spec.freqs_dtype == "float64"
+        and spec.part != "angle"
+        and not (spec.axes and AXES[spec.axes].angles32)
+    ),
+)
 @_both_parts
 def _diffusers_rope(spec, device):
     import numpy as np
@@ -1657,22 +2135,35 @@ def _diffusers_rope(spec, device):
         if style is not None and style.torch_law is not None:
             freqs = style.torch_law(torch, spec, axis, dim, theta)
         else:
-            freqs = 1.0 / ((theta * rope.get("ntk_factor", 1.0)) ** (torch.arange(0, dim, 2, dtype=dtype) / dim))
+            freqs = 1.0 / (
+                (theta * rope.get("ntk_factor", 1.0))
+                ** (torch.arange(0, dim, 2, dtype=dtype) / dim)
+            )
             freqs = freqs / rope.get("factor", 1.0)
         if unit:  # AnyFlow-FAR: each axis's own table at its blocks' positions, pooled alone below
             block = pool_blocks(spec)[axis]
-            at = torch.from_numpy((block / split_tokens(spec)[1][axis]).reshape(-1).astype(np.float32))
+            at = torch.from_numpy(
+                (block / split_tokens(spec)[1][axis]).reshape(-1).astype(np.float32)
+            )
         else:
             at = positions[:, axis]
         angles = torch.outer(at, freqs)
-        if style is not None and style.angle_scale:  # Kandinsky 5: the float32 angles over its scale_factor
+        if (
+            style is not None and style.angle_scale
+        ):  # Kandinsky 5: the float32 angles over its scale_factor
             angles = angles / divisors(spec)[axis]
-        if style is not None and style.angles32:  # Z-Image: float64 angles rounded, then float32 polar
+        if (
+            style is not None and style.angles32
+        ):  # Z-Image: float64 angles rounded, then float32 polar
             angles = angles.float()
         if spec.part == "angle":  # the angles themselves, float32 (ERNIE-Image's rope())
             plane = angles.float()
-        elif spec.convention == "single" and not (style and style.once):  # use_real=False: complex64, or
-            value = torch.polar(torch.ones_like(angles), angles)  # complex128 from float64 frequencies (kept)
+        elif spec.convention == "single" and not (
+            style and style.once
+        ):  # use_real=False: complex64, or
+            value = torch.polar(
+                torch.ones_like(angles), angles
+            )  # complex128 from float64 frequencies (kept)
             if unit:
                 value = _unit_pooled(torch, value, block.shape[1])
             plane = value.real if spec.part == "cos" else value.imag
@@ -1685,12 +2176,15 @@ def _diffusers_rope(spec, device):
         return _lay_out(planes[0], spec.convention)
     every = torch.cat(planes, dim=1)[:, torch.tensor([j for _, j in columns])]
     every = every if pool_blocks(spec) is None or unit else _pooled(torch, spec, every)
-    return torch.cat([every, every.new_zeros(spec.padding_rows, every.shape[1])])  # Lumina2's cap_freqs_cis
+    return torch.cat(
+        [every, every.new_zeros(spec.padding_rows, every.shape[1])]
+    )  # Lumina2's cap_freqs_cis
 
 
 def _unit_pooled(torch, value, k: int):
     """AnyFlow-FAR's avg_pool_complex: a complex (blocks * k, n) table's real and imaginary
     parts averaged over each k rows (avg_pool1d), then each over their length."""
+
     def pooled(part):
         return torch.nn.functional.avg_pool1d(part.T[None], k, k)[0].T
 
@@ -1707,8 +2201,11 @@ def _pooled(torch, spec, table):
     grid = table.T.reshape(1, table.shape[1], *shape)
     pad = [p for size, k in zip(shape[::-1], pool[::-1]) for p in (0, -size % k)]
     grid = torch.nn.functional.pad(grid, pad, mode="replicate") if any(pad) else grid
-    average = {1: torch.nn.functional.avg_pool1d, 2: torch.nn.functional.avg_pool2d,
-               3: torch.nn.functional.avg_pool3d}[len(shape)]
+    average = {
+        1: torch.nn.functional.avg_pool1d,
+        2: torch.nn.functional.avg_pool2d,
+        3: torch.nn.functional.avg_pool3d,
+    }[len(shape)]
     return average(grid, pool, stride=pool).flatten(2)[0].T
 
 
@@ -1726,7 +2223,9 @@ class Preset:
     convention: str
     freqs_dtype: str  # get_1d_rotary_pos_embed's, as the model calls it
     axes_theta: tuple[float, ...] = ()  # each axis's theta, where they differ (Cosmos's NTK)
-    tries: tuple[dict, ...] = ({},)  # rope settings identification tries beside the preset's (common fps)
+    tries: tuple[dict, ...] = (
+        {},
+    )  # rope settings identification tries beside the preset's (common fps)
 
     @property
     def rope(self) -> dict:
@@ -1735,100 +2234,364 @@ class Preset:
 
 
 PRESETS = {
-    "flux": Preset("FLUX.1 (and Chroma): FluxPosEmbed, ids (0, row, column) after 512 text ids at 0",
-                   128, 10000.0, "split", (16, 56, 56), "interleaved", "float64"),
-    "flux2": Preset("FLUX.2: Flux2PosEmbed, ids (t, row, column, l); text token l at (0, 0, 0, l)",
-                    128, 2000.0, "split-text-last", (32, 32, 32, 32), "interleaved", "float64"),
-    "wan": Preset("Wan 2.1 and 2.2 (SkyReels-V2, Wan VACE and Animate): WanRotaryPosEmbed over frames, "
-                  "rows, columns", 128, 10000.0, "split", (44, 42, 42), "interleaved", "float64"),
-    "hunyuan-video": Preset("HunyuanVideo and 1.5: HunyuanVideoRotaryPosEmbed over frames, rows, columns",
-                            128, 256.0, "split", (16, 56, 56), "interleaved", "float32"),
-    "hunyuan-image": Preset("HunyuanImage 2.1: HunyuanImageRotaryPosEmbed over rows, columns",
-                            128, 256.0, "split", (64, 64), "interleaved", "float32"),
-    "cogvideox-1.5": Preset("CogVideoX 1.5: get_3d_rotary_pos_embed, grid_type slice, over frames, rows, "
-                            "columns", 64, 10000.0, "split", (16, 24, 24), "interleaved", "float32"),
-    "cogvideox": Preset("CogVideoX 1.0 (5B; ConsisID, EasyAnimate): get_3d_rotary_pos_embed over the crop "
-                        "region of its 30 x 45 base grid", 64, 10000.0, "cogvideox", (16, 24, 24),
-                        "interleaved", "float32"),
-    "hunyuan-dit": Preset("HunyuanDiT: get_2d_rotary_pos_embed over the crop region of its 32 x 32 base grid",
-                          88, 10000.0, "hunyuan-dit", (44, 44), "interleaved", "float32"),
-    "lumina-next": Preset("Lumina-Next: get_2d_rotary_pos_embed_lumina, complex64 (linear and NTK factors "
-                          "with --rope)", 72, 10000.0, "lumina-next", (36, 36), "single", "float32"),
-    "lumina2": Preset("Lumina-Image 2.0: Lumina2RotaryPosEmbed, complex128, captions first",
-                      96, 10000.0, "lumina2", (32, 32, 32), "single", "float64"),
-    "qwenimage": Preset("QwenImage (Edit): QwenEmbedRope with scale_rope, complex64, text tokens first",
-                        128, 10000.0, "qwenimage", (16, 56, 56), "single", "float32"),
-    "allegro": Preset("Allegro: get_3d_rotary_pos_embed_allegro (interpolation scales 2.2, 2, 2)",
-                      96, 10000.0, "allegro", (32, 32, 32), "half", "float32"),
-    "z-image": Preset("Z-Image: RopeEmbedder, complex64 of float32 angles, captions first (padded to a "
-                      "multiple of 32)", 128, 256.0, "z-image", (32, 48, 48), "single", "float64"),
-    "ltx-video": Preset("LTX-Video 0.9: LTXVideoRotaryPosEmbed over the 2048-wide inner dim (head h takes "
-                        "columns 64h .. 64h + 63); a frame rate other than 25 with --rope fps=F",
-                        2048, 10000.0, "ltx-video", (684, 682, 682), "interleaved", "float32",
-                        tries=({}, *({"fps": fps} for fps in (24, 30, 60)))),
-    "helios": Preset("Helios: HeliosRotaryPosEmbed, Wan's axes in float32 (its table is [cos | sin] of these)",
-                     128, 10000.0, "split", (44, 42, 42), "interleaved", "float32"),
-    "wan-complex": Preset("AnyFlow, Wan-Animate 2: Wan's axes as a complex128 table (its float32 rounding)", 128,
-                          10000.0, "split", (44, 42, 42), "single", "float64"),
-    "motif-video": Preset("Motif-Video: MotifVideoRotaryPosEmbed, HunyuanVideo's axes in float64", 128, 256.0,
-                          "split", (16, 56, 56), "interleaved", "float64"),
-    "sana-wm": Preset("Sana-WM: SanaWMRotaryPosEmbed, complex64 over frames, rows, columns", 112, 10000.0, "split",
-                      (40, 36, 36), "single", "float32"),
-    "kandinsky6": Preset("Kandinsky 6: Kandinsky6RoPE3D (Kandinsky 5's arithmetic, axes 32,48,48); --part rotation; "
-                         "--rope axes_scale=1,2,2 as its pipeline", 128, 10000.0, "kandinsky5", (32, 48, 48),
-                         "interleaved", "float32", tries=({}, {"axes_scale": "1,2,2"}, {"axes_scale": "1,3.16,3.16"})),
-    "kandinsky6-text": Preset("Kandinsky 6's text tokens: Kandinsky6RoPE1D(128); --part rotation", 128, 10000.0,
-                              "kandinsky5-text", (128,), "interleaved", "float32"),
-    "flux3": Preset("FLUX.3: Flux3PosEmbed, as FLUX.2 at theta 10000, rows and columns at k / 2", 128, 10000.0,
-                    "flux3", (32, 32, 32, 32), "interleaved", "float64"),
-    "krea2": Preset("Krea 2: Krea2RotaryPosEmbed, FLUX's layout at theta 1000", 128, 1000.0, "split",
-                    (32, 48, 48), "interleaved", "float64"),
-    "prx": Preset("PRX: PRXEmbedND over the image's (row, column), float64 angles; its table is --part rotation",
-                  64, 10000.0, "split", (32, 32), "interleaved", "float64"),
-    "ernie-image": Preset("ERNIE-Image: ErnieImageEmbedND3 (its angles; the attention takes their cos and sin "
-                          "in float32), image first", 128, 256.0, "ernie-image", (32, 48, 48), "interleaved", "float32"),
-    "nucleus-image": Preset("NucleusMoE-Image: NucleusMoEEmbedRope, QwenImage's complex64 table with the image's "
-                            "tokens first", 128, 10000.0, "qwenimage-image-first", (16, 56, 56), "single", "float32"),
-    "ovis-image": Preset("Ovis-Image: OvisImagePosEmbed, text token k at (0, k, k)", 128, 10000.0, "ovis-image",
-                         (16, 56, 56), "interleaved", "float64"),
-    "longcat-image": Preset("LongCat-Image: LongCatImagePosEmbed, text token k at (0, k, k), patches at (1, 512 + "
-                            "row, 512 + column)", 128, 10000.0, "longcat-image", (16, 56, 56), "interleaved",
-                            "float64"),
-    "hidream": Preset("HiDream-I1: HiDreamImageEmbedND, float64 angles; its table is --part rotation; text "
-                      "tokens (T5's, Llama's twice: 384) and a non-square image's padding follow the image, at 0",
-                      128, 10000.0, "hidream", (64, 32, 32), "interleaved", "float64"),
-    "kandinsky5": Preset("Kandinsky 5.0: Kandinsky5RoPE3D over frames, rows, columns (axes_dims 16,24,24), "
-                         "float32; its table is --part rotation; 480p videos with --rope axes_scale=1,2,2, "
-                         "others 1,3.16,3.16 (images: none)", 64, 10000.0, "kandinsky5", (16, 24, 24),
-                         "interleaved", "float32",
-                         tries=({}, {"axes_scale": "1,2,2"}, {"axes_scale": "1,3.16,3.16"})),
-    "kandinsky5-text": Preset("Kandinsky 5.0's text tokens: Kandinsky5RoPE1D, float32; --part rotation",
-                              64, 10000.0, "kandinsky5-text", (64,), "interleaved", "float32"),
-    "ltx2": Preset("LTX-2's video: LTX2AudioVideoRotaryPosEmbed over the 4096-wide inner dim (head h takes "
-                   "columns 128h .. 128h + 127), its double precision; a frame rate other than 24 with --rope fps=F",
-                   4096, 10000.0, "ltx2", (1368, 1364, 1364), "interleaved", "float64",
-                   tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
-    "ltx2-cross": Preset("LTX-2's audio-video cross-attention, its video side: LTX2AudioVideoRotaryPosEmbed over "
-                         "the 2048-wide audio cross-attention dim, each video token at its frame's time only (rows and "
-                         "columns take no columns: a table of frames x 1 x rows*columns is the same)", 2048, 10000.0,
-                         "ltx2", (2048, 0, 0), "interleaved", "float64",
-                         tries=({}, *({"fps": fps} for fps in (25, 30, 60)))),
-    "ltx2-audio": Preset("LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
-                         "of latent frames", 2048, 10000.0, "ltx2-audio", (2048,), "interleaved", "float64"),
-    "cogview4": Preset("CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"),
-    "cosmos3": Preset("Cosmos 3: Cosmos3VLTextRotaryEmbedding, Qwen3-VL's interleaved M-RoPE at theta 5e6 "
-                      "(rope_axes_dim 24,20,20); text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, "
-                      "column); a video's fps modulation with --rope fps=F; sound and action tokens after the video "
-                      "with --rope sound_tokens=S, action_tokens=A", 128, 5000000.0, "cosmos3", (48, 40, 40),
-                      "half", "float32", tries=({}, *({"fps": fps} for fps in (24, 30, 16, 25, 60)))),
-    "glm-image": Preset("GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
-                        "default is 40)", 128, 10000.0, "split-doubled", (64, 64), "half", "float32"),
+    "flux": Preset(
+        "FLUX.1 (and Chroma): FluxPosEmbed, ids (0, row, column) after 512 text ids at 0",
+        128,
+        10000.0,
+        "split",
+        (16, 56, 56),
+        "interleaved",
+        "float64",
+    ),
+    "flux2": Preset(
+        "FLUX.2: Flux2PosEmbed, ids (t, row, column, l); text token l at (0, 0, 0, l)",
+        128,
+        2000.0,
+        "split-text-last",
+        (32, 32, 32, 32),
+        "interleaved",
+        "float64",
+    ),
+    "wan": Preset(
+        "Wan 2.1 and 2.2 (SkyReels-V2, Wan VACE and Animate): WanRotaryPosEmbed over frames, "
+        "rows, columns",
+        128,
+        10000.0,
+        "split",
+        (44, 42, 42),
+        "interleaved",
+        "float64",
+    ),
+    "hunyuan-video": Preset(
+        "HunyuanVideo and 1.5: HunyuanVideoRotaryPosEmbed over frames, rows, columns",
+        128,
+        256.0,
+        "split",
+        (16, 56, 56),
+        "interleaved",
+        "float32",
+    ),
+    "hunyuan-image": Preset(
+        "HunyuanImage 2.1: HunyuanImageRotaryPosEmbed over rows, columns",
+        128,
+        256.0,
+        "split",
+        (64, 64),
+        "interleaved",
+        "float32",
+    ),
+    "cogvideox-1.5": Preset(
+        "CogVideoX 1.5: get_3d_rotary_pos_embed, grid_type slice, over frames, rows, columns",
+        64,
+        10000.0,
+        "split",
+        (16, 24, 24),
+        "interleaved",
+        "float32",
+    ),
+    "cogvideox": Preset(
+        "CogVideoX 1.0 (5B; ConsisID, EasyAnimate): get_3d_rotary_pos_embed over the crop "
+        "region of its 30 x 45 base grid",
+        64,
+        10000.0,
+        "cogvideox",
+        (16, 24, 24),
+        "interleaved",
+        "float32",
+    ),
+    "hunyuan-dit": Preset(
+        "HunyuanDiT: get_2d_rotary_pos_embed over the crop region of its 32 x 32 base grid",
+        88,
+        10000.0,
+        "hunyuan-dit",
+        (44, 44),
+        "interleaved",
+        "float32",
+    ),
+    "lumina-next": Preset(
+        "Lumina-Next: get_2d_rotary_pos_embed_lumina, complex64 (linear and NTK factors "
+        "with --rope)",
+        72,
+        10000.0,
+        "lumina-next",
+        (36, 36),
+        "single",
+        "float32",
+    ),
+    "lumina2": Preset(
+        "Lumina-Image 2.0: Lumina2RotaryPosEmbed, complex128, captions first",
+        96,
+        10000.0,
+        "lumina2",
+        (32, 32, 32),
+        "single",
+        "float64",
+    ),
+    "qwenimage": Preset(
+        "QwenImage (Edit): QwenEmbedRope with scale_rope, complex64, text tokens first",
+        128,
+        10000.0,
+        "qwenimage",
+        (16, 56, 56),
+        "single",
+        "float32",
+    ),
+    "allegro": Preset(
+        "Allegro: get_3d_rotary_pos_embed_allegro (interpolation scales 2.2, 2, 2)",
+        96,
+        10000.0,
+        "allegro",
+        (32, 32, 32),
+        "half",
+        "float32",
+    ),
+    "z-image": Preset(
+        "Z-Image: RopeEmbedder, complex64 of float32 angles, captions first (padded to a "
+        "multiple of 32)",
+        128,
+        256.0,
+        "z-image",
+        (32, 48, 48),
+        "single",
+        "float64",
+    ),
+    "ltx-video": Preset(
+        "LTX-Video 0.9: LTXVideoRotaryPosEmbed over the 2048-wide inner dim (head h takes "
+        "columns 64h .. 64h + 63); a frame rate other than 25 with --rope fps=F",
+        2048,
+        10000.0,
+        "ltx-video",
+        (684, 682, 682),
+        "interleaved",
+        "float32",
+        tries=({}, *({"fps": fps} for fps in (24, 30, 60))),
+    ),
+    "helios": Preset(
+        "Helios: HeliosRotaryPosEmbed, Wan's axes in float32 (its table is [cos | sin] of these)",
+        128,
+        10000.0,
+        "split",
+        (44, 42, 42),
+        "interleaved",
+        "float32",
+    ),
+    "wan-complex": Preset(
+        "AnyFlow, Wan-Animate 2: Wan's axes as a complex128 table (its float32 rounding)",
+        128,
+        10000.0,
+        "split",
+        (44, 42, 42),
+        "single",
+        "float64",
+    ),
+    "motif-video": Preset(
+        "Motif-Video: MotifVideoRotaryPosEmbed, HunyuanVideo's axes in float64",
+        128,
+        256.0,
+        "split",
+        (16, 56, 56),
+        "interleaved",
+        "float64",
+    ),
+    "sana-wm": Preset(
+        "Sana-WM: SanaWMRotaryPosEmbed, complex64 over frames, rows, columns",
+        112,
+        10000.0,
+        "split",
+        (40, 36, 36),
+        "single",
+        "float32",
+    ),
+    "kandinsky6": Preset(
+        "Kandinsky 6: Kandinsky6RoPE3D (Kandinsky 5's arithmetic, axes 32,48,48); --part rotation; "
+        "--rope axes_scale=1,2,2 as its pipeline",
+        128,
+        10000.0,
+        "kandinsky5",
+        (32, 48, 48),
+        "interleaved",
+        "float32",
+        tries=({}, {"axes_scale": "1,2,2"}, {"axes_scale": "1,3.16,3.16"}),
+    ),
+    "kandinsky6-text": Preset(
+        "Kandinsky 6's text tokens: Kandinsky6RoPE1D(128); --part rotation",
+        128,
+        10000.0,
+        "kandinsky5-text",
+        (128,),
+        "interleaved",
+        "float32",
+    ),
+    "flux3": Preset(
+        "FLUX.3: Flux3PosEmbed, as FLUX.2 at theta 10000, rows and columns at k / 2",
+        128,
+        10000.0,
+        "flux3",
+        (32, 32, 32, 32),
+        "interleaved",
+        "float64",
+    ),
+    "krea2": Preset(
+        "Krea 2: Krea2RotaryPosEmbed, FLUX's layout at theta 1000",
+        128,
+        1000.0,
+        "split",
+        (32, 48, 48),
+        "interleaved",
+        "float64",
+    ),
+    "prx": Preset(
+        "PRX: PRXEmbedND over the image's (row, column), float64 angles; its table is --part rotation",
+        64,
+        10000.0,
+        "split",
+        (32, 32),
+        "interleaved",
+        "float64",
+    ),
+    "ernie-image": Preset(
+        "ERNIE-Image: ErnieImageEmbedND3 (its angles; the attention takes their cos and sin "
+        "in float32), image first",
+        128,
+        256.0,
+        "ernie-image",
+        (32, 48, 48),
+        "interleaved",
+        "float32",
+    ),
+    "nucleus-image": Preset(
+        "NucleusMoE-Image: NucleusMoEEmbedRope, QwenImage's complex64 table with the image's "
+        "tokens first",
+        128,
+        10000.0,
+        "qwenimage-image-first",
+        (16, 56, 56),
+        "single",
+        "float32",
+    ),
+    "ovis-image": Preset(
+        "Ovis-Image: OvisImagePosEmbed, text token k at (0, k, k)",
+        128,
+        10000.0,
+        "ovis-image",
+        (16, 56, 56),
+        "interleaved",
+        "float64",
+    ),
+    "longcat-image": Preset(
+        "LongCat-Image: LongCatImagePosEmbed, text token k at (0, k, k), patches at (1, 512 + "
+        "row, 512 + column)",
+        128,
+        10000.0,
+        "longcat-image",
+        (16, 56, 56),
+        "interleaved",
+        "float64",
+    ),
+    "hidream": Preset(
+        "HiDream-I1: HiDreamImageEmbedND, float64 angles; its table is --part rotation; text "
+        "tokens (T5's, Llama's twice: 384) and a non-square image's padding follow the image, at 0",
+        128,
+        10000.0,
+        "hidream",
+        (64, 32, 32),
+        "interleaved",
+        "float64",
+    ),
+    "kandinsky5": Preset(
+        "Kandinsky 5.0: Kandinsky5RoPE3D over frames, rows, columns (axes_dims 16,24,24), "
+        "float32; its table is --part rotation; 480p videos with --rope axes_scale=1,2,2, "
+        "others 1,3.16,3.16 (images: none)",
+        64,
+        10000.0,
+        "kandinsky5",
+        (16, 24, 24),
+        "interleaved",
+        "float32",
+        tries=({}, {"axes_scale": "1,2,2"}, {"axes_scale": "1,3.16,3.16"}),
+    ),
+    "kandinsky5-text": Preset(
+        "Kandinsky 5.0's text tokens: Kandinsky5RoPE1D, float32; --part rotation",
+        64,
+        10000.0,
+        "kandinsky5-text",
+        (64,),
+        "interleaved",
+        "float32",
+    ),
+    "ltx2": Preset(
+        "LTX-2's video: LTX2AudioVideoRotaryPosEmbed over the 4096-wide inner dim (head h takes "
+        "columns 128h .. 128h + 127), its double precision; a frame rate other than 24 with --rope fps=F",
+        4096,
+        10000.0,
+        "ltx2",
+        (1368, 1364, 1364),
+        "interleaved",
+        "float64",
+        tries=({}, *({"fps": fps} for fps in (25, 30, 60))),
+    ),
+    "ltx2-cross": Preset(
+        "LTX-2's audio-video cross-attention, its video side: LTX2AudioVideoRotaryPosEmbed over "
+        "the 2048-wide audio cross-attention dim, each video token at its frame's time only (rows and "
+        "columns take no columns: a table of frames x 1 x rows*columns is the same)",
+        2048,
+        10000.0,
+        "ltx2",
+        (2048, 0, 0),
+        "interleaved",
+        "float64",
+        tries=({}, *({"fps": fps} for fps in (25, 30, 60))),
+    ),
+    "ltx2-audio": Preset(
+        "LTX-2's audio: LTX2AudioVideoRotaryPosEmbed over the 2048-wide audio inner dim, one axis "
+        "of latent frames",
+        2048,
+        10000.0,
+        "ltx2-audio",
+        (2048,),
+        "interleaved",
+        "float64",
+    ),
+    "cogview4": Preset(
+        "CogView4: CogView4RotaryPosEmbed", 128, 10000.0, "cogview4", (64, 64), "half", "float32"
+    ),
+    "cosmos3": Preset(
+        "Cosmos 3: Cosmos3VLTextRotaryEmbedding, Qwen3-VL's interleaved M-RoPE at theta 5e6 "
+        "(rope_axes_dim 24,20,20); text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, "
+        "column); a video's fps modulation with --rope fps=F; sound and action tokens after the video "
+        "with --rope sound_tokens=S, action_tokens=A",
+        128,
+        5000000.0,
+        "cosmos3",
+        (48, 40, 40),
+        "half",
+        "float32",
+        tries=({}, *({"fps": fps} for fps in (24, 30, 16, 25, 60))),
+    ),
+    "glm-image": Preset(
+        "GLM-Image: GlmImageRotaryPosEmbed over rows, columns (head dim 128; the class "
+        "default is 40)",
+        128,
+        10000.0,
+        "split-doubled",
+        (64, 64),
+        "half",
+        "float32",
+    ),
     # Cosmos: theta 10000 * rope_scale ** (dim / (dim - 2)) per axis, rope_scale (2, 1, 1) of
     # Cosmos-1.0-Diffusion-7B (temporal positions of images; a video's are scaled by 24/fps)
-    "cosmos": Preset("Cosmos 1.0 7B: CosmosRotaryPosEmbed, rope_scale (2, 1, 1); a video's frame rate with "
-                     "--rope fps=F", 128, 10000.0, "cosmos", (44, 42, 42), "half", "float32",
-                     axes_theta=(10000.0 * 2.0 ** (44 / 42), 10000.0, 10000.0),
-                     tries=({}, *({"fps": fps} for fps in (30, 16, 24, 25, 60)))),
+    "cosmos": Preset(
+        "Cosmos 1.0 7B: CosmosRotaryPosEmbed, rope_scale (2, 1, 1); a video's frame rate with "
+        "--rope fps=F",
+        128,
+        10000.0,
+        "cosmos",
+        (44, 42, 42),
+        "half",
+        "float32",
+        axes_theta=(10000.0 * 2.0 ** (44 / 42), 10000.0, 10000.0),
+        tries=({}, *({"fps": fps} for fps in (30, 16, 24, 25, 60))),
+    ),
 }
 
 
@@ -1849,52 +2612,126 @@ class Rope(Family):
         "sin": "sin(p*w_i) * attention factor, (positions, rotary dim)",
         "inv_freq": "the frequencies w_i, (rotary dim / 2,)",
         "rotation": "each interleaved pair's 2x2 rotation [[cos, -sin], [sin, cos]] flattened, (positions, "
-                    "2 x rotary dim): HiDream's and Kandinsky 5's tables",
+        "2 x rotary dim): HiDream's and Kandinsky 5's tables",
         "angle": "the angles p*w_i themselves, laid out as cos (no attention factor), (positions, rotary dim): "
-                 "ERNIE-Image's and Stable Audio 3's tables, whose cos and sin the attention takes",
+        "ERNIE-Image's and Stable Audio 3's tables, whose cos and sin the attention takes",
     }
     params = (
-        Param("rope", (), "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
-              list),
-        Param("rope_config", None, "take theta, head dim, rope parameters and the model's layout "
-              "from a Hugging Face config.json, a model folder, or a model id in the local Hugging "
-              "Face cache.", str, field=False),
-        Param("layer_type", None, "the layer type whose rope parameters a config gives per layer "
-              "type (full_attention, sliding_attention, ...).", str, field=False),
-        Param("config_part", None, "the part of a composite config to read (text_config, "
-              "vision_config, thinker_config.text_config, ...); default: the language model's.",
-              str, field=False),
-        Param("axes", None, "several position axes, each column taking one: a model's M-RoPE or "
-              "vision RoPE layout (" + ", ".join(AXES) + "); set by --rope-config.", str,
-              flags=("--rope-axes",), choices=tuple(AXES)),
-        Param("grid", None, "the tokens of a multi-axis table: TxHxW frames, rows and columns of "
-              "an image or video (M-RoPE), or ROWSxCOLUMNS patches (vision RoPE).", str),
-        Param("merge", None, "a vision encoder's spatial merge size: its patches come in MxM blocks "
-              "[default: the --rope-config's, else 1].", int, minimum=1),
-        Param("arithmetic", None, "how hf-rope computes cos and sin: of the float32 angles "
-              "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
-              "--rope-config model's, else cos-sin].", str, flags=("--rope-arithmetic",),
-              choices=("cos-sin", "polar")),
-        Param("preset", None, "a diffusion model's RoPE: head dim, theta, axes and layout (" +
-              ", ".join(PRESETS) + "); give its tokens with --grid (and --text-tokens) or --ids.",
-              str, field=False, choices=tuple(PRESETS)),
-        Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
-              "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
-              "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
-        Param("padding_rows", 0, "rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
-              "table, cap_freqs_cis, for a prompt shorter than its batch's longest).", int, minimum=0,
-              fixed="has no padding rows"),
-        Param("ids", None, "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
-              "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
-              "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
-              "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
-              "0,0:32,0:32,0'; FLUX.3's '0,0:32/2,0:32/2,-1'), or COUNT tokens along a line with COUNT* "
-              "('5*8:13,8:13,8:13'). A 1-D table's rows, whole positions, one entry a run (OmniGen's prompt "
-              "padded in its batch: '37*0; 0:300').", str),
-        Param("freqs_dtype", None, "what --variant diffusers computes frequencies, angles, cos and sin "
-              "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
-              "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].", str,
-              choices=("float32", "float64")),
+        Param(
+            "rope",
+            (),
+            "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
+            list,
+        ),
+        Param(
+            "rope_config",
+            None,
+            "take theta, head dim, rope parameters and the model's layout "
+            "from a Hugging Face config.json, a model folder, or a model id in the local Hugging "
+            "Face cache.",
+            str,
+            field=False,
+        ),
+        Param(
+            "layer_type",
+            None,
+            "the layer type whose rope parameters a config gives per layer "
+            "type (full_attention, sliding_attention, ...).",
+            str,
+            field=False,
+        ),
+        Param(
+            "config_part",
+            None,
+            "the part of a composite config to read (text_config, "
+            "vision_config, thinker_config.text_config, ...); default: the language model's.",
+            str,
+            field=False,
+        ),
+        Param(
+            "axes",
+            None,
+            "several position axes, each column taking one: a model's M-RoPE or "
+            "vision RoPE layout (" + ", ".join(AXES) + "); set by --rope-config.",
+            str,
+            flags=("--rope-axes",),
+            choices=tuple(AXES),
+        ),
+        Param(
+            "grid",
+            None,
+            "the tokens of a multi-axis table: TxHxW frames, rows and columns of "
+            "an image or video (M-RoPE), or ROWSxCOLUMNS patches (vision RoPE).",
+            str,
+        ),
+        Param(
+            "merge",
+            None,
+            "a vision encoder's spatial merge size: its patches come in MxM blocks "
+            "[default: the --rope-config's, else 1].",
+            int,
+            minimum=1,
+        ),
+        Param(
+            "arithmetic",
+            None,
+            "how hf-rope computes cos and sin: of the float32 angles "
+            "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
+            "--rope-config model's, else cos-sin].",
+            str,
+            flags=("--rope-arithmetic",),
+            choices=("cos-sin", "polar"),
+        ),
+        Param(
+            "preset",
+            None,
+            "a diffusion model's RoPE: head dim, theta, axes and layout ("
+            + ", ".join(PRESETS)
+            + "); give its tokens with --grid (and --text-tokens) or --ids.",
+            str,
+            field=False,
+            choices=tuple(PRESETS),
+        ),
+        Param(
+            "text_tokens",
+            0,
+            "text tokens before the grid: rope split layouts give them positions (FLUX's "
+            "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
+            "(CogView3's 224, CogVideoX's 226).",
+            int,
+            minimum=0,
+            fixed="has no text rows",
+        ),
+        Param(
+            "padding_rows",
+            0,
+            "rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
+            "table, cap_freqs_cis, for a prompt shorter than its batch's longest).",
+            int,
+            minimum=0,
+            fixed="has no padding rows",
+        ),
+        Param(
+            "ids",
+            None,
+            "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
+            "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
+            "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
+            "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
+            "0,0:32,0:32,0'; FLUX.3's '0,0:32/2,0:32/2,-1'), or COUNT tokens along a line with COUNT* "
+            "('5*8:13,8:13,8:13'). A 1-D table's rows, whole positions, one entry a run (OmniGen's prompt "
+            "padded in its batch: '37*0; 0:300').",
+            str,
+        ),
+        Param(
+            "freqs_dtype",
+            None,
+            "what --variant diffusers computes frequencies, angles, cos and sin "
+            "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
+            "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].",
+            str,
+            choices=("float32", "float64"),
+        ),
     )
     variants = VARIANTS
     export_parts = ("cos", "sin")
@@ -1909,7 +2746,9 @@ class Rope(Family):
             if options.get(name) and not options.get("rope_config"):
                 raise BadInput(f"--{name.replace('_', '-')} selects within a --rope-config")
         if options.get("rope_config"):
-            config = read(options["rope_config"], options.get("config_part"), options.get("layer_type"))
+            config = read(
+                options["rope_config"], options.get("config_part"), options.get("layer_type")
+            )
             rope = config["rope"]
             values.update(family=self.name, base=config["base"], d_model=config["d_model"])
             self._given_over(values, options)
@@ -1924,7 +2763,9 @@ class Rope(Family):
                     values[name] = config[name]
         if options.get("preset"):
             preset = PRESETS[options["preset"]]
-            values.update(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes)
+            values.update(
+                family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes
+            )
             self._given_over(values, options)
             if options.get("convention") is None:
                 values["convention"] = preset.convention
@@ -1950,8 +2791,11 @@ class Rope(Family):
                 values[name] = options[name]
 
     def normalize(self, spec):
-        return {"rope": rope_parameters(spec.rope), "merge": spec.merge or 1,
-                "arithmetic": spec.arithmetic or "cos-sin"}
+        return {
+            "rope": rope_parameters(spec.rope),
+            "merge": spec.merge or 1,
+            "arithmetic": spec.arithmetic or "cos-sin",
+        }
 
     def default_convention(self, spec):
         style = AXES.get(spec.axes or "")
@@ -1972,7 +2816,9 @@ class Rope(Family):
         rope = dict(spec.rope)
         dim = rotary_dim(spec.d_model, rope)
         if dim < 1:
-            raise BadInput(f"the rotary dim int(d_model * partial_rotary_factor) = {dim} must be at least 1")
+            raise BadInput(
+                f"the rotary dim int(d_model * partial_rotary_factor) = {dim} must be at least 1"
+            )
         kind = rope.get("rope_type", "default")
         if kind == "dynamic" and dim < 3:
             raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 3")
@@ -1980,18 +2826,26 @@ class Rope(Family):
             longrope_factors(rope, frequency_count(spec.d_model, rope), positions_end(spec))
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
         if spec.part == "rotation" and spec.convention != "interleaved":
-            raise BadInput("--part rotation is the 2x2 rotation of columns 2i and 2i + 1 (HiDream, Kandinsky 5): "
-                           f"it needs --convention interleaved, not {spec.convention}")
+            raise BadInput(
+                "--part rotation is the 2x2 rotation of columns 2i and 2i + 1 (HiDream, Kandinsky 5): "
+                f"it needs --convention interleaved, not {spec.convention}"
+            )
         style = AXES.get(spec.axes or "")
-        if spec.freqs_dtype is not None and spec.variant != "diffusers" and not (style and style.split):
+        if (
+            spec.freqs_dtype is not None
+            and spec.variant != "diffusers"
+            and not (style and style.split)
+        ):
             raise BadInput("--freqs-dtype is the dtype of --variant diffusers' arithmetic")
         if style is None or not style.split:
             self._check_axes(spec, kind)
         self._check_split(spec, style, kind)
         largest = self._largest_angle(spec) if spec.part == "angle" else 0.0
         if largest > FORMATS[spec.dtype].max_value:
-            raise BadInput(f"--part angle: its angles reach {largest:.6g}, past {spec.dtype}'s "
-                           f"largest value {FORMATS[spec.dtype].max_value:g}: choose a wider --dtype")
+            raise BadInput(
+                f"--part angle: its angles reach {largest:.6g}, past {spec.dtype}'s "
+                f"largest value {FORMATS[spec.dtype].max_value:g}: choose a wider --dtype"
+            )
 
     def _largest_angle(self, spec) -> float:
         """The largest |p * w| of the table (each axis's positions at its own frequencies)."""
@@ -2001,14 +2855,19 @@ class Rope(Family):
         if spec.axes and AXES[spec.axes].split:
             numerators, start, top = split_tokens(spec)[0], 0, 0.0
             for axis, (dim, _) in enumerate(split_laws(spec)):
-                share = frequencies[start:start + dim // 2]
+                share = frequencies[start : start + dim // 2]
                 start += dim // 2
                 if share:  # an axis without columns (LTX-2's cross-attention) turns no angle
                     top = max(top, float(np.abs(numerators[:, axis]).max()) * max(share))
             return top
         ids = line_ids(spec)
-        positions = axes_positions(spec) if spec.axes else ids if ids is not None else np.array(
-            [spec.offset, spec.last_position])
+        positions = (
+            axes_positions(spec)
+            if spec.axes
+            else ids
+            if ids is not None
+            else np.array([spec.offset, spec.last_position])
+        )
         return float(np.abs(positions).max()) * max(frequencies, default=0.0)
 
     @staticmethod
@@ -2016,14 +2875,20 @@ class Rope(Family):
         style = AXES.get(spec.axes or "")
         if style is None:
             if kind == "axial":
-                raise BadInput("rope_type axial is a vision encoder's 2-D RoPE: it needs the model's "
-                               "layout (--rope-axes, set by --rope-config for the models pe-cli knows) "
-                               "and a --grid of patches")
+                raise BadInput(
+                    "rope_type axial is a vision encoder's 2-D RoPE: it needs the model's "
+                    "layout (--rope-axes, set by --rope-config for the models pe-cli knows) "
+                    "and a --grid of patches"
+                )
             for name, value, default in (("grid", spec.grid, None), ("merge", spec.merge, 1)):
                 if value != default:
-                    raise BadInput(f"--{name} is for multi-axis tables (M-RoPE or vision RoPE): give "
-                                   "--rope-axes, or a --rope-config of such a model")
-            if spec.ids is not None:  # a 1-D table's positions, one entry per run (OmniGen's padded rows)
+                    raise BadInput(
+                        f"--{name} is for multi-axis tables (M-RoPE or vision RoPE): give "
+                        "--rope-axes, or a --rope-config of such a model"
+                    )
+            if (
+                spec.ids is not None
+            ):  # a 1-D table's positions, one entry per run (OmniGen's padded rows)
                 if spec.offset:
                     raise BadInput("--ids gives every row's position: drop --offset")
                 if ids_tokens(spec.ids, 1)[1] != (1,):
@@ -2031,18 +2896,26 @@ class Rope(Family):
             return
         if spec.ids is not None:
             if spec.grid is not None or spec.offset or spec.merge != 1:
-                raise BadInput("--ids gives every token's positions: drop --grid, --offset and --merge")
+                raise BadInput(
+                    "--ids gives every token's positions: drop --grid, --offset and --merge"
+                )
             numerators, denominators, _ = ids_tokens(spec.ids, len(style.axes))
             if any(q != 1 for q in denominators):
-                raise BadInput(f"--ids {spec.ids}: --rope-axes {style.name} takes whole positions (fractional ones "
-                               "are for diffusers' split layouts)")
+                raise BadInput(
+                    f"--ids {spec.ids}: --rope-axes {style.name} takes whole positions (fractional ones "
+                    "are for diffusers' split layouts)"
+                )
         elif style.vision and spec.grid is None:
-            raise BadInput(f"--rope-axes {style.name} ({'x'.join(style.axes)}) needs a --grid of patches")
+            raise BadInput(
+                f"--rope-axes {style.name} ({'x'.join(style.axes)}) needs a --grid of patches"
+            )
         if spec.merge != 1 and not style.merged:
             raise BadInput(f"--merge: --rope-axes {style.name} does not merge patches")
         if spec.convention != style.convention:
-            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}, "
-                           f"not {spec.convention}")
+            raise BadInput(
+                f"--rope-axes {style.name} pairs its columns {style.convention}, "
+                f"not {spec.convention}"
+            )
         if kind not in ("default", "axial") and style.vision:
             raise BadInput(f"a vision encoder's RoPE takes no rope_type {kind}")
         if spec.arithmetic != "cos-sin":
@@ -2055,80 +2928,131 @@ class Rope(Family):
     def _check_split(spec, style, kind: str) -> None:
         rope = dict(spec.rope)
         if "fps" in rope and spec.axes not in ("cosmos", "cosmos3", "ltx-video", "ltx2"):
-            raise BadInput("rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
-                           "cosmos, cosmos3, ltx-video or ltx2 (their --preset)")
+            raise BadInput(
+                "rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs --rope-axes "
+                "cosmos, cosmos3, ltx-video or ltx2 (their --preset)"
+            )
         segments = [key for key in ("sound_tokens", "action_tokens", "sound_fps") if key in rope]
-        if segments and (spec.axes != "cosmos3" or spec.ids is not None or spec.grid is None
-                         or len(grid_shape(spec)) != 3):
-            raise BadInput(f"rope parameter {segments[0]} is Cosmos 3's: its sound and action tokens follow a "
-                           "video, --preset cosmos3 --grid FxHxW")
+        if segments and (
+            spec.axes != "cosmos3"
+            or spec.ids is not None
+            or spec.grid is None
+            or len(grid_shape(spec)) != 3
+        ):
+            raise BadInput(
+                f"rope parameter {segments[0]} is Cosmos 3's: its sound and action tokens follow a "
+                "video, --preset cosmos3 --grid FxHxW"
+            )
         if "sound_fps" in rope and not ("sound_tokens" in rope and "fps" in rope):
-            raise BadInput("rope parameter sound_fps is the rate of Cosmos 3's fps-modulated sound tokens: it needs "
-                           "sound_tokens and fps")
+            raise BadInput(
+                "rope parameter sound_fps is the rate of Cosmos 3's fps-modulated sound tokens: it needs "
+                "sound_tokens and fps"
+            )
         if any(rope.get(key, 1) < 1 for key in ("sound_tokens", "action_tokens")):
-            raise BadInput("rope parameters sound_tokens and action_tokens count tokens: each at least 1")
+            raise BadInput(
+                "rope parameters sound_tokens and action_tokens count tokens: each at least 1"
+            )
         if "freqs_scaling" in rope and (style is None or style.torch_law is not _kandinsky_law):
-            raise BadInput("rope parameter freqs_scaling is Kandinsky 6's audio_freqs_scaling: it needs --rope-axes "
-                           "kandinsky5-text (--preset kandinsky6-text) or kandinsky5")
+            raise BadInput(
+                "rope parameter freqs_scaling is Kandinsky 6's audio_freqs_scaling: it needs --rope-axes "
+                "kandinsky5-text (--preset kandinsky6-text) or kandinsky5"
+            )
         if "axes_scale" in rope:
             if style is None or not style.angle_scale:
-                raise BadInput("rope parameter axes_scale is Kandinsky 5's scale_factor: it needs --rope-axes "
-                               "kandinsky5 (--preset kandinsky5)")
+                raise BadInput(
+                    "rope parameter axes_scale is Kandinsky 5's scale_factor: it needs --rope-axes "
+                    "kandinsky5 (--preset kandinsky5)"
+                )
             if len(rope["axes_scale"]) != len(split_laws(spec)):
-                raise BadInput(f"rope parameter axes_scale has {len(rope['axes_scale'])} values for "
-                               f"{len(split_laws(spec))} axes")
+                raise BadInput(
+                    f"rope parameter axes_scale has {len(rope['axes_scale'])} values for "
+                    f"{len(split_laws(spec))} axes"
+                )
         if "pool" in rope:
             if style is None or not style.split:
-                raise BadInput("rope parameter pool averages a diffusers multi-axis table over blocks (FramePack's "
-                               "and Helios's history): it needs a split layout (--rope-axes split, or a --preset)")
+                raise BadInput(
+                    "rope parameter pool averages a diffusers multi-axis table over blocks (FramePack's "
+                    "and Helios's history): it needs a split layout (--rope-axes split, or a --preset)"
+                )
             if spec.part not in ("cos", "sin"):
-                raise BadInput(f"rope parameter pool averages cos and sin tables, not --part {spec.part}")
+                raise BadInput(
+                    f"rope parameter pool averages cos and sin tables, not --part {spec.part}"
+                )
             if not 1 <= len(split_laws(spec)) <= 3:
-                raise BadInput(f"rope parameter pool averages over 1 to 3 axes (avg_pool1d to avg_pool3d), "
-                               f"not {len(split_laws(spec))}")
+                raise BadInput(
+                    f"rope parameter pool averages over 1 to 3 axes (avg_pool1d to avg_pool3d), "
+                    f"not {len(split_laws(spec))}"
+                )
             pool_blocks(spec)
         if rope.get("pool_unit"):
             if "pool" not in rope:
-                raise BadInput("rope parameter pool_unit renormalises pooled blocks: give their sizes with pool")
+                raise BadInput(
+                    "rope parameter pool_unit renormalises pooled blocks: give their sizes with pool"
+                )
             if spec.convention != "single" or style.once:
-                raise BadInput("rope parameter pool_unit renormalises a complex table's pooled values (AnyFlow-"
-                               "FAR's avg_pool_complex): it needs a complex layout, --convention single")
+                raise BadInput(
+                    "rope parameter pool_unit renormalises a complex table's pooled values (AnyFlow-"
+                    "FAR's avg_pool_complex): it needs a complex layout, --convention single"
+                )
         if style is None or not style.split:
             if spec.padding_rows:
-                raise BadInput("--padding-rows follows a diffusers multi-axis table's tokens (Lumina2's captions): "
-                               "it needs a split layout (--rope-axes split, or a --preset)")
+                raise BadInput(
+                    "--padding-rows follows a diffusers multi-axis table's tokens (Lumina2's captions): "
+                    "it needs a split layout (--rope-axes split, or a --preset)"
+                )
             if spec.text_tokens:
-                raise BadInput("--text-tokens gives the tokens of a multi-axis table (--rope-axes, or a --preset)")
+                raise BadInput(
+                    "--text-tokens gives the tokens of a multi-axis table (--rope-axes, or a --preset)"
+                )
             for key in ("axes_dim", "axes_theta"):
                 if key in rope:
-                    raise BadInput(f"rope parameter {key} splits the head over position axes: it needs a "
-                                   "split layout (--rope-axes split, or a --preset)")
+                    raise BadInput(
+                        f"rope parameter {key} splits the head over position axes: it needs a "
+                        "split layout (--rope-axes split, or a --preset)"
+                    )
             return
         if spec.variant not in ("exact", "diffusers"):
-            raise BadInput(f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)")
-        if style.convention is not None and spec.convention not in (style.convention, *["single"][:style.once]):
+            raise BadInput(
+                f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)"
+            )
+        if style.convention is not None and spec.convention not in (
+            style.convention,
+            *["single"][: style.once],
+        ):
             also = " (or once each: --convention single)" if style.once else ""
-            raise BadInput(f"--rope-axes {style.name} pairs its columns {style.convention}{also}, "
-                           f"not {spec.convention}")
+            raise BadInput(
+                f"--rope-axes {style.name} pairs its columns {style.convention}{also}, "
+                f"not {spec.convention}"
+            )
         if kind not in ("default", "linear"):
-            raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
+            raise BadInput(
+                f"--rope-axes {style.name} takes rope_type default or linear, not {kind}"
+            )
         if style.torch_law and spec.freqs_dtype not in (None, *style.law_dtypes):
-            raise BadInput(f"--rope-axes {style.name} computes its frequencies in {' or '.join(style.law_dtypes)} (as "
-                           f"its model does): --freqs-dtype {spec.freqs_dtype} does not apply to it")
+            raise BadInput(
+                f"--rope-axes {style.name} computes its frequencies in {' or '.join(style.law_dtypes)} (as "
+                f"its model does): --freqs-dtype {spec.freqs_dtype} does not apply to it"
+            )
         if (style.law or style.torch_law) and (kind == "linear" or "ntk_factor" in rope):
-            raise BadInput(f"--rope-axes {style.name} computes its frequencies its own way (as its model does): "
-                           "rope_type linear and ntk_factor do not apply to it")
+            raise BadInput(
+                f"--rope-axes {style.name} computes its frequencies its own way (as its model does): "
+                "rope_type linear and ntk_factor do not apply to it"
+            )
         if spec.offset:
             raise BadInput("--offset: a split layout's positions come from --grid or --ids")
         if spec.ids is not None and (spec.grid is not None or spec.text_tokens):
             raise BadInput("--ids gives every token's positions: drop --grid and --text-tokens")
         if not all(dim for dim, _ in split_laws(spec)) and style.law is not _ltx_law:
-            raise BadInput("axes_dim 0, an axis that takes no columns, is for LTX-2's cross-attention (--preset "
-                           "ltx2-cross)")
+            raise BadInput(
+                "axes_dim 0, an axis that takes no columns, is for LTX-2's cross-attention (--preset "
+                "ltx2-cross)"
+            )
         covered = sum(dim for dim, _ in split_laws(spec))
         if covered != spec.d_model:
-            raise BadInput(f"axes_dim {','.join(str(d) for d, _ in split_laws(spec))} covers {covered} "
-                           f"columns of the head dim {spec.d_model}: they must add up to it")
+            raise BadInput(
+                f"axes_dim {','.join(str(d) for d, _ in split_laws(spec))} covers {covered} "
+                f"columns of the head dim {spec.d_model}: they must add up to it"
+            )
         split_tokens(spec)
 
     def _vector(self, spec) -> bool:
@@ -2152,21 +3076,29 @@ class Rope(Family):
                 return sum((dim + 1) // 2 for dim, _ in laws)
             return len(columns) * (2 if spec.part == "rotation" else 1)
         n = frequency_count(spec.d_model, dict(spec.rope))
-        return n if self._vector(spec) or spec.convention == "single" else 2 * n * (2 if spec.part == "rotation" else 1)
+        return (
+            n
+            if self._vector(spec) or spec.convention == "single"
+            else 2 * n * (2 if spec.part == "rotation" else 1)
+        )
 
     def dims(self, spec):
         return (self.cols(spec),) if self._vector(spec) else super().dims(spec)
 
     def frequencies(self, spec):
         rope = dict(spec.rope)
-        if spec.axes:  # the style's power laws over their own dims, M-RoPE's partial factor included
+        if (
+            spec.axes
+        ):  # the style's power laws over their own dims, M-RoPE's partial factor included
             rope.pop("partial_rotary_factor", None)
             laws, _ = axes_plan(spec)
             if not AXES[spec.axes].split:
                 return rope_frequencies(laws[0][0], spec.base, rope, positions_end(spec))
             frequencies = []
             with context():  # an axis at positions k / (q * divisor): integers k at frequencies w / (q * divisor)
-                for law, q, divisor in zip(law_frequencies(spec), split_tokens(spec)[1], divisors(spec)):
+                for law, q, divisor in zip(
+                    law_frequencies(spec), split_tokens(spec)[1], divisors(spec)
+                ):
                     frequencies += [w / q / Decimal(repr(divisor)) for w in law]
             return frequencies, Decimal(1)
         return rope_frequencies(spec.d_model, spec.base, rope, positions_end(spec))
@@ -2176,7 +3108,9 @@ class Rope(Family):
             from ..numerics.sinusoids import round_decimals
 
             return round_decimals(work.sinusoids.frequencies, spec.dtype)
-        if spec.padding_rows and stop > _token_rows(spec):  # zeros after the tokens (Lumina2's captions)
+        if spec.padding_rows and stop > _token_rows(
+            spec
+        ):  # zeros after the tokens (Lumina2's captions)
             table = work.zeros(stop - start, self.cols(spec))
             tokens = max(_token_rows(spec) - start, 0)
             if tokens:
@@ -2188,7 +3122,10 @@ class Rope(Family):
             _, columns = axes_plan(spec)
             blocks = pool_blocks(spec) if AXES[spec.axes].split else None
             if blocks is not None:  # each axis's sinusoids averaged over its blocks
-                found = [work.means(b[start:stop], dict(spec.rope).get("pool_unit", False)) for b in blocks]
+                found = [
+                    work.means(b[start:stop], dict(spec.rope).get("pool_unit", False))
+                    for b in blocks
+                ]
             else:
                 positions = axes_positions(spec, start, stop)
                 made = work.angles if spec.part == "angle" else work.planes
@@ -2198,24 +3135,44 @@ class Rope(Family):
             def plane(k):  # (rows, axes, n) of sin (k = 0) or cos, each column's axis and frequency
                 return np.stack([f[k] for f in found], axis=1)[:, axis, frequency]
 
-            return _part(spec.part, lambda: plane(1), lambda: plane(0),
-                         lambda: np.stack(found, axis=1)[:, axis, frequency])
+            return _part(
+                spec.part,
+                lambda: plane(1),
+                lambda: plane(0),
+                lambda: np.stack(found, axis=1)[:, axis, frequency],
+            )
         positions = line_positions(spec, start, stop).tolist()
         if spec.part == "angle":
             return _lay_out(work.angles(positions), spec.convention)
         sin, cos = work.planes(positions)
-        return _part(spec.part, lambda: _lay_out(cos, spec.convention), lambda: _lay_out(sin, spec.convention), None)
+        return _part(
+            spec.part,
+            lambda: _lay_out(cos, spec.convention),
+            lambda: _lay_out(sin, spec.convention),
+            None,
+        )
 
     def fast_columns(self, spec):
-        if self._vector(spec) or spec.axes or spec.ids is not None or spec.part in ("rotation", "angle"):
+        if (
+            self._vector(spec)
+            or spec.axes
+            or spec.ids is not None
+            or spec.part in ("rotation", "angle")
+        ):
             return None
         import numpy as np
 
         from ..numerics.fast import Columns
 
-        n = frequency_count(spec.d_model, dict(spec.rope))  # the kernel fills [sin | cos]; laid out after
-        return Columns(2 * n, np.arange(n, dtype=np.int32), np.arange(n, 2 * n, dtype=np.int32),
-                       np.empty(0, dtype=np.int32))
+        n = frequency_count(
+            spec.d_model, dict(spec.rope)
+        )  # the kernel fills [sin | cos]; laid out after
+        return Columns(
+            2 * n,
+            np.arange(n, dtype=np.int32),
+            np.arange(n, 2 * n, dtype=np.int32),
+            np.empty(0, dtype=np.int32),
+        )
 
     def fast_finish(self, spec, block, start, stop):
         n = block.shape[1] // 2
@@ -2230,7 +3187,7 @@ class Rope(Family):
             if spec.ids:
                 positions = f"ids {spec.ids} ({' x '.join(names)})"
             else:
-                covered = names[: len(names) - AXES[spec.axes].trailing][-len(grid_shape(spec)):]
+                covered = names[: len(names) - AXES[spec.axes].trailing][-len(grid_shape(spec)) :]
                 positions = f"grid {spec.grid} ({' x '.join(covered)}{text})"
             positions += f", then {spec.padding_rows} rows of zeros" if spec.padding_rows else ""
         elif spec.axes and spec.ids is not None:
@@ -2246,13 +3203,23 @@ class Rope(Family):
             positions = f"{spec.offset} .. {spec.last_position}"
         return [
             *super().settings(spec),
-            *([("part", spec.part)] if spec.part == "angle" else []),  # the one a match's name may not say
+            *(
+                [("part", spec.part)] if spec.part == "angle" else []
+            ),  # the one a match's name may not say
             ("base", f"{spec.base:g}"),
             ("positions", positions),
             ("rope", ", ".join(f"{k}={v}" for k, v in spec.rope) or "rope_type=default"),
             *([("axes", f"{spec.axes}: {AXES[spec.axes].summary}")] if spec.axes else []),
-            *([("arithmetic", spec.arithmetic)] if spec.variant != "exact" and spec.arithmetic != "cos-sin" else []),
-            *([("freqs dtype", spec.freqs_dtype or "float32")] if spec.variant == "diffusers" else []),
+            *(
+                [("arithmetic", spec.arithmetic)]
+                if spec.variant != "exact" and spec.arithmetic != "cos-sin"
+                else []
+            ),
+            *(
+                [("freqs dtype", spec.freqs_dtype or "float32")]
+                if spec.variant == "diffusers"
+                else []
+            ),
         ]
 
     def scaling(self, spec):
@@ -2261,7 +3228,10 @@ class Rope(Family):
         plain = {k: v for k, v in rope.items() if k not in _SCALING}
         if kind in ("proportional", "axial"):  # a layout more than a scaling: kept, less its factor
             plain["rope_type"] = kind
-        original, longest = rope.get("original_max_position_embeddings"), rope.get("max_position_embeddings")
+        original, longest = (
+            rope.get("original_max_position_embeddings"),
+            rope.get("max_position_embeddings"),
+        )
         if kind == "dynamic":  # max_position_embeddings is where the scaling starts
             original, longest = longest, None
         marks = [(original, "original context")] if original else []
@@ -2276,7 +3246,11 @@ class Rope(Family):
             return lambda i: "-"
         if spec.axes and AXES[spec.axes].split:  # a token's position on each axis
             positions = split_positions(spec)
-            return lambda i: "({})".format(",".join(f"{p:g}" for p in positions[i])) if i < len(positions) else "pad"
+            return lambda i: (
+                "({})".format(",".join(f"{p:g}" for p in positions[i]))
+                if i < len(positions)
+                else "pad"
+            )
         ids = line_ids(spec)
         if ids is not None:
             return lambda i: str(ids[i])
@@ -2287,6 +3261,7 @@ class Rope(Family):
         split = spec.axes and AXES[spec.axes].split
         if split:  # per unit of position, as the model has them (the kernel's are per step)
             frequencies = [w for law in law_frequencies(spec) for w in law]
+
         def out(c):  # a layout column's columns in the table (two of a rotation part's)
             return [2 * c, 2 * c + 1] if spec.part == "rotation" else [c]
 
@@ -2295,17 +3270,26 @@ class Rope(Family):
             where: dict = {}
             for c, (axis, i) in enumerate(axes_plan(spec)[1]):
                 where.setdefault(i, {}).setdefault(names[axis], []).extend(out(c))
-            placed = {i: {axis: ", ".join(map(str, cs)) for axis, cs in found.items()} for i, found in where.items()}
+            placed = {
+                i: {axis: ", ".join(map(str, cs)) for axis, cs in found.items()}
+                for i, found in where.items()
+            }
         else:
             columns = range(2 * len(frequencies))
             first, second = (columns[pair] for pair in _pairs(len(frequencies), spec.convention))
             placed = {i: sorted({*out(first[i]), *out(second[i])}) for i in range(len(frequencies))}
-        positions = split_positions(spec) if split else axes_positions(spec) if spec.axes and (
-            spec.grid is not None or spec.ids is not None) \
+        positions = (
+            split_positions(spec)
+            if split
+            else axes_positions(spec)
+            if spec.axes and (spec.grid is not None or spec.ids is not None)
             else line_ids(spec)
+        )
         return {
             "attention_factor": float(attention),
-            "frequencies": [] if self._vector(spec) else [
+            "frequencies": []
+            if self._vector(spec)
+            else [
                 {
                     "index": i,
                     "columns": placed.get(i, []),
@@ -2315,14 +3299,20 @@ class Rope(Family):
                 }
                 for i, w in enumerate(frequencies)
             ],
-            "positions": [spec.offset, spec.last_position] if positions is None
-            else [float(positions.min()), float(positions.max())] if split
+            "positions": [spec.offset, spec.last_position]
+            if positions is None
+            else [float(positions.min()), float(positions.max())]
+            if split
             else [int(positions.min()), int(positions.max())],
         }
 
     def prefix(self, spec, rows):
         # dynamic NTK and LongRoPE choose their frequencies by the table's length
-        if spec.axes or spec.ids is not None or dict(spec.rope).get("rope_type") in ("dynamic", "longrope"):
+        if (
+            spec.axes
+            or spec.ids is not None
+            or dict(spec.rope).get("rope_type") in ("dynamic", "longrope")
+        ):
             return None
         return spec.replace(seq_len=rows)
 
@@ -2337,10 +3327,14 @@ class Rope(Family):
         if not any(c.difference.max_abs <= _RUNS_NEAR for c in split):
             split += self._padded_candidates(values, notes, bench)
         yield from split
-        if any(len(split_laws(c.spec)) > 1 for c in split):  # a multi-axis table: its first columns need
+        if any(
+            len(split_laws(c.spec)) > 1 for c in split
+        ):  # a multi-axis table: its first columns need
             return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
         same = np.all(values == values[:1], axis=1)
-        lead = max(int(np.argmin(same)) - 1, 0) if not same.all() else 0  # rows before the table's own 0
+        lead = (
+            max(int(np.argmin(same)) - 1, 0) if not same.all() else 0
+        )  # rows before the table's own 0
         values = values[lead:]
         rows, cols = values.shape
         if rows < 3:
@@ -2364,8 +3358,13 @@ class Rope(Family):
             # reading are the table's only where the angles made no candidate
             scratch, angled = [], False
             for part, attention, w, resolved in _readings(plane, angles, scratch):
-                made = [c for c in self._fitted(bench, plane, convention, part, attention, w, resolved, scratch,
-                                                lead) if c is not None]
+                made = [
+                    c
+                    for c in self._fitted(
+                        bench, plane, convention, part, attention, w, resolved, scratch, lead
+                    )
+                    if c is not None
+                ]
                 angled = angled or (part == "angle" and bool(made))
                 if part == "angle":
                     scratch.clear()
@@ -2379,19 +3378,35 @@ class Rope(Family):
         dtype, end = bench.dtype, bench.length - lead
         ids = f"{lead}*0; 0:{end}" if lead else None
         for dim, base, rope in _scalings(plane, dtype, w, resolved, attention, part, end, notes):
-            spec = bench.spec(family=self.name, d_model=dim, seq_len=bench.length, base=base, rope=rope,
-                              convention=convention, part=part, ids=ids, dtype="float64")
+            spec = bench.spec(
+                family=self.name,
+                d_model=dim,
+                seq_len=bench.length,
+                base=base,
+                rope=rope,
+                convention=convention,
+                part=part,
+                ids=ids,
+                dtype="float64",
+            )
             if spec is None:
                 continue
             reference = bench.reference(spec)
             yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
             yield from bench.libraries(spec, reference)
             if dtype == "float32" and part != "angle":
-                polar = bench.spec(**{**asdict(spec), "variant": "hf-rope", "arithmetic": "polar",
-                                      "dtype": "float32"})
+                polar = bench.spec(
+                    **{
+                        **asdict(spec),
+                        "variant": "hf-rope",
+                        "arithmetic": "polar",
+                        "dtype": "float32",
+                    }
+                )
                 if polar is not None:
-                    yield bench.candidate("library hf-rope, polar", polar, VARIANTS["hf-rope"].source,
-                                          reference)
+                    yield bench.candidate(
+                        "library hf-rope, polar", polar, VARIANTS["hf-rope"].source, reference
+                    )
 
     @staticmethod
     def _preset_candidates(bench, name, preset, part, spec):
@@ -2401,7 +3416,11 @@ class Rope(Family):
         yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
         yield from bench.libraries(spec, reference)
         for dtype in AXES[preset.axes].law_dtypes if AXES[preset.axes].torch_law else ():
-            other = None if dtype == spec.freqs_dtype else bench.spec(**{**asdict(spec), "freqs_dtype": dtype})
+            other = (
+                None
+                if dtype == spec.freqs_dtype
+                else bench.spec(**{**asdict(spec), "freqs_dtype": dtype})
+            )
             if other is not None:
                 yield from bench.libraries(other, reference)
 
@@ -2428,10 +3447,18 @@ class Rope(Family):
         found, scattered, later, pooled, named = [], [], [], [], []
         rotation = _rotation_sin(values) is not None
         # (the spec's part, the part its columns are read as, that part's rows of the table's)
-        views = [("rotation", "sin", _rotation_sin)] if rotation else [
-            (p, p, lambda v: v) for p in ("cos", "sin", "angle")[: 3 if _angles(values) else 2]]
-        for (name, preset), convention in ((p, c) for p in PRESETS.items()
-                                           for c in (p[1].convention, *["single"][:AXES[p[1].axes].once])):
+        views = (
+            [("rotation", "sin", _rotation_sin)]
+            if rotation
+            else [
+                (p, p, lambda v: v) for p in ("cos", "sin", "angle")[: 3 if _angles(values) else 2]
+            ]
+        )
+        for (name, preset), convention in (
+            (p, c)
+            for p in PRESETS.items()
+            for c in (p[1].convention, *["single"][: AXES[p[1].axes].once])
+        ):
             width = preset.head_dim // (2 if convention == "single" else 1) * (2 if rotation else 1)
             if width != values.shape[1]:
                 continue
@@ -2440,9 +3467,18 @@ class Rope(Family):
             work = [(extra, view) for extra in preset.tries for view in views]
             while work:
                 extra, (part, reading, view) = work.pop(0)
-                spec = bench.spec(family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes,
-                                  rope={**preset.rope, **extra}, convention=convention, part=part,
-                                  grid=point, freqs_dtype=preset.freqs_dtype, dtype="float64")
+                spec = bench.spec(
+                    family=self.name,
+                    d_model=preset.head_dim,
+                    base=preset.theta,
+                    axes=preset.axes,
+                    rope={**preset.rope, **extra},
+                    convention=convention,
+                    part=part,
+                    grid=point,
+                    freqs_dtype=preset.freqs_dtype,
+                    dtype="float64",
+                )
                 if spec is None:
                     continue
                 positions = _read_positions(view(values), spec, reading)
@@ -2450,16 +3486,28 @@ class Rope(Family):
                     continue
 
                 def read_at(rows, spec=spec, reading=reading, view=view, positions=positions):
-                    beyond = [r for r in rows if r >= len(positions)]  # past the rows families fit from
+                    beyond = [
+                        r for r in rows if r >= len(positions)
+                    ]  # past the rows families fit from
                     seen = [positions[r] for r in rows if r < len(positions)]
-                    more = _read_positions(view(bench.target.at(beyond)), spec, reading) if beyond else []
+                    more = (
+                        _read_positions(view(bench.target.at(beyond)), spec, reading)
+                        if beyond
+                        else []
+                    )
                     return seen + list(more)
 
                 tokens = _as_grid(positions, spec, reading, bench.length, read_at)
-                tails = style.read_tail(spec, bench.length, read_at) if style.read_tail and not tokens else ()
+                tails = (
+                    style.read_tail(spec, bench.length, read_at)
+                    if style.read_tail and not tokens
+                    else ()
+                )
                 for tail, count in tails:  # Cosmos 3's sound and action tokens after the grid
                     tailed = bench.spec(**{**asdict(spec), "rope": {**dict(spec.rope), **tail}})
-                    tokens = tailed and _as_grid(positions, tailed, reading, bench.length - count, read_at)
+                    tokens = tailed and _as_grid(
+                        positions, tailed, reading, bench.length - count, read_at
+                    )
                     if tokens is not None:
                         spec = tailed
                         break
@@ -2467,16 +3515,24 @@ class Rope(Family):
                     grid, text = tokens
                     spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
                 elif _whole(positions * np.array(divisors(spec))) and len(positions) > 1:
-                    later.append((name, preset, part, spec, view, reading))  # whole positions that make no grid
+                    later.append(
+                        (name, preset, part, spec, view, reading)
+                    )  # whole positions that make no grid
                     continue
                 else:  # a wrong theta or layout, fractions, Kandinsky 6's audio at some freqs_scaling, or pooled
                     if _denominators(positions * np.array(divisors(spec))) and len(positions) > 1:
-                        later.append((name, preset, part, spec, view, reading))  # halves, quarters, ...
+                        later.append(
+                            (name, preset, part, spec, view, reading)
+                        )  # halves, quarters, ...
                     if part in ("cos", "sin") and not extra and len(positions) > 1:
-                        pooled.append((name, preset, part, spec, view(values[:_POOL_LEADING]), reading))
+                        pooled.append(
+                            (name, preset, part, spec, view(values[:_POOL_LEADING]), reading)
+                        )
                     if "freqs_scaling" not in extra:
-                        work += [({**extra, "freqs_scaling": f}, (part, reading, view))
-                                 for f in _freqs_scalings(positions, style)]
+                        work += [
+                            ({**extra, "freqs_scaling": f}, (part, reading, view))
+                            for f in _freqs_scalings(positions, style)
+                        ]
                     continue
                 if spec is None:
                     continue
@@ -2489,33 +3545,63 @@ class Rope(Family):
                 scattered.append(name)
                 continue
             spec = bench.spec(**{**asdict(spec), "grid": None, "ids": runs})
-            made = [] if spec is None else [c for c in self._preset_candidates(bench, name, preset, part, spec) if c]
-            if any(c.difference.max_abs <= _RUNS_NEAR for c in made):  # else the wrong layout's whole readings
+            made = (
+                []
+                if spec is None
+                else [c for c in self._preset_candidates(bench, name, preset, part, spec) if c]
+            )
+            if any(
+                c.difference.max_abs <= _RUNS_NEAR for c in made
+            ):  # else the wrong layout's whole readings
                 found.append(name)
                 named += made
                 yield from made
         # a renormalised pooled table reads as its blocks' centres: pooling may be its library's table
-        for name, preset, part, spec, seen, reading in () if any(c and not c.difference.differing for c in named) \
-                else pooled:
+        for name, preset, part, spec, seen, reading in (
+            () if any(c and not c.difference.differing for c in named) else pooled
+        ):
             for k in _POOLS:
                 read = _read_pooled(spec, bench, seen, reading, k)
-                spec_k = None if read is None else bench.spec(**{**asdict(spec), "grid": None, "ids": read[0], "rope": (
-                    *spec.rope, ("pool", read[1]), *[("pool_unit", True)][:read[2]])})
-                made = [] if spec_k is None else [
-                    c for c in self._preset_candidates(bench, name, preset, part, spec_k) if c]
+                spec_k = (
+                    None
+                    if read is None
+                    else bench.spec(
+                        **{
+                            **asdict(spec),
+                            "grid": None,
+                            "ids": read[0],
+                            "rope": (
+                                *spec.rope,
+                                ("pool", read[1]),
+                                *[("pool_unit", True)][: read[2]],
+                            ),
+                        }
+                    )
+                )
+                made = (
+                    []
+                    if spec_k is None
+                    else [
+                        c for c in self._preset_candidates(bench, name, preset, part, spec_k) if c
+                    ]
+                )
                 if any(c.difference.max_abs <= _RUNS_NEAR for c in made):
                     found.append(name)
                     yield from made
                     break
         if scattered and not found:
-            notes.append(f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at positions k/Q (Q = 1, "
-                         f"2, 4, 8 or 16), "
-                         f"but its tokens make more than {_MOST_RUNS} runs of grids and lines (give them with "
-                         "--ids to compare)")
+            notes.append(
+                f"the columns read as {' or '.join(dict.fromkeys(scattered))} RoPE at positions k/Q (Q = 1, "
+                f"2, 4, 8 or 16), "
+                f"but its tokens make more than {_MOST_RUNS} runs of grids and lines (give them with "
+                "--ids to compare)"
+            )
 
 
 _MOST_RUNS = 64  # runs of tokens identification writes as --ids
-_RUNS_NEAR = 1e-2  # a table named by runs is this near (float32 angles at large positions), else not offered
+_RUNS_NEAR = (
+    1e-2  # a table named by runs is this near (float32 angles at large positions), else not offered
+)
 
 
 def _whole(positions) -> bool:
@@ -2533,12 +3619,16 @@ def _freqs_scalings(positions, style) -> list[float]:
         return []
     read = np.abs(positions[:, 0])
     c = float(read[1])
-    if not (c > 0 and abs(c - 1) > _CLOSE and np.all(np.abs(read - c * np.arange(len(read))) < _CLOSE)):
+    if not (
+        c > 0 and abs(c - 1) > _CLOSE and np.all(np.abs(read - c * np.arange(len(read))) < _CLOSE)
+    ):
         return []
     return sorted({float(f"{c:.{digits}g}") for digits in range(1, 8)} - {1.0})
 
 
-_FINEST = 16  # positions identification reads as fractions: over 2, 4, 8 or 16 (FLUX.3's rows at k/2)
+_FINEST = (
+    16  # positions identification reads as fractions: over 2, 4, 8 or 16 (FLUX.3's rows at k/2)
+)
 
 
 def _denominators(positions) -> tuple[int, ...] | None:
@@ -2546,7 +3636,9 @@ def _denominators(positions) -> tuple[int, ...] | None:
     where some axis has none."""
     found = []
     for axis in positions.T:
-        q = next((q for q in (1 << e for e in range(_FINEST.bit_length())) if _whole(axis * q)), None)
+        q = next(
+            (q for q in (1 << e for e in range(_FINEST.bit_length())) if _whole(axis * q)), None
+        )
         if q is None:
             return None
         found.append(q)
@@ -2563,22 +3655,34 @@ def _read_runs(spec, bench, view, reading) -> str | None:
     scale = np.array(divisors(spec))
     found, denominators = [], (1,) * len(scale)
     for _, block in bench.target.blocks():
-        found.append(_read_positions(view(block), spec, reading) * scale)  # the ids, before the divisors
+        found.append(
+            _read_positions(view(block), spec, reading) * scale
+        )  # the ids, before the divisors
         finer = _denominators(found[-1])
         if finer is None:
             return None
         denominators = tuple(max(q) for q in zip(denominators, finer))
     numerators = np.round(np.concatenate(found) * np.array(denominators))
-    return runs_of((np.abs(numerators) if reading == "cos" else numerators).astype(np.int64), _MOST_RUNS,
-                   denominators, unsigned=reading == "cos")
+    return runs_of(
+        (np.abs(numerators) if reading == "cos" else numerators).astype(np.int64),
+        _MOST_RUNS,
+        denominators,
+        unsigned=reading == "cos",
+    )
 
 
 _POOL_LEADING = 256  # leading rows a pooled reading is checked on before the whole table
-_POOLS = (2, 4, None)  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
+_POOLS = (
+    2,
+    4,
+    None,
+)  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
 #                       renormalised ones (None), whose sizes it reads
 
 
-def _read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str, tuple, bool] | None:
+def _read_pooled(
+    spec, bench, values, reading: str, k: int | None
+) -> tuple[str, tuple, bool] | None:
     """Where the table reads as the spec's (cos or sin) table averaged over blocks of k tokens
     on each axis (--rope pool, FramePack's and Helios's history), or with k None over blocks
     renormalised (pool_unit, AnyFlow-FAR's compressed frames): (its grid before pooling as one
@@ -2601,17 +3705,27 @@ def _read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str,
     if np.min(np.abs(damping)) < 0.1:
         return None
 
-    def blocks_of(order):  # (first position, size) of blocks with these centres, all but the last steady
-        size = k or (round(order[1] - order[0]) if len(order) > 1 else 1 + int(not _whole(order[:1])))
+    def blocks_of(
+        order,
+    ):  # (first position, size) of blocks with these centres, all but the last steady
+        size = k or (
+            round(order[1] - order[0]) if len(order) > 1 else 1 + int(not _whole(order[:1]))
+        )
         starts = order[:-1] - np.arange(len(order) - 1) * size - (size - 1) / 2
-        if size < 1 or len(order) > 1 and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE)):
+        if (
+            size < 1
+            or len(order) > 1
+            and not (_whole(starts) and np.all(np.abs(starts - starts[0]) < _CLOSE))
+        ):
             return None
         return (starts[0] if len(order) > 1 else None), size
 
     leading = _read_positions(values / damping, spec, reading)  # the leading rows first
     if any(blocks_of(_distinct(axis)) is None for axis in leading.T):
         return None
-    centres = np.concatenate([_read_positions(block / damping, spec, reading) for _, block in bench.target.blocks()])
+    centres = np.concatenate(
+        [_read_positions(block / damping, spec, reading) for _, block in bench.target.blocks()]
+    )
     orders = _row_major(centres)
     blocks = None if orders is None else [blocks_of(order) for order in orders]
     if blocks is None or None in blocks:
@@ -2623,18 +3737,30 @@ def _read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str,
         begins = [float(np.round(start))] if n > 1 else [order[0] - (size - 1) / 2, order[0]]
         mine = axis_of == axis
 
-        def misfit(begin, r):  # the last block from its first position, r positions then repeats
+        # the last block from its first position, r positions then repeats
+        def misfit(begin, r, size=size, n=n, mine=mine):
             at = (begin + size * (n - 1) + np.minimum(np.arange(size), r - 1))[:, None] * w[mine]
             cos, sin = np.cos(at).mean(axis=0), np.sin(at).mean(axis=0)
             mean = cos if reading == "cos" else sin
-            return np.max(np.abs(mean / (np.hypot(cos, sin) if unit else 1.0) - last[mine]), initial=0.0)
+            return np.max(
+                np.abs(mean / (np.hypot(cos, sin) if unit else 1.0) - last[mine]), initial=0.0
+            )
 
-        error, begin, r = min(((misfit(b, r), b, r) for b in begins if _whole(np.array([b]))
-                               for r in range(1, size + 1)), default=(np.inf, 0, 0))
+        error, begin, r = min(
+            (
+                (misfit(b, r), b, r)
+                for b in begins
+                if _whole(np.array([b]))
+                for r in range(1, size + 1)
+            ),
+            default=(np.inf, 0, 0),
+        )
         if not error <= _RUNS_NEAR:
             return None
         begin = int(round(begin))
-        runs.append(f"{begin}:{begin + size * (n - 1) + r}" if size * (n - 1) + r > 1 else str(begin))
+        runs.append(
+            f"{begin}:{begin + size * (n - 1) + r}" if size * (n - 1) + r > 1 else str(begin)
+        )
         sizes.append(size)
     return ",".join(runs), tuple(sizes), unit
 
@@ -2685,8 +3811,10 @@ def _rotation_sin(values):
     per pair; else None."""
     import numpy as np
 
-    if values.shape[1] % 4 or not (np.array_equal(values[:, 0::4], values[:, 3::4])
-                                   and np.array_equal(values[:, 1::4], -values[:, 2::4])):
+    if values.shape[1] % 4 or not (
+        np.array_equal(values[:, 0::4], values[:, 3::4])
+        and np.array_equal(values[:, 1::4], -values[:, 2::4])
+    ):
         return None
     sin = np.empty((values.shape[0], values.shape[1] // 2))
     sin[:, 0::2], sin[:, 1::2] = -values[:, 1::4], values[:, 2::4]
@@ -2704,13 +3832,16 @@ def _read_positions(values, spec, part: str):
     laws, columns = axes_plan(spec)
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
     first = {}
-    for c, (axis, j) in enumerate(columns):
+    for c, (_, j) in enumerate(columns):
         first.setdefault(j, c)
     function = np.cos if part == "cos" else np.sin
     found = np.zeros((values.shape[0], len(laws)))
     start = 0
     for axis, (dim, _) in enumerate(laws):
-        order = sorted((j for j in range(start, start + dim // 2) if frequencies[j] > 0), key=lambda j: frequencies[j])
+        order = sorted(
+            (j for j in range(start, start + dim // 2) if frequencies[j] > 0),
+            key=lambda j: frequencies[j],
+        )
         start += dim // 2
         if not order:  # an axis that never turns says nothing of its positions
             continue
@@ -2759,25 +3890,37 @@ def _as_grid(positions, spec, part: str, length: int, read_at):
             sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
             found = read_at([first + d * stride for d in sizes if d * stride < count])
             back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < _CLOSE]
-            if a == covered - 1 and not split_laws(spec)[a][0]:  # an axis without columns says nothing of
+            if (
+                a == covered - 1 and not split_laws(spec)[a][0]
+            ):  # an axis without columns says nothing of
                 # its size: the last one takes every row of its token's run (LTX-2's cross-attention: 1 x H*W)
-                back = [d for d, row in zip(sizes, found) if np.any(np.abs(row - start) >= _CLOSE)][:1]
+                back = [d for d, row in zip(sizes, found) if np.any(np.abs(row - start) >= _CLOSE)][
+                    :1
+                ]
             size = back[0] if back else count // stride
             shape.insert(0, size)
             stride *= size
         if count % stride:
             continue
         shape.insert(0, count // stride)
-        for lead in sorted({0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True):
+        for lead in sorted(
+            {0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True
+        ):
             grid = "x".join(map(str, shape[lead:]))
             try:
-                expected = split_positions(spec.replace(grid=grid, text_tokens=text))[: len(positions)]
+                expected = split_positions(spec.replace(grid=grid, text_tokens=text))[
+                    : len(positions)
+                ]
             except BadInput:
                 continue
             if part == "cos":  # cos tells a position only up to its sign
                 expected = np.abs(expected)
-            turning = [dim > 0 for dim, _ in split_laws(spec)]  # the axes with columns tell their positions
-            if len(expected) == len(positions) and np.all(np.abs(expected - positions)[:, turning] < _CLOSE):
+            turning = [
+                dim > 0 for dim, _ in split_laws(spec)
+            ]  # the axes with columns tell their positions
+            if len(expected) == len(positions) and np.all(
+                np.abs(expected - positions)[:, turning] < _CLOSE
+            ):
                 return grid, text
     return None
 
@@ -2807,8 +3950,12 @@ def _text_like(positions):
     size = np.abs(positions)
     zero = size < _CLOSE
     top = size.max(axis=1, keepdims=True)
-    same = np.all(zero | (np.abs(positions - positions.max(axis=1, keepdims=True)) < _CLOSE), axis=1)
-    return (same & np.all(zero | (np.abs(size - top) < _CLOSE), axis=1)) | (np.sum(~zero, axis=1) <= 1)
+    same = np.all(
+        zero | (np.abs(positions - positions.max(axis=1, keepdims=True)) < _CLOSE), axis=1
+    )
+    return (same & np.all(zero | (np.abs(size - top) < _CLOSE), axis=1)) | (
+        np.sum(~zero, axis=1) <= 1
+    )
 
 
 def _text_counts(positions) -> list[int]:
@@ -2823,11 +3970,15 @@ def _text_counts(positions) -> list[int]:
     looks = [np.all(np.abs(positions - positions[:, :1]) < _CLOSE, axis=1)]
     # Ovis-Image, LongCat-Image: (0, k, k), the nonzero axes equal and counting
     top = np.max(np.abs(positions), axis=1)
-    looks.append(np.all((np.abs(positions) < _CLOSE) | (np.abs(positions - top[:, None]) < _CLOSE), axis=1)
-                 & (np.abs(top - top[0] - index) < _CLOSE))
+    looks.append(
+        np.all((np.abs(positions) < _CLOSE) | (np.abs(positions - top[:, None]) < _CLOSE), axis=1)
+        & (np.abs(top - top[0] - index) < _CLOSE)
+    )
     for a in range(k):
         others = np.abs(np.delete(positions, a, axis=1)) < _CLOSE
-        counting = np.abs(np.abs(positions[:, a]) - np.abs(positions[0, a]) - index) < _CLOSE  # from any start
+        counting = (
+            np.abs(np.abs(positions[:, a]) - np.abs(positions[0, a]) - index) < _CLOSE
+        )  # from any start
         looks.append(np.all(others, axis=1) & counting)
     counts = {0}
     for same in looks:
@@ -2837,8 +3988,10 @@ def _text_counts(positions) -> list[int]:
 
 
 def _still(notes: list) -> None:
-    note = ("the first rotary column pair never turns (a zero frequency, as on an axis whose positions "
-            "are all 0 in a multi-axis table): not a 1-D RoPE table")
+    note = (
+        "the first rotary column pair never turns (a zero frequency, as on an axis whose positions "
+        "are all 0 in a multi-axis table): not a 1-D RoPE table"
+    )
     if note not in notes:
         notes.append(note)
 
@@ -2859,8 +4012,17 @@ def _dynamic(dim: int, base: float, rows: int) -> list:
             grown = (factor * rows / original - (factor - 1)) ** (dim / (dim - 2))
             for b in _BASES:
                 if math.isclose(b * grown, base, rel_tol=1e-4):
-                    found.append((dim, b, {"rope_type": "dynamic", "factor": factor,
-                                           "max_position_embeddings": original}))
+                    found.append(
+                        (
+                            dim,
+                            b,
+                            {
+                                "rope_type": "dynamic",
+                                "factor": factor,
+                                "max_position_embeddings": original,
+                            },
+                        )
+                    )
     return found
 
 
@@ -2869,7 +4031,9 @@ _ORIGINAL_LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536)
 _FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)
 
 
-def _scalings(plane, dtype: str, w, resolved, attention: float, part: str, rows: int, notes: list) -> list:
+def _scalings(
+    plane, dtype: str, w, resolved, attention: float, part: str, rows: int, notes: list
+) -> list:
     """(rotary dim, base, rope parameters) that explain fitted frequencies w (the `resolved`
     ones to 1e-3) and the attention factor: plain, linear, or the llama3 and YaRN settings
     among common values whose exact frequencies fit; else LongRoPE's factors, read from the
@@ -2898,21 +4062,42 @@ def _scalings(plane, dtype: str, w, resolved, attention: float, part: str, rows:
                 found += [(dim, b, {}) for b in plausible_bases(base) or [base]]
                 found += _dynamic(dim, base, rows)
                 continue
-            factor = 1 / float(w[0])  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
+            factor = 1 / float(
+                w[0]
+            )  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
             factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
-            found += [(dim, b, {"rope_type": "linear", "factor": f}) for b in plausible_bases(base) or [base]
-                      for f in factors if math.isclose(f, factor, rel_tol=1e-3)]
+            found += [
+                (dim, b, {"rope_type": "linear", "factor": f})
+                for b in plausible_bases(base) or [base]
+                for f in factors
+                if math.isclose(f, factor, rel_tol=1e-3)
+            ]
         return found
     trials = []
     # the lowest frequencies are divided by the whole factor when the table resolves them
     fitted = {float(f"{1 / ratio.min():.{k}g}") for k in (1, 2)}
     for original in _ORIGINAL_LENGTHS:
         for factor in sorted(set(_FACTORS) | fitted):
-            trials.append({"rope_type": "llama3", "factor": factor, "low_freq_factor": 1.0,
-                           "high_freq_factor": 4.0, "original_max_position_embeddings": original})
+            trials.append(
+                {
+                    "rope_type": "llama3",
+                    "factor": factor,
+                    "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": original,
+                }
+            )
             for extra in ({}, {"truncate": False}, {"mscale": 1.0, "mscale_all_dim": 1.0}):
-                trials.append({"rope_type": "yarn", "factor": factor, "beta_fast": 32.0, "beta_slow": 1.0,
-                               "original_max_position_embeddings": original, **extra})
+                trials.append(
+                    {
+                        "rope_type": "yarn",
+                        "factor": factor,
+                        "beta_fast": 32.0,
+                        "beta_slow": 1.0,
+                        "original_max_position_embeddings": original,
+                        **extra,
+                    }
+                )
     found = []
     for b in plausible_bases(base) or [base]:
         for rope in trials:
@@ -2924,7 +4109,11 @@ def _scalings(plane, dtype: str, w, resolved, attention: float, part: str, rows:
             if error < 1e-3:
                 found.append((error, b, rope))
     if not found:
-        read = _longrope(plane, part, attention, base, rows) if dtype == "float32" and part != "angle" else []
+        read = (
+            _longrope(plane, part, attention, base, rows)
+            if dtype == "float32" and part != "angle"
+            else []
+        )
         if not read:
             notes.append(
                 f"rotary frequencies follow base {base:.6g} at the high end and are divided by up to "
@@ -2958,21 +4147,35 @@ def _longrope(plane, part: str, attention: float, fitted: float, rows: int) -> l
     for scale in sorted(pairs, key=lambda s: abs(s - attention)):
         with one_thread(torch):
             read = _column_frequencies(torch, plane, part, scale)
-            found = [(sum(digits for _, digits in factors), base, [f for f, _ in factors])
-                     for base in bases if (factors := _shortest_factors(torch, read, base, 2 * n)) is not None]
+            found = [
+                (sum(digits for _, digits in factors), base, [f for f, _ in factors])
+                for base in bases
+                if (factors := _shortest_factors(torch, read, base, 2 * n)) is not None
+            ]
         if not found:
             continue
         _, base, factors = min(found, key=lambda item: item[0])
-        return [(2 * n, base, {"rope_type": "longrope", "original_max_position_embeddings": original,
-                               "max_position_embeddings": int(original * factor),
-                               "long_factor" if rows > original else "short_factor": tuple(factors)})
-                for original, factor in pairs[scale]]
+        return [
+            (
+                2 * n,
+                base,
+                {
+                    "rope_type": "longrope",
+                    "original_max_position_embeddings": original,
+                    "max_position_embeddings": int(original * factor),
+                    "long_factor" if rows > original else "short_factor": tuple(factors),
+                },
+            )
+            for original, factor in pairs[scale]
+        ]
     return []
 
 
 _FIT_ROUNDS = 16  # rounds of a column's fit, at most (each a least squares over more rows)
 _READ_ROWS = 64  # a column's last rows, which tell its frequency best, try every candidate first
-_WIDEST = 1 << 16  # float32 frequencies tried each side of a column's bounds' middle, at most, one by one
+_WIDEST = (
+    1 << 16
+)  # float32 frequencies tried each side of a column's bounds' middle, at most, one by one
 _SAMPLES = 1 << 12  # else frequencies sampled over its bounds, to find one that holds
 _CHUNK = 1 << 22  # elements of candidate columns computed at once
 _LARGEST = 0x7F7FFFFF  # float32's largest finite value, as bits
@@ -2996,14 +4199,21 @@ def _column_frequencies(torch, plane, part: str, scale: float) -> list | None:
     target = torch.from_numpy(plane.astype(np.float32))
     found = []
     for i in range(n):
-        def misses(bits, first=0, column=i):  # values from row `first` each frequency (float32 bits) misses
+
+        def misses(
+            bits, first=0, column=i
+        ):  # values from row `first` each frequency (float32 bits) misses
             if not len(bits):
                 return np.zeros(0, np.int64)
             tried = torch.from_numpy(np.asarray(bits, np.int32).view(np.float32))
             at, values = positions[first:], target[first:, column, None]
             step = max(1, _CHUNK // len(at))
-            return torch.cat([(_hf_part(at * tried[None, k:k + step], part, scale) != values).sum(dim=0)
-                              for k in range(0, len(tried), step)]).numpy()
+            return torch.cat(
+                [
+                    (_hf_part(at * tried[None, k : k + step], part, scale) != values).sum(dim=0)
+                    for k in range(0, len(tried), step)
+                ]
+            ).numpy()
 
         def holds(bits):  # the last rows, which tell most, first
             bits = np.asarray(bits)
@@ -3022,7 +4232,14 @@ def _column_frequencies(torch, plane, part: str, scale: float) -> list | None:
             if not len(good):
                 return None
             breaks = np.flatnonzero(np.diff(good) > 1)
-            found.append(list(zip(good[np.r_[0, breaks + 1]].tolist(), good[np.r_[breaks, len(good) - 1]].tolist())))
+            found.append(
+                list(
+                    zip(
+                        good[np.r_[0, breaks + 1]].tolist(),
+                        good[np.r_[breaks, len(good) - 1]].tolist(),
+                    )
+                )
+            )
             continue
         while True:
             bits = np.unique(np.linspace(low, high, _SAMPLES).astype(np.int64))
@@ -3070,9 +4287,13 @@ def _frequency_bounds(column, part: str, scale: float) -> tuple[float, float] | 
     rows = len(column)
     value = column / scale
     spread = 3 * np.spacing(np.abs(column).astype(np.float32)).astype(np.float64) / scale
-    inverse, limits = (np.arccos, (0.0, np.pi)) if part == "cos" else (np.arcsin, (-np.pi / 2, np.pi / 2))
+    inverse, limits = (
+        (np.arccos, (0.0, np.pi)) if part == "cos" else (np.arcsin, (-np.pi / 2, np.pi / 2))
+    )
     angle = inverse(np.clip(value, -1, 1))
-    ends = [inverse(np.clip(value + d, -1, 1)) for d in (-spread, spread)]  # the principal angle's bounds
+    ends = [
+        inverse(np.clip(value + d, -1, 1)) for d in (-spread, spread)
+    ]  # the principal angle's bounds
     if part == "cos":  # low first: arccos falls as the value rises
         ends.reverse()
     branches = (angle, -angle) if part == "cos" else (angle, np.pi - angle)
@@ -3091,23 +4312,31 @@ def _frequency_bounds(column, part: str, scale: float) -> tuple[float, float] | 
         theta = np.where(first, near[0], near[1])
         weight = np.where(k < used, slope**2 * k, 0.0)
         total = float(np.sum(weight * k))
-        if not total > 0:  # no value off a peak: nothing to fit, and (the angles small) no branch to choose
+        if (
+            not total > 0
+        ):  # no value off a peak: nothing to fit, and (the angles small) no branch to choose
             break
         w, last = float(np.sum(weight * theta) / total), w
         if used == rows and w == last:
             break
         used = min(rows, used * 8)
     sign = np.where(first, 1.0, -1.0)  # the angle rises with the principal one on the first branch
-    low, high = np.sort([theta + sign * (ends[0] - angle), theta + sign * (ends[1] - angle)], axis=0)
+    low, high = np.sort(
+        [theta + sign * (ends[0] - angle), theta + sign * (ends[1] - angle)], axis=0
+    )
     # a value that may be at a peak of cos or sin (the principal angle's bound reaches an end of
     # its range): the angle is within the far bound's distance of the peak, on either side
-    for peak, reached, reach in ((limits[0], ends[0] <= limits[0], ends[1] - limits[0]),
-                                 (limits[1], ends[1] >= limits[1], limits[1] - ends[0])):
+    for peak, reached, reach in (
+        (limits[0], ends[0] <= limits[0], ends[1] - limits[0]),
+        (limits[1], ends[1] >= limits[1], limits[1] - ends[0]),
+    ):
         centre = peak + 2 * np.pi * np.round((theta - peak) / (2 * np.pi))
         low, high = np.where(reached, centre - reach, low), np.where(reached, centre + reach, high)
     margin = 2.0**-22  # the float32 angle: p * w within half an ulp
-    bounds = (max(float(np.max(low[1:] / k[1:])) * (1 - margin), _TINIEST),
-              float(np.min(high[1:] / k[1:])) * (1 + margin))
+    bounds = (
+        max(float(np.max(low[1:] / k[1:])) * (1 - margin), _TINIEST),
+        float(np.min(high[1:] / k[1:])) * (1 + margin),
+    )
     return bounds if bounds[0] <= bounds[1] else None
 
 
@@ -3125,7 +4354,10 @@ def _shortest_factors(torch, read, base: float, dim: int) -> list | None:
         starts, stops = (np.array(ends, np.int64) for ends in zip(*runs))
         w = np.array([starts[0], stops[-1]], np.int32).view(np.float32).astype(np.float64)
         low, high = sorted(1 / (w * float(power)))  # (a column that never turns: up to infinity)
-        low, high = low * (1 - 2**-20), min(high * (1 + 2**-20), _HUGE)  # and the rounding of factor * power
+        low, high = (
+            low * (1 - 2**-20),
+            min(high * (1 + 2**-20), _HUGE),
+        )  # and the rounding of factor * power
         for digits in range(1, 10):  # 9 significant digits tell every float32 apart
             decimals = []
             for e in sorted({math.floor(math.log10(low)), math.floor(math.log10(high))}):

@@ -7,17 +7,23 @@ row by row, after MAE's optional zero class-token row.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Callable
 
 from ..core.errors import BadInput
-from ..core.params import Param
 from ..core.limits import MAX_POSITION
+from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
-    Family, axes_facts, diffusers_sincos, parse_grid, positional_encodings_axis, read_positions, variant,
+    Family,
+    axes_facts,
+    diffusers_sincos,
+    parse_grid,
+    positional_encodings_axis,
+    read_positions,
+    variant,
 )
 
 
@@ -28,8 +34,11 @@ def _blocks(*order: tuple[str, str]) -> Callable:
 
 def _pairs(n: int) -> dict:
     # [y | x], each with its sin and cos interleaved per frequency
-    return {(c, fn): list(range(2 * n * k + j, 2 * n * (k + 1), 2))
-            for k, c in enumerate("yx") for j, fn in enumerate(("sin", "cos"))}
+    return {
+        (c, fn): list(range(2 * n * k + j, 2 * n * (k + 1), 2))
+        for k, c in enumerate("yx")
+        for j, fn in enumerate(("sin", "cos"))
+    }
 
 
 @dataclass(frozen=True)
@@ -40,14 +49,24 @@ class Layout:
 
 
 LAYOUTS = {
-    "mae": Layout("[sin x | cos x | sin y | cos y] (MAE get_2d_sincos_pos_embed)",
-                  _blocks(("x", "sin"), ("x", "cos"), ("y", "sin"), ("y", "cos"))),
-    "timm": Layout("[sin y | sin x | cos y | cos x] (timm build_sincos2d_pos_embed)",
-                   _blocks(("y", "sin"), ("x", "sin"), ("y", "cos"), ("x", "cos"))),
-    "timm-interleaved": Layout("[sin y | cos y | sin x | cos x] (timm, interleave_sin_cos=True)",
-                               _blocks(("y", "sin"), ("y", "cos"), ("x", "sin"), ("x", "cos"))),
-    "pairs": Layout("[y | x], sin and cos interleaved per frequency, cut to d_model "
-                    "(positional-encodings PositionalEncoding2D)", _pairs, any_width=True),
+    "mae": Layout(
+        "[sin x | cos x | sin y | cos y] (MAE get_2d_sincos_pos_embed)",
+        _blocks(("x", "sin"), ("x", "cos"), ("y", "sin"), ("y", "cos")),
+    ),
+    "timm": Layout(
+        "[sin y | sin x | cos y | cos x] (timm build_sincos2d_pos_embed)",
+        _blocks(("y", "sin"), ("x", "sin"), ("y", "cos"), ("x", "cos")),
+    ),
+    "timm-interleaved": Layout(
+        "[sin y | cos y | sin x | cos x] (timm, interleave_sin_cos=True)",
+        _blocks(("y", "sin"), ("y", "cos"), ("x", "sin"), ("x", "cos")),
+    ),
+    "pairs": Layout(
+        "[y | x], sin and cos interleaved per frequency, cut to d_model "
+        "(positional-encodings PositionalEncoding2D)",
+        _pairs,
+        any_width=True,
+    ),
 }
 
 
@@ -65,7 +84,9 @@ def _steps(spec) -> tuple[tuple[int, int], int, tuple[int, int]]:
     pos_embed_max_size M, G is M and the grid is the centre of it (first (M - size) // 2)."""
     scale = Fraction(spec.interpolation_scale)
     extent = [spec.pos_embed_max_size or size for size in spec.grid]
-    exact = [Fraction(spec.base_size if spec.base_size is not None else m, m) / scale for m in extent]
+    exact = [
+        Fraction(spec.base_size if spec.base_size is not None else m, m) / scale for m in extent
+    ]
     denominator = math.lcm(*(f.denominator for f in exact))
     firsts = tuple((m - size) // 2 for m, size in zip(extent, spec.grid))
     return tuple(int(f * denominator) for f in exact), denominator, firsts
@@ -81,8 +102,12 @@ def _zero_rows(spec) -> int:
 VARIANTS: dict = {}
 
 
-@variant(VARIANTS, "mae", source="MAE util/pos_embed.py get_2d_sincos_pos_embed (transformers 5.23 ViTMAE)",
-         conventions=("mae",))
+@variant(
+    VARIANTS,
+    "mae",
+    source="MAE util/pos_embed.py get_2d_sincos_pos_embed (transformers 5.23 ViTMAE)",
+    conventions=("mae",),
+)
 def _mae(spec, device):
     # MAE util/pos_embed.py get_2d_sincos_pos_embed: float64 numpy, the w coordinate first
     # (meshgrid(grid_w, grid_h)); omega = 1 / 10000**(i / (D/4)); sin and cos of each coordinate
@@ -92,7 +117,9 @@ def _mae(spec, device):
 
     height, width = spec.grid
     d = spec.d_model
-    grid = np.stack(np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32)))
+    grid = np.stack(
+        np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
+    )
 
     def one_axis(positions):
         omega = np.arange(d // 4, dtype=np.float64)
@@ -111,8 +138,14 @@ def _no_class_row(spec) -> str | None:
     return "timm's table has no class-token row" if spec.cls_token else None
 
 
-@variant(VARIANTS, "timm", source="timm 1.0 layers/pos_embed_sincos.py build_sincos2d_pos_embed",
-         conventions=("timm", "timm-interleaved"), parameters=frozenset({"base"}), refuse=_no_class_row)
+@variant(
+    VARIANTS,
+    "timm",
+    source="timm 1.0 layers/pos_embed_sincos.py build_sincos2d_pos_embed",
+    conventions=("timm", "timm-interleaved"),
+    parameters=frozenset({"base"}),
+    refuse=_no_class_row,
+)
 def _timm(spec, device):
     # timm layers/pos_embed_sincos.py build_sincos2d_pos_embed: float32 bands
     # 1 / T**(i / (D/4)), an (H*W, 2) grid of (row, column), sin and cos stacked either
@@ -120,7 +153,9 @@ def _timm(spec, device):
     import torch
 
     pos_dim = spec.d_model // 4
-    bands = 1.0 / (spec.base ** (torch.arange(0, pos_dim, 1, dtype=torch.int64).to(torch.float32) / pos_dim))
+    bands = 1.0 / (
+        spec.base ** (torch.arange(0, pos_dim, 1, dtype=torch.int64).to(torch.float32) / pos_dim)
+    )
     axes = [torch.arange(s, dtype=torch.int64).to(torch.float32) for s in spec.grid]
     grid = torch.stack(torch.meshgrid(axes, indexing="ij")).flatten(1).transpose(0, 1)
     angles = grid.unsqueeze(-1) * bands.unsqueeze(0)
@@ -132,8 +167,13 @@ def _no_class_row_pe(spec) -> str | None:
     return "positional-encodings' table has no class-token row" if spec.cls_token else None
 
 
-@variant(VARIANTS, "positional-encodings", source="positional-encodings 6.0 PositionalEncoding2D",
-         conventions=("pairs",), refuse=_no_class_row_pe)
+@variant(
+    VARIANTS,
+    "positional-encodings",
+    source="positional-encodings 6.0 PositionalEncoding2D",
+    conventions=("pairs",),
+    refuse=_no_class_row_pe,
+)
 def _positional_encodings(spec, device):
     # positional-encodings PositionalEncoding2D: 2*ceil(D/4) channels per axis, inv_freq by
     # 1 / 10000^(2i/ch) in float32, an einsum outer product per axis, sin/cos stacked and
@@ -154,11 +194,15 @@ def _diffusers_refusal(spec) -> str | None:
     return "diffusers' 2-D table needs an even --d-model" if spec.d_model % 2 else None
 
 
-@variant(VARIANTS, "diffusers",
-         source="diffusers 0.42 get_2d_sincos_pos_embed (PatchEmbed: SD3's cropped_pos_embed, PixArt, DiT; "
-                "CogView3PlusPatchEmbed's text rows)", conventions=("mae",),
-         parameters=frozenset({"base_size", "interpolation_scale", "pos_embed_max_size", "text_tokens"}),
-         refuse=_diffusers_refusal)
+@variant(
+    VARIANTS,
+    "diffusers",
+    source="diffusers 0.42 get_2d_sincos_pos_embed (PatchEmbed: SD3's cropped_pos_embed, PixArt, DiT; "
+    "CogView3PlusPatchEmbed's text rows)",
+    conventions=("mae",),
+    parameters=frozenset({"base_size", "interpolation_scale", "pos_embed_max_size", "text_tokens"}),
+    refuse=_diffusers_refusal,
+)
 def _diffusers(spec, device):
     # diffusers get_2d_sincos_pos_embed: float32 positions arange(G) / (G / base_size) /
     # interpolation_scale per axis, the column (w) coordinate first; omega = 1 / 10000**(i / (D/4))
@@ -173,11 +217,13 @@ def _diffusers(spec, device):
         if spec.base_size is not None:
             positions = positions / (extent / spec.base_size)
         first = (extent - size) // 2
-        return (positions / spec.interpolation_scale)[first:first + size]
+        return (positions / spec.interpolation_scale)[first : first + size]
 
     grid = torch.stack(torch.meshgrid(axis(columns), axis(rows), indexing="xy"))
     half = spec.d_model // 2
-    table = torch.cat([diffusers_sincos(torch, half, grid[0]), diffusers_sincos(torch, half, grid[1])], dim=1)
+    table = torch.cat(
+        [diffusers_sincos(torch, half, grid[0]), diffusers_sincos(torch, half, grid[1])], dim=1
+    )
     return torch.cat([torch.zeros([_zero_rows(spec), spec.d_model], dtype=table.dtype), table])
 
 
@@ -188,16 +234,41 @@ class Sincos2d(Family):
     params = (
         Param("grid", None, "patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
         Param("cls_token", False, "a zero first row for the class token (MAE).", bool),
-        Param("base_size", None, "diffusers' base_size: patch k of an axis of G patches sits at position "
-              "k * base_size / G (SD3, PixArt).", int, minimum=1, fixed="has patch positions 0, 1, ..."),
-        Param("interpolation_scale", 1.0, "diffusers' interpolation_scale: every position divided by it "
-              "(PixArt-alpha: 2).", float, fixed="has patch positions 0, 1, ..."),
-        Param("pos_embed_max_size", None, "SD3's pos_embed_max_size M: the grid is the centre of an M x M "
-              "grid (positions as that grid's: base_size / M apart).", int, minimum=1,
-              fixed="has no cropped grid"),
-        Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
-              "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
-              "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
+        Param(
+            "base_size",
+            None,
+            "diffusers' base_size: patch k of an axis of G patches sits at position "
+            "k * base_size / G (SD3, PixArt).",
+            int,
+            minimum=1,
+            fixed="has patch positions 0, 1, ...",
+        ),
+        Param(
+            "interpolation_scale",
+            1.0,
+            "diffusers' interpolation_scale: every position divided by it (PixArt-alpha: 2).",
+            float,
+            fixed="has patch positions 0, 1, ...",
+        ),
+        Param(
+            "pos_embed_max_size",
+            None,
+            "SD3's pos_embed_max_size M: the grid is the centre of an M x M "
+            "grid (positions as that grid's: base_size / M apart).",
+            int,
+            minimum=1,
+            fixed="has no cropped grid",
+        ),
+        Param(
+            "text_tokens",
+            0,
+            "text tokens before the grid: rope split layouts give them positions (FLUX's "
+            "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
+            "(CogView3's 224, CogVideoX's 226).",
+            int,
+            minimum=0,
+            fixed="has no text rows",
+        ),
     )
     variants = VARIANTS
     paired_columns = True
@@ -216,14 +287,21 @@ class Sincos2d(Family):
         if spec.offset:
             raise BadInput("2-D tables start at patch (0, 0): --offset does not apply")
         if not (0 < spec.interpolation_scale < math.inf):
-            raise BadInput(f"--interpolation-scale must be a positive number, got {spec.interpolation_scale}")
+            raise BadInput(
+                f"--interpolation-scale must be a positive number, got {spec.interpolation_scale}"
+            )
         if spec.cls_token and spec.text_tokens:
             raise BadInput("--cls-token is one row of zeros, --text-tokens several: give one")
         if spec.pos_embed_max_size is not None and spec.pos_embed_max_size < max(spec.grid):
-            raise BadInput(f"--grid {spec.grid[0]}x{spec.grid[1]} is larger than --pos-embed-max-size "
-                           f"{spec.pos_embed_max_size}: it is a crop of that grid")
+            raise BadInput(
+                f"--grid {spec.grid[0]}x{spec.grid[1]} is larger than --pos-embed-max-size "
+                f"{spec.pos_embed_max_size}: it is a crop of that grid"
+            )
         steps, _, firsts = _steps(spec)
-        if max(step * (first + size - 1) for step, first, size in zip(steps, firsts, spec.grid)) > MAX_POSITION:
+        if (
+            max(step * (first + size - 1) for step, first, size in zip(steps, firsts, spec.grid))
+            > MAX_POSITION
+        ):
             scale = Fraction(spec.interpolation_scale)
             raise BadInput(
                 f"--interpolation-scale {spec.interpolation_scale:g} is {scale.numerator}/{scale.denominator} "
@@ -256,9 +334,14 @@ class Sincos2d(Family):
         patch = np.arange(start, stop) - _zero_rows(spec)
         live = patch >= 0
         (step_y, step_x), _, (first_y, first_x) = _steps(spec)
-        coordinate = {"y": ((first_y + patch[live] // width) * step_y).tolist(),
-                      "x": ((first_x + patch[live] % width) * step_x).tolist()}
-        planes = {c: dict(zip(("sin", "cos"), work.planes(positions))) for c, positions in coordinate.items()}
+        coordinate = {
+            "y": ((first_y + patch[live] // width) * step_y).tolist(),
+            "x": ((first_x + patch[live] % width) * step_x).tolist(),
+        }
+        planes = {
+            c: dict(zip(("sin", "cos"), work.planes(positions)))
+            for c, positions in coordinate.items()
+        }
         table = work.zeros(int(live.sum()), spec.d_model)
         for (c, fn), columns in self._columns(spec).items():
             if columns:  # a narrow table may have no columns of x
@@ -266,30 +349,55 @@ class Sincos2d(Family):
         if live.all():
             return table
         out = work.zeros(stop - start, spec.d_model)
-        out[int(np.argmax(live)):] = table
+        out[int(np.argmax(live)) :] = table
         return out
 
     def settings(self, spec):
         rows, cols = spec.grid
-        zeros = (" and a class row" if spec.cls_token else
-                 f", after {spec.text_tokens} text rows of zeros" if spec.text_tokens else "")
-        lines = [*super().settings(spec), ("base", f"{spec.base:g}"), ("grid", f"{rows} x {cols} patches{zeros}")]
+        zeros = (
+            " and a class row"
+            if spec.cls_token
+            else f", after {spec.text_tokens} text rows of zeros"
+            if spec.text_tokens
+            else ""
+        )
+        lines = [
+            *super().settings(spec),
+            ("base", f"{spec.base:g}"),
+            ("grid", f"{rows} x {cols} patches{zeros}"),
+        ]
         if spec.base_size is not None or spec.interpolation_scale != 1.0 or spec.pos_embed_max_size:
             _, _, firsts = _steps(spec)
 
             def rule(size: int, first: int) -> str:
                 extent = spec.pos_embed_max_size or size
-                return ("k" if not first else f"({first} + k)") + (
-                    f" * {spec.base_size}/{extent}" if spec.base_size is not None else "") + (
-                    f" / {spec.interpolation_scale:g}" if spec.interpolation_scale != 1.0 else "")
-            lines.append(("positions", f"patch k of a row at {rule(cols, firsts[1])}, "
-                                       f"of a column at {rule(rows, firsts[0])}"))
+                return (
+                    ("k" if not first else f"({first} + k)")
+                    + (f" * {spec.base_size}/{extent}" if spec.base_size is not None else "")
+                    + (
+                        f" / {spec.interpolation_scale:g}"
+                        if spec.interpolation_scale != 1.0
+                        else ""
+                    )
+                )
+
+            lines.append(
+                (
+                    "positions",
+                    f"patch k of a row at {rule(cols, firsts[1])}, "
+                    f"of a column at {rule(rows, firsts[0])}",
+                )
+            )
         return lines
 
     def row_label(self, spec):
         def patch(i: int) -> str:
             k = i - _zero_rows(spec)
-            return ("cls" if spec.cls_token else "text") if k < 0 else f"({k // spec.grid[1]},{k % spec.grid[1]})"
+            return (
+                ("cls" if spec.cls_token else "text")
+                if k < 0
+                else f"({k // spec.grid[1]},{k % spec.grid[1]})"
+            )
 
         return patch
 
@@ -298,8 +406,9 @@ class Sincos2d(Family):
 
     def explain(self, va, vb, dtype, la, lb):
         """Four column blocks (sin/cos of two coordinates) in another order: another 2-D layout."""
-        import numpy as np
         from itertools import permutations
+
+        import numpy as np
 
         d = va.shape[1]
         if d % 4 or d < 8:
@@ -309,7 +418,9 @@ class Sincos2d(Family):
             order = np.concatenate([np.arange(k * quarter, (k + 1) * quarter) for k in blocks])
             # within 1e-3: a library's rounding may differ, another layout differs by O(1)
             if blocks != (0, 1, 2, 3) and np.max(np.abs(va[:, order] - vb)) < 1e-3:
-                moved = ", ".join(f"{lb} block {k} = {la} block {j}" for k, j in enumerate(blocks) if k != j)
+                moved = ", ".join(
+                    f"{lb} block {k} = {la} block {j}" for k, j in enumerate(blocks) if k != j
+                )
                 return [
                     f"same values with column blocks of {quarter} (d/4) reordered: {moved} "
                     f"(another 2-D layout: which coordinate, sin/cos grouping)"
@@ -339,15 +450,25 @@ class Sincos2d(Family):
             for rows_of_zeros in extra:
                 for convention in self.conventions:
                     for placed in [{}, *self._placements(values, grid, zeros, convention)]:
-                        spec = bench.spec(family=self.name, grid=grid, d_model=cols, convention=convention,
-                                          dtype="float64", **rows_of_zeros, **placed)
+                        spec = bench.spec(
+                            family=self.name,
+                            grid=grid,
+                            d_model=cols,
+                            convention=convention,
+                            dtype="float64",
+                            **rows_of_zeros,
+                            **placed,
+                        )
                         if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
                             continue
                         reference = bench.reference(spec)
                         if np.max(np.abs(reference - values)) > 1e-2:
                             continue
-                        yield bench.candidate(f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec,
-                                              reference=reference)
+                        yield bench.candidate(
+                            f"sincos2d {convention}, grid {grid[0]}x{grid[1]}",
+                            spec,
+                            reference=reference,
+                        )
                         yield from bench.libraries(spec, reference)
 
     def _placements(self, values, grid, zeros: int, convention: str) -> list[dict]:
@@ -363,7 +484,9 @@ class Sincos2d(Family):
         frequencies = [float(w) for w in _power_law_of(values.shape[1], 10000.0)]  # diffusers' base
 
         def axis(c, rows):
-            angles = np.arctan2(values[rows][:, columns[c, "sin"]], values[rows][:, columns[c, "cos"]])
+            angles = np.arctan2(
+                values[rows][:, columns[c, "sin"]], values[rows][:, columns[c, "cos"]]
+            )
             return read_positions(angles, frequencies)
 
         read = [axis("y", zeros + np.arange(height) * width), axis("x", zeros + np.arange(width))]
@@ -376,7 +499,9 @@ class Sincos2d(Family):
             return []
         firsts = [round(f) for f in firsts]
 
-        def whole(x: float) -> int | None:  # the float-read figure as the whole number it stands for
+        def whole(
+            x: float,
+        ) -> int | None:  # the float-read figure as the whole number it stands for
             return round(x) if abs(x - round(x)) < 1e-3 * max(1.0, abs(x)) else None
 
         found = []
@@ -389,13 +514,18 @@ class Sincos2d(Family):
                     found.append(dict(base_size=bases.pop(), interpolation_scale=scale))
             if abs(steps[0] - steps[1]) < 1e-6 * steps[0]:
                 found.append(dict(interpolation_scale=float(f"{1 / steps[0]:.6g}")))
-        elif abs(steps[0] - steps[1]) < 1e-4 * steps[0]:  # a crop of an M x M grid: base_size / M apart
+        elif (
+            abs(steps[0] - steps[1]) < 1e-4 * steps[0]
+        ):  # a crop of an M x M grid: base_size / M apart
             extents = {2 * f + size + extra for f, size in zip(firsts, grid) for extra in (0, 1)}
             for m in sorted(extents):
                 base = whole(steps[0] * m)
                 if base is not None:
                     found.append(dict(pos_embed_max_size=m, base_size=base))
-        found = [{k: v for k, v in p.items() if not (k == "interpolation_scale" and v == 1.0)} for p in found]
+        found = [
+            {k: v for k, v in p.items() if not (k == "interpolation_scale" and v == 1.0)}
+            for p in found
+        ]
         return list({tuple(sorted(p.items())): p for p in found}.values())
 
 

@@ -20,7 +20,14 @@ from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import Family, axes_facts, diffusers_sincos, parse_grid, positional_encodings_axis, variant
+from .base import (
+    Family,
+    axes_facts,
+    diffusers_sincos,
+    parse_grid,
+    positional_encodings_axis,
+    variant,
+)
 
 AXES = ("t", "h", "w")
 
@@ -31,8 +38,11 @@ def _frequency_count(d_model: int) -> int:
 
 def _columns(n: int, d_model: int) -> dict:
     """{(axis, "sin" or "cos"): [column of each frequency]}, the columns past d_model left out."""
-    return {(axis, fn): [c for c in range(2 * n * k + j, 2 * n * (k + 1), 2) if c < d_model]
-            for k, axis in enumerate(AXES) for j, fn in enumerate(("sin", "cos"))}
+    return {
+        (axis, fn): [c for c in range(2 * n * k + j, 2 * n * (k + 1), 2) if c < d_model]
+        for k, axis in enumerate(AXES)
+        for j, fn in enumerate(("sin", "cos"))
+    }
 
 
 def _cogvideox_counts(d_model: int) -> tuple[int, int]:
@@ -44,7 +54,10 @@ def _cogvideox_columns(d_model: int) -> dict:
     """{(axis, fn): [column of each frequency, None where the axis does not have it]}: t's
     frequencies first in the frequency list, then the spatial ones w and h share."""
     nt, ns = _cogvideox_counts(d_model)
-    found = {("t", "sin"): list(range(nt)) + [None] * ns, ("t", "cos"): list(range(nt, 2 * nt)) + [None] * ns}
+    found = {
+        ("t", "sin"): list(range(nt)) + [None] * ns,
+        ("t", "cos"): list(range(nt, 2 * nt)) + [None] * ns,
+    }
     for k, axis in enumerate(("w", "h")):
         first = 2 * nt + 2 * ns * k
         found[axis, "sin"] = [None] * nt + list(range(first, first + ns))
@@ -71,8 +84,12 @@ def _coordinates(spec, rows):
 VARIANTS: dict = {}
 
 
-@variant(VARIANTS, "positional-encodings", source="positional-encodings 6.0 PositionalEncoding3D",
-         conventions=("interleaved",))
+@variant(
+    VARIANTS,
+    "positional-encodings",
+    source="positional-encodings 6.0 PositionalEncoding3D",
+    conventions=("interleaved",),
+)
 def _positional_encodings(spec, device):
     # positional-encodings PositionalEncoding3D: 2*ceil(D/6) channels per axis, inv_freq by
     # 1 / 10000^(2i/ch) in float32, an einsum outer product per axis, sin/cos stacked and
@@ -85,14 +102,20 @@ def _positional_encodings(spec, device):
     inv_freq = 1.0 / (10000 ** (torch.arange(0, channels, 2).float() / channels))
     table = torch.zeros((frames, height, width, channels * 3))
     table[:, :, :, :channels] = positional_encodings_axis(torch, frames, inv_freq)[:, None, None, :]
-    table[:, :, :, channels : 2 * channels] = positional_encodings_axis(torch, height, inv_freq)[:, None, :]
+    table[:, :, :, channels : 2 * channels] = positional_encodings_axis(torch, height, inv_freq)[
+        :, None, :
+    ]
     table[:, :, :, 2 * channels :] = positional_encodings_axis(torch, width, inv_freq)
     return table[..., :org_channels].reshape(frames * height * width, org_channels)
 
 
-@variant(VARIANTS, "diffusers", source="diffusers 0.42 get_3d_sincos_pos_embed (CogVideoXPatchEmbed, text rows "
-         "of zeros first)", conventions=("cogvideox",),
-         parameters=frozenset({"interpolation_scale", "temporal_interpolation_scale", "text_tokens"}))
+@variant(
+    VARIANTS,
+    "diffusers",
+    source="diffusers 0.42 get_3d_sincos_pos_embed (CogVideoXPatchEmbed, text rows of zeros first)",
+    conventions=("cogvideox",),
+    parameters=frozenset({"interpolation_scale", "temporal_interpolation_scale", "text_tokens"}),
+)
 def _diffusers(spec, device):
     # float32 positions arange(G) / scale; the spatial block [w | h] of the grid's
     # meshgrid(w, h) (rows of patches, h slower); the temporal block repeated over each frame's
@@ -104,10 +127,15 @@ def _diffusers(spec, device):
     spatial_h = torch.arange(height, dtype=torch.float32) / spec.interpolation_scale
     spatial_w = torch.arange(width, dtype=torch.float32) / spec.interpolation_scale
     h, w = torch.meshgrid(spatial_h, spatial_w, indexing="ij")
-    spatial = torch.cat([diffusers_sincos(torch, 3 * d // 8, w), diffusers_sincos(torch, 3 * d // 8, h)], dim=1)
-    temporal = diffusers_sincos(torch, d // 4, torch.arange(frames, dtype=torch.float32)
-                                 / spec.temporal_interpolation_scale)
-    grid = torch.cat([temporal.repeat_interleave(height * width, dim=0), spatial.repeat(frames, 1)], dim=1)
+    spatial = torch.cat(
+        [diffusers_sincos(torch, 3 * d // 8, w), diffusers_sincos(torch, 3 * d // 8, h)], dim=1
+    )
+    temporal = diffusers_sincos(
+        torch, d // 4, torch.arange(frames, dtype=torch.float32) / spec.temporal_interpolation_scale
+    )
+    grid = torch.cat(
+        [temporal.repeat_interleave(height * width, dim=0), spatial.repeat(frames, 1)], dim=1
+    )
     return torch.cat([torch.zeros(spec.text_tokens, d, dtype=grid.dtype), grid]).float()
 
 
@@ -116,19 +144,37 @@ class Sincos3d(Family):
     summary = "3-D sin-cos tables for video patch grids (positional-encodings, CogVideoX)"
     conventions = {
         "interleaved": "[t | h | w], sin and cos interleaved per frequency, 2*ceil(d/6) columns "
-                       "each, cut to d_model (positional-encodings PositionalEncoding3D)",
+        "each, cut to d_model (positional-encodings PositionalEncoding3D)",
         "cogvideox": "[t | w | h], each [sin | cos] of its own frequencies: t on d/4 columns, w and h "
-                     "on 3d/8 (diffusers get_3d_sincos_pos_embed, CogVideoX)",
+        "on 3d/8 (diffusers get_3d_sincos_pos_embed, CogVideoX)",
     }
     params = (
         Param("grid", None, "grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),
-        Param("interpolation_scale", 1.0, "diffusers' interpolation_scale: every position divided by it "
-              "(sincos3d: the rows' and columns'; CogVideoX 2B: 1.875).", float, fixed="has no interpolation scale"),
-        Param("temporal_interpolation_scale", 1.0, "sincos3d cogvideox: every frame's position divided by it.",
-              float, fixed="has no temporal interpolation scale"),
-        Param("text_tokens", 0, "text tokens before the grid: rope split layouts give them positions (FLUX's "
-              "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
-              "(CogView3's 224, CogVideoX's 226).", int, minimum=0, fixed="has no text rows"),
+        Param(
+            "interpolation_scale",
+            1.0,
+            "diffusers' interpolation_scale: every position divided by it "
+            "(sincos3d: the rows' and columns'; CogVideoX 2B: 1.875).",
+            float,
+            fixed="has no interpolation scale",
+        ),
+        Param(
+            "temporal_interpolation_scale",
+            1.0,
+            "sincos3d cogvideox: every frame's position divided by it.",
+            float,
+            fixed="has no temporal interpolation scale",
+        ),
+        Param(
+            "text_tokens",
+            0,
+            "text tokens before the grid: rope split layouts give them positions (FLUX's "
+            "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
+            "(CogView3's 224, CogVideoX's 226).",
+            int,
+            minimum=0,
+            fixed="has no text rows",
+        ),
     )
     variants = VARIANTS
     paired_columns = True
@@ -142,23 +188,33 @@ class Sincos3d(Family):
         if spec.offset:
             raise BadInput("3-D tables start at frame and patch (0, 0, 0): --offset does not apply")
         if spec.convention == "interleaved":
-            for flag, value, default in (("--interpolation-scale", spec.interpolation_scale, 1.0),
-                                         ("--temporal-interpolation-scale", spec.temporal_interpolation_scale, 1.0),
-                                         ("--text-tokens", spec.text_tokens, 0)):
+            for flag, value, default in (
+                ("--interpolation-scale", spec.interpolation_scale, 1.0),
+                ("--temporal-interpolation-scale", spec.temporal_interpolation_scale, 1.0),
+                ("--text-tokens", spec.text_tokens, 0),
+            ):
                 if value != default:
-                    raise BadInput(f"{flag} belongs to the cogvideox layout (diffusers), not interleaved")
+                    raise BadInput(
+                        f"{flag} belongs to the cogvideox layout (diffusers), not interleaved"
+                    )
             return
         if spec.d_model % 16:
-            raise BadInput(f"the cogvideox layout splits d_model into 1/4 for t and 3/8 for each of w and h, "
-                           f"each [sin | cos]: it needs a multiple of 16 (got --d-model {spec.d_model})")
-        for flag, value in (("--interpolation-scale", spec.interpolation_scale),
-                            ("--temporal-interpolation-scale", spec.temporal_interpolation_scale)):
+            raise BadInput(
+                f"the cogvideox layout splits d_model into 1/4 for t and 3/8 for each of w and h, "
+                f"each [sin | cos]: it needs a multiple of 16 (got --d-model {spec.d_model})"
+            )
+        for flag, value in (
+            ("--interpolation-scale", spec.interpolation_scale),
+            ("--temporal-interpolation-scale", spec.temporal_interpolation_scale),
+        ):
             if not (0 < value < math.inf):
                 raise BadInput(f"{flag} must be a positive number, got {value}")
         for step, size in zip((*_steps(spec), _steps(spec)[1]), spec.grid):
             if step.numerator * (size - 1) > MAX_POSITION:
-                raise BadInput("an interpolation scale whose float value is a fraction too fine for exact "
-                               "positions (its numerator times the grid passes 2^32)")
+                raise BadInput(
+                    "an interpolation scale whose float value is a fraction too fine for exact "
+                    "positions (its numerator times the grid passes 2^32)"
+                )
 
     def rows(self, spec):
         return math.prod(spec.grid) + spec.text_tokens
@@ -172,7 +228,10 @@ class Sincos3d(Family):
         found = []
         with context():
             for n, step in zip((nt, ns), _steps(spec)):
-                found += [w / step.denominator for w in power_law([Fraction(i, n) for i in range(n)], spec.base)]
+                found += [
+                    w / step.denominator
+                    for w in power_law([Fraction(i, n) for i in range(n)], spec.base)
+                ]
         return found, Decimal(1)
 
     def exact_rows(self, spec, start, stop, work):
@@ -181,18 +240,26 @@ class Sincos3d(Family):
         coordinates = _coordinates(spec, np.arange(start, stop))
         out = work.zeros(stop - start, spec.d_model)
         if spec.convention == "interleaved":
-            planes = {axis: dict(zip(("sin", "cos"), work.planes(c.tolist())))
-                      for axis, c in zip(AXES, coordinates)}
-            for (axis, fn), columns in _columns(_frequency_count(spec.d_model), spec.d_model).items():
+            planes = {
+                axis: dict(zip(("sin", "cos"), work.planes(c.tolist())))
+                for axis, c in zip(AXES, coordinates)
+            }
+            for (axis, fn), columns in _columns(
+                _frequency_count(spec.d_model), spec.d_model
+            ).items():
                 if columns:  # a narrow table may have no columns of h or w
                     out[:, columns] = planes[axis][fn][:, : len(columns)]
             return out
         live = coordinates[0] >= 0  # text rows stay zero
         if not live.any():
             return out
-        steps = dict(zip(("t", "h", "w"), (_steps(spec)[0].numerator, *[_steps(spec)[1].numerator] * 2)))
-        planes = {axis: dict(zip(("sin", "cos"), work.planes((c[live] * steps[axis]).tolist())))
-                  for axis, c in zip(AXES, coordinates)}
+        steps = dict(
+            zip(("t", "h", "w"), (_steps(spec)[0].numerator, *[_steps(spec)[1].numerator] * 2))
+        )
+        planes = {
+            axis: dict(zip(("sin", "cos"), work.planes((c[live] * steps[axis]).tolist())))
+            for axis, c in zip(AXES, coordinates)
+        }
         rows = np.flatnonzero(live)
         for (axis, fn), columns in _cogvideox_columns(spec.d_model).items():
             frequencies = [i for i, c in enumerate(columns) if c is not None]
@@ -200,12 +267,22 @@ class Sincos3d(Family):
         return out
 
     def settings(self, spec):
-        lines = [*super().settings(spec), ("base", f"{spec.base:g}"),
-                 ("grid", " x ".join(map(str, spec.grid)) + " (frames, rows, columns)")]
+        lines = [
+            *super().settings(spec),
+            ("base", f"{spec.base:g}"),
+            ("grid", " x ".join(map(str, spec.grid)) + " (frames, rows, columns)"),
+        ]
         if spec.convention == "cogvideox":
-            lines.append(("positions", f"rows and columns k / {spec.interpolation_scale:g}, frames k / "
-                          f"{spec.temporal_interpolation_scale:g}"
-                          + (f", after {spec.text_tokens} text rows of zeros" if spec.text_tokens else "")))
+            lines.append(
+                (
+                    "positions",
+                    f"rows and columns k / {spec.interpolation_scale:g}, frames k / "
+                    f"{spec.temporal_interpolation_scale:g}"
+                    + (
+                        f", after {spec.text_tokens} text rows of zeros" if spec.text_tokens else ""
+                    ),
+                )
+            )
         return lines
 
     def row_label(self, spec):
@@ -241,7 +318,9 @@ class Sincos3d(Family):
         if rows < 2:
             return
 
-        def run(column: int) -> int:  # rows before `column` first changes (its first frequency is 1)
+        def run(
+            column: int,
+        ) -> int:  # rows before `column` first changes (its first frequency is 1)
             changed = np.nonzero(values[:, column] != values[0, column])[0]
             return int(changed[0]) if len(changed) else rows
 
@@ -254,7 +333,9 @@ class Sincos3d(Family):
         reference = bench.reference(spec)
         if np.max(np.abs(reference - values)) > 1e-2:
             return
-        yield bench.candidate(f"sincos3d, grid {'x'.join(map(str, grid))}", spec, reference=reference)
+        yield bench.candidate(
+            f"sincos3d, grid {'x'.join(map(str, grid))}", spec, reference=reference
+        )
         yield from bench.libraries(spec, reference)
 
     def _cogvideox(self, values, bench):
@@ -284,7 +365,10 @@ class Sincos3d(Family):
         plane = changes(0, grid_rows)  # the t block: every H x W rows
         if plane is None and count > len(grid_rows):  # beyond the rows at hand: look there
             for height in range(1, count // width):  # (all of count: one frame, no row to look at)
-                if count % (height * width) == 0 and bench.target.at([text + height * width])[0, 0] != 0:
+                if (
+                    count % (height * width) == 0
+                    and bench.target.at([text + height * width])[0, 0] != 0
+                ):
                     plane = height * width
                     break
         plane = plane or count
@@ -300,8 +384,16 @@ class Sincos3d(Family):
         spatial = scale(probe[0], 2 * nt, 2 * nt + ns) if width > 1 else 1.0
         temporal = scale(probe[-1], 0, nt) if frames > 1 else 1.0
         grid = f"{frames}x{height}x{width}"
-        spec = bench.spec(family=self.name, convention="cogvideox", grid=grid, d_model=cols, text_tokens=text,
-                          interpolation_scale=spatial, temporal_interpolation_scale=temporal, dtype="float64")
+        spec = bench.spec(
+            family=self.name,
+            convention="cogvideox",
+            grid=grid,
+            d_model=cols,
+            text_tokens=text,
+            interpolation_scale=spatial,
+            temporal_interpolation_scale=temporal,
+            dtype="float64",
+        )
         if spec is None:
             return
         reference = bench.reference(spec)

@@ -9,18 +9,28 @@ one entry in VARIANTS beside its function.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable
 
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
-    Family, binary_fractions, close, diffusers_sincos, digits, even_width, float32_near, plausible_bases,
-    positional_encodings_axis, positions_file, read_positions, variant,
+    Family,
+    binary_fractions,
+    close,
+    diffusers_sincos,
+    digits,
+    even_width,
+    float32_near,
+    plausible_bases,
+    positional_encodings_axis,
+    positions_file,
+    read_positions,
+    variant,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -271,8 +281,14 @@ def _stack(spec, device):
 # Each returns (L, d) float32.
 
 
-@variant(VARIANTS, "annotated", source="The Annotated Transformer (2022), PositionalEncoding buffer `pe`",
-         conventions=("vaswani",), shape="batch-first", refuse=even_width("the Annotated Transformer"))
+@variant(
+    VARIANTS,
+    "annotated",
+    source="The Annotated Transformer (2022), PositionalEncoding buffer `pe`",
+    conventions=("vaswani",),
+    shape="batch-first",
+    refuse=even_width("the Annotated Transformer"),
+)
 def _annotated(spec, device):
     # The Annotated Transformer, PositionalEncoding.__init__: integer positions and
     # div_term = exp(arange(0, d, 2) * -(ln 10000 / d)), both int64 tensors times floats.
@@ -287,9 +303,14 @@ def _annotated(spec, device):
     return pe
 
 
-@variant(VARIANTS, "pytorch-tutorial",
-         source="PyTorch tutorial 'Language Modeling with nn.Transformer', PositionalEncoding `pe`",
-         conventions=("vaswani",), shape="seq-first", refuse=even_width("the PyTorch tutorial"))
+@variant(
+    VARIANTS,
+    "pytorch-tutorial",
+    source="PyTorch tutorial 'Language Modeling with nn.Transformer', PositionalEncoding `pe`",
+    conventions=("vaswani",),
+    shape="seq-first",
+    refuse=even_width("the PyTorch tutorial"),
+)
 def _pytorch_tutorial(spec, device):
     # The PyTorch transformer tutorial's PositionalEncoding: the same products into a
     # (max_len, 1, d_model) buffer.
@@ -304,11 +325,15 @@ def _pytorch_tutorial(spec, device):
     return pe[:, 0, :]
 
 
-@variant(VARIANTS, "tensor2tensor",
-         source="tensor2tensor 1.15 layers/common_attention.py get_timing_signal_1d, in TensorFlow "
-                "2.21 float32 on x86-64",
-         conventions=("tensor2tensor",), shape="batch-first",
-         parameters=frozenset({"base", "offset", "min_timescale"}))
+@variant(
+    VARIANTS,
+    "tensor2tensor",
+    source="tensor2tensor 1.15 layers/common_attention.py get_timing_signal_1d, in TensorFlow "
+    "2.21 float32 on x86-64",
+    conventions=("tensor2tensor",),
+    shape="batch-first",
+    parameters=frozenset({"base", "offset", "min_timescale"}),
+)
 def _tensor2tensor(spec, device):
     # get_timing_signal_1d in TensorFlow float32: the Python float ln(max/min) becomes float32
     # before it is divided by max(n - 1, 1), also float32; exp, sin and cos are TensorFlow's
@@ -327,8 +352,10 @@ def _tensor2tensor(spec, device):
     inv_timescales = f32(spec.min_timescale) * eigen.tensorflow_op(eigen.exp, "expf", exponent)
     scaled_time = position[:, None] * inv_timescales[None, :]
     signal = np.concatenate(
-        [eigen.tensorflow_op(eigen.sin, "sinf", scaled_time),
-         eigen.tensorflow_op(eigen.cos, "cosf", scaled_time)],
+        [
+            eigen.tensorflow_op(eigen.sin, "sinf", scaled_time),
+            eigen.tensorflow_op(eigen.cos, "cosf", scaled_time),
+        ],
         axis=1,
     )
     return torch.from_numpy(np.pad(signal, [(0, 0), (0, d % 2)]))
@@ -336,15 +363,22 @@ def _tensor2tensor(spec, device):
 
 def _padding_row_in_table(spec) -> str | None:
     if spec.padding_idx is not None and spec.padding_idx >= spec.seq_len:
-        return (f"variant 'fairseq' indexes row --padding-idx {spec.padding_idx} of a table of "
-                f"{spec.seq_len} rows (the library raises IndexError)")
+        return (
+            f"variant 'fairseq' indexes row --padding-idx {spec.padding_idx} of a table of "
+            f"{spec.seq_len} rows (the library raises IndexError)"
+        )
     return None
 
 
-@variant(VARIANTS, "fairseq",
-         source="fairseq 0.12 SinusoidalPositionalEmbedding.get_embedding (transformers 5.23 "
-                "Speech2Text, M2M100, FSMT)",
-         conventions=("fairseq",), parameters=frozenset({"padding_idx"}), refuse=_padding_row_in_table)
+@variant(
+    VARIANTS,
+    "fairseq",
+    source="fairseq 0.12 SinusoidalPositionalEmbedding.get_embedding (transformers 5.23 "
+    "Speech2Text, M2M100, FSMT)",
+    conventions=("fairseq",),
+    parameters=frozenset({"padding_idx"}),
+    refuse=_padding_row_in_table,
+)
 def _fairseq(spec, device):
     # fairseq SinusoidalPositionalEmbedding.get_embedding (and its copies in Hugging Face
     # Speech2Text, M2M100 and FSMT): float32 throughout, padding row zeroed.
@@ -363,7 +397,9 @@ def _fairseq_table(start: int, length: int, d: int, cos_first: bool):
     half_dim = d // 2
     scale = math.log(10000) / (half_dim - 1)
     emb = torch.exp(torch.arange(half_dim, dtype=torch.int64).float() * -scale)
-    emb = torch.arange(start, start + length, dtype=torch.int64).float().unsqueeze(1) * emb.unsqueeze(0)
+    emb = torch.arange(start, start + length, dtype=torch.int64).float().unsqueeze(
+        1
+    ) * emb.unsqueeze(0)
     halves = [torch.cos(emb), torch.sin(emb)] if cos_first else [torch.sin(emb), torch.cos(emb)]
     emb = torch.cat(halves, dim=1).view(length, -1)
     if d % 2 == 1:
@@ -371,9 +407,13 @@ def _fairseq_table(start: int, length: int, d: int, cos_first: bool):
     return emb
 
 
-@variant(VARIANTS, "hf-musicgen",
-         source="transformers 5.23 MusicgenSinusoidalPositionalEmbedding.get_embedding (and MusicGen-Melody's)",
-         conventions=("musicgen",), parameters=frozenset({"offset"}))
+@variant(
+    VARIANTS,
+    "hf-musicgen",
+    source="transformers 5.23 MusicgenSinusoidalPositionalEmbedding.get_embedding (and MusicGen-Melody's)",
+    conventions=("musicgen",),
+    parameters=frozenset({"offset"}),
+)
 def _hf_musicgen(spec, device):
     # fairseq's float32 arithmetic with the cos half first, from the offset
     return _fairseq_table(spec.offset, spec.seq_len, spec.d_model, cos_first=True)
@@ -400,8 +440,10 @@ def timesteps(spec):
         except ValueError:
             steps = None
         if not steps:
-            raise BadInput(f"--timesteps {text!r} is not a non-empty range START:STOP[:STEP] of whole "
-                           "numbers (a file of t values takes fractions)")
+            raise BadInput(
+                f"--timesteps {text!r} is not a non-empty range START:STOP[:STEP] of whole "
+                "numbers (a file of t values takes fractions)"
+            )
         values = np.array(steps, dtype=np.float64)
     else:
         values = positions_file(text, "--timesteps", None)
@@ -440,40 +482,57 @@ def _timestep_table(spec, flip: bool, shift: int):
     else:  # the timesteps tensor a scheduler hands the model, in float32
         t = torch.from_numpy(timesteps(spec)[2]).float()
     angles = spec.timestep_scale * (t[:, None] * freq[None])
-    halves = [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
+    halves = (
+        [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
+    )
     table = torch.cat(halves, dim=-1)
     if spec.d_model % 2:
         table = torch.cat([table, torch.zeros(len(t), 1)], dim=1)
     return table
 
 
-@variant(VARIANTS, "hf-timestep",
-         source="transformers 5.23 VibeVoiceDiffusionHeadSinusoidalEmbedding (base: diffusion_max_period)",
-         conventions=("timestep",), parameters=frozenset({"base", "offset", "timesteps"}))
+@variant(
+    VARIANTS,
+    "hf-timestep",
+    source="transformers 5.23 VibeVoiceDiffusionHeadSinusoidalEmbedding (base: diffusion_max_period)",
+    conventions=("timestep",),
+    parameters=frozenset({"base", "offset", "timesteps"}),
+)
 def _hf_timestep(spec, device):
     # diffusers' arithmetic with flip_sin_to_cos and no frequency shift
     return _timestep_table(spec, flip=True, shift=0)
 
 
 # diffusers' (flip_sin_to_cos, downscale_freq_shift) for each layout it makes
-_DIFFUSERS = {"timestep": (True, 0), "musicgen": (True, 1), "tensor2tensor": (False, 1), "concat": (False, 0)}
+_DIFFUSERS = {
+    "timestep": (True, 0),
+    "musicgen": (True, 1),
+    "tensor2tensor": (False, 1),
+    "concat": (False, 0),
+}
 
 
 def _diffusers_refusal(spec):
     flip, shift = _DIFFUSERS[spec.convention]
     if spec.d_model // 2 - shift < 1:
-        return (f"diffusers divides by d//2 - downscale_freq_shift, 0 for --d-model {spec.d_model} "
-                f"with the {spec.convention} layout")
+        return (
+            f"diffusers divides by d//2 - downscale_freq_shift, 0 for --d-model {spec.d_model} "
+            f"with the {spec.convention} layout"
+        )
     if spec.convention == "concat" and spec.d_model % 2:
         return "diffusers pads an odd width with a zero column after [sin | cos]; concat has no such column"
     return None
 
 
-@variant(VARIANTS, "diffusers",
-         source="diffusers 0.42 get_timestep_embedding / Timesteps (--base: max_period; the convention: "
-                "flip_sin_to_cos and downscale_freq_shift)",
-         conventions=("timestep", "tensor2tensor", "musicgen", "concat"),
-         parameters=frozenset({"base", "offset", "timestep_scale", "timesteps"}), refuse=_diffusers_refusal)
+@variant(
+    VARIANTS,
+    "diffusers",
+    source="diffusers 0.42 get_timestep_embedding / Timesteps (--base: max_period; the convention: "
+    "flip_sin_to_cos and downscale_freq_shift)",
+    conventions=("timestep", "tensor2tensor", "musicgen", "concat"),
+    parameters=frozenset({"base", "offset", "timestep_scale", "timesteps"}),
+    refuse=_diffusers_refusal,
+)
 def _diffusers(spec, device):
     # timestep: flip_sin_to_cos, shift 0; musicgen: flip, shift 1; tensor2tensor: shift 1
     # (Timesteps(d, False, 1), DDPM's); concat: shift 0
@@ -495,20 +554,32 @@ def _grid_table(spec, dtype_name: str):
         positions = torch.from_numpy(timesteps(spec)[2]).float()
     table = diffusers_sincos(torch, spec.d_model, positions, getattr(torch, dtype_name))
     if spec.convention == "timestep":  # flip_sin_to_cos: [cos | sin]
-        table = torch.cat([table[:, spec.d_model // 2:], table[:, :spec.d_model // 2]], dim=1)
+        table = torch.cat([table[:, spec.d_model // 2 :], table[:, : spec.d_model // 2]], dim=1)
     return table.float()
 
 
-for _name, _dtype, _where in (("diffusers-grid", "float64", ""), ("diffusers-grid-mps", "float32", ", on MPS")):
-    variant(VARIANTS, _name, source=f"diffusers 0.42 get_1d_sincos_pos_embed_from_grid, omega in {_dtype}{_where} "
-            "(concat; timestep: flip_sin_to_cos)", conventions=("concat", "timestep"),
-            parameters=frozenset({"offset", "timesteps"}), refuse=even_width("get_1d_sincos_pos_embed_from_grid"))(
-        lambda spec, device, dtype=_dtype: _grid_table(spec, dtype)
-    )
+for _name, _dtype, _where in (
+    ("diffusers-grid", "float64", ""),
+    ("diffusers-grid-mps", "float32", ", on MPS"),
+):
+    variant(
+        VARIANTS,
+        _name,
+        source=f"diffusers 0.42 get_1d_sincos_pos_embed_from_grid, omega in {_dtype}{_where} "
+        "(concat; timestep: flip_sin_to_cos)",
+        conventions=("concat", "timestep"),
+        parameters=frozenset({"offset", "timesteps"}),
+        refuse=even_width("get_1d_sincos_pos_embed_from_grid"),
+    )(lambda spec, device, dtype=_dtype: _grid_table(spec, dtype))
 
 
-@variant(VARIANTS, "whisper", source="openai-whisper model.py sinusoids (transformers 5.23 modeling_whisper)",
-         conventions=("whisper",), parameters=frozenset({"base"}))
+@variant(
+    VARIANTS,
+    "whisper",
+    source="openai-whisper model.py sinusoids (transformers 5.23 modeling_whisper)",
+    conventions=("whisper",),
+    parameters=frozenset({"base"}),
+)
 def _whisper(spec, device):
     # OpenAI whisper's sinusoids(length, channels, max_timescale), also in Hugging Face
     # Whisper: the increment in float64, int64 ranges times it, float32 from there.
@@ -530,9 +601,12 @@ def _xlm_angles(length: int, dim: int):
     return np.arange(length, dtype=np.float64)[:, None] / denominators[None, :]
 
 
-@variant(VARIANTS, "hf-marian",
-         source="transformers 5.23 MarianSinusoidalPositionalEmbedding.create_weight (Pegasus)",
-         conventions=("concat",))
+@variant(
+    VARIANTS,
+    "hf-marian",
+    source="transformers 5.23 MarianSinusoidalPositionalEmbedding.create_weight (Pegasus)",
+    conventions=("concat",),
+)
 def _hf_marian(spec, device):
     # Hugging Face MarianSinusoidalPositionalEmbedding.create_weight (Pegasus shares it):
     # float64 numpy angles, sin of the even columns then cos of the odd ones, cast to float32.
@@ -548,8 +622,12 @@ def _hf_marian(spec, device):
     return out
 
 
-@variant(VARIANTS, "hf-distilbert", source="transformers 5.23 distilbert create_sinusoidal_embeddings",
-         conventions=("vaswani",))
+@variant(
+    VARIANTS,
+    "hf-distilbert",
+    source="transformers 5.23 distilbert create_sinusoidal_embeddings",
+    conventions=("vaswani",),
+)
 def _hf_distilbert(spec, device):
     # Hugging Face DistilBERT create_sinusoidal_embeddings: the same float64 angles,
     # interleaved, cast to float32.
@@ -564,8 +642,13 @@ def _hf_distilbert(spec, device):
     return out
 
 
-@variant(VARIANTS, "positional-encodings", source="positional-encodings 6.0 PositionalEncoding1D",
-         conventions=("vaswani",), shape="batch-first")
+@variant(
+    VARIANTS,
+    "positional-encodings",
+    source="positional-encodings 6.0 PositionalEncoding1D",
+    conventions=("vaswani",),
+    shape="batch-first",
+)
 def _positional_encodings(spec, device):
     # positional-encodings PositionalEncoding1D: width rounded up to even, inv_freq by
     # 1 / 10000^(2i/ch) in float32, an einsum outer product, sin/cos stacked and flattened.
@@ -601,8 +684,13 @@ _LAYOUTS = {
     ),
     "cos-half": lambda d: ([(d // 2 + i, i) for i in range(d // 2)], lambda i: i / (d // 2)),
 }
-_LAYOUT_CONVENTIONS = {"interleaved": "vaswani", "concat": "concat", "timescale": "tensor2tensor",
-                       "cos-timescale": "musicgen", "cos-half": "timestep"}
+_LAYOUT_CONVENTIONS = {
+    "interleaved": "vaswani",
+    "concat": "concat",
+    "timescale": "tensor2tensor",
+    "cos-timescale": "musicgen",
+    "cos-half": "timestep",
+}
 
 
 @dataclass
@@ -676,15 +764,38 @@ class Sinusoidal(Family):
     summary = "1-D sin/cos tables (Vaswani et al. and the libraries after it)"
     conventions = {name: c.summary for name, c in CONVENTIONS.items()}
     params = (
-        Param("padding_idx", None, "the position whose row is all zeros (the fairseq convention).", int,
-              minimum=0, fixed="has no padding row"),
-        Param("min_timescale", 1.0, "tensor2tensor's min_timescale (--base is its max_timescale).",
-              float, fixed="has no min_timescale"),
-        Param("timestep_scale", 1.0, "every angle multiplied by this (diffusers' get_timestep_embedding "
-              "scale; QwenImage: 1000).", float, fixed="has no angle scale"),
-        Param("timesteps", None, "the rows' positions, instead of --offset and --seq-len: a range "
-              "START:STOP[:STEP] (as Python's; 999:-1:-20 is a 50-step DDIM schedule), a list t1,t2,... "
-              "or a .npy file of any t values, fractional ones exact.", str, fixed="takes consecutive positions only"),
+        Param(
+            "padding_idx",
+            None,
+            "the position whose row is all zeros (the fairseq convention).",
+            int,
+            minimum=0,
+            fixed="has no padding row",
+        ),
+        Param(
+            "min_timescale",
+            1.0,
+            "tensor2tensor's min_timescale (--base is its max_timescale).",
+            float,
+            fixed="has no min_timescale",
+        ),
+        Param(
+            "timestep_scale",
+            1.0,
+            "every angle multiplied by this (diffusers' get_timestep_embedding "
+            "scale; QwenImage: 1000).",
+            float,
+            fixed="has no angle scale",
+        ),
+        Param(
+            "timesteps",
+            None,
+            "the rows' positions, instead of --offset and --seq-len: a range "
+            "START:STOP[:STEP] (as Python's; 999:-1:-20 is a 50-step DDIM schedule), a list t1,t2,... "
+            "or a .npy file of any t values, fractional ones exact.",
+            str,
+            fixed="takes consecutive positions only",
+        ),
     )
     variants = VARIANTS
     shapes = ("2d", "batch-first", "seq-first")
@@ -710,7 +821,9 @@ class Sinusoidal(Family):
                 )
         if spec.timesteps is not None:
             if spec.offset or spec.padding_idx is not None:
-                raise BadInput("--timesteps gives every row's position: drop --offset and --padding-idx")
+                raise BadInput(
+                    "--timesteps gives every row's position: drop --offset and --padding-idx"
+                )
             timesteps(spec)
 
     def rows(self, spec):
@@ -751,14 +864,23 @@ class Sinusoidal(Family):
             lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
         else:
             values = timesteps(spec)[2]
-            lines.append(("positions", f"timesteps {_shown(spec.timesteps)} ({len(values)}: {values[0]:g} .. "
-                                       f"{values[-1]:g})"))
+            lines.append(
+                (
+                    "positions",
+                    f"timesteps {_shown(spec.timesteps)} ({len(values)}: {values[0]:g} .. "
+                    f"{values[-1]:g})",
+                )
+            )
         if spec.padding_idx is not None:
             lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
         return lines
 
     def identity(self, spec) -> str:
-        where = f"first position {spec.offset}" if spec.timesteps is None else f"timesteps {_shown(spec.timesteps)}"
+        where = (
+            f"first position {spec.offset}"
+            if spec.timesteps is None
+            else f"timesteps {_shown(spec.timesteps)}"
+        )
         return f"base {spec.base:g}, {where}"
 
     def row_label(self, spec):
@@ -781,7 +903,8 @@ class Sinusoidal(Family):
                 }
                 for i, w in enumerate(frequencies)
             ],
-            "positions": [spec.offset, spec.last_position] if spec.timesteps is None
+            "positions": [spec.offset, spec.last_position]
+            if spec.timesteps is None
             else [float(timesteps(spec)[2].min()), float(timesteps(spec)[2].max())],
         }
 
@@ -789,10 +912,13 @@ class Sinusoidal(Family):
         compute = compute or "float32"
         recipes = [
             (name, spec.replace(variant=name, compute_dtype=compute, dtype=compute))
-            for name, found in VARIANTS.items() if found.kind == "seed"
+            for name, found in VARIANTS.items()
+            if found.kind == "seed"
         ]
-        title = (f"seed formulas computed in {compute} vs the exact table (d_model={spec.d_model}, "
-                 f"positions {spec.offset}..{spec.last_position}, base {spec.base:g})")
+        title = (
+            f"seed formulas computed in {compute} vs the exact table (d_model={spec.d_model}, "
+            f"positions {spec.offset}..{spec.last_position}, base {spec.base:g})"
+        )
         return title, compute, recipes
 
     def explain(self, va, vb, dtype, la, lb):
@@ -801,15 +927,21 @@ class Sinusoidal(Family):
         d = va.shape[1]
         order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
         if close(va[:, order], vb, dtype):
-            return [f"same values in another layout: {la} is interleaved, {lb} is [sin | cos] (concat)"], True
+            return [
+                f"same values in another layout: {la} is interleaved, {lb} is [sin | cos] (concat)"
+            ], True
         if close(va, vb[:, order], dtype):
-            return [f"same values in another layout: {la} is [sin | cos] (concat), {lb} is interleaved"], True
+            return [
+                f"same values in another layout: {la} is [sin | cos] (concat), {lb} is interleaved"
+            ], True
         findings = []
         zero_a = ~va.any(axis=1)
         zero_b = ~vb.any(axis=1)
         for rows, who, other in ((zero_a & ~zero_b, la, lb), (zero_b & ~zero_a, lb, la)):
             for r in np.nonzero(rows)[0][:3]:
-                findings.append(f"row {r} is all zeros in {who} and not in {other} (a padding row?)")
+                findings.append(
+                    f"row {r} is all zeros in {who} and not in {other} (a padding row?)"
+                )
         keep = ~(zero_a | zero_b)
         if findings and close(va[keep], vb[keep], dtype):
             return findings + ["apart from those rows the tables agree within 1 ulp"], True
@@ -857,15 +989,28 @@ class Sinusoidal(Family):
         for found in fit(values):
             names = [_LAYOUT_CONVENTIONS[found.layout]]
             if found.layout == "timescale":
-                names = ["fairseq"] if len(found.padding) else ["tensor2tensor", "whisper", "fairseq"]
+                names = (
+                    ["fairseq"] if len(found.padding) else ["tensor2tensor", "whisper", "fairseq"]
+                )
             for name in names:
                 try:
                     CONVENTIONS[name].check(d)
                 except BadInput:
                     continue
-                pad = int(found.offset + found.padding[0]) if CONVENTIONS[name].padding and len(found.padding) else None
-                spec = bench.spec(d_model=d, seq_len=bench.length, convention=name, base=found.base,
-                                  offset=found.offset, padding_idx=pad, dtype="float64")
+                pad = (
+                    int(found.offset + found.padding[0])
+                    if CONVENTIONS[name].padding and len(found.padding)
+                    else None
+                )
+                spec = bench.spec(
+                    d_model=d,
+                    seq_len=bench.length,
+                    convention=name,
+                    base=found.base,
+                    offset=found.offset,
+                    padding_idx=pad,
+                    dtype="float64",
+                )
                 spec = self._choose_base(values, spec, dtype, bench)
                 reference = bench.reference(spec)
                 label = name + (f" (padding_idx={pad})" if pad is not None else "")
@@ -898,10 +1043,16 @@ class Sinusoidal(Family):
             low, lower = angles[at, -1], angles[at, -2]
             fitted = []  # (angles that wrapped, past pi over the lowest frequency, fit no base)
             if (low > 0 and lower > 0) or (low < 0 and lower < 0):
-                fitted = plausible_bases(float((lower / low) ** (1 / float(exponents[-1] - exponents[-2]))))
-            for base in [*sorted(fitted, key=lambda b: (digits(b), b)),  # roundest first, then max_period's
-                         *[b for b in _MAX_PERIODS if b not in fitted]]:
-                probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
+                fitted = plausible_bases(
+                    float((lower / low) ** (1 / float(exponents[-1] - exponents[-2])))
+                )
+            for base in [
+                *sorted(fitted, key=lambda b: (digits(b), b)),  # roundest first, then max_period's
+                *[b for b in _MAX_PERIODS if b not in fitted],
+            ]:
+                probe = bench.spec(
+                    d_model=d, seq_len=2, convention=name, base=base, dtype="float64"
+                )
                 if probe is None:
                     continue
                 w = np.array([float(x) for x in self.frequencies(probe)[0]])
@@ -910,7 +1061,9 @@ class Sinusoidal(Family):
                     continue  # the angles do not follow t * w: not this layout and base
                 whole = np.round(t)
                 steps = np.diff(whole)
-                near = np.all(np.abs(t - whole) <= 1e-3 + 2.0**-22 * np.abs(t))  # (float32's large angles)
+                near = np.all(
+                    np.abs(t - whole) <= 1e-3 + 2.0**-22 * np.abs(t)
+                )  # (float32's large angles)
                 ranged = near and np.all(steps == steps[0]) and steps[0] != 0
                 # the angle is scale * t * w: a table of t = whole / scale times diffusers' scale
                 # (QwenImage's 1000) is read as whole; those scales are tried where they divide it
@@ -918,18 +1071,34 @@ class Sinusoidal(Family):
                 for scale in [int(s) for s in _SCALES if not np.any(whole % s)] if ranged else ():
                     step = int(steps[0]) // scale
                     if step != 1 or scale != 1:  # (consecutive positions: the fit above)
-                        ranges.append((f"{int(whole[0]) // scale}:{int(whole[-1]) // scale + step}:{step}", scale))
+                        ranges.append(
+                            (
+                                f"{int(whole[0]) // scale}:{int(whole[-1]) // scale + step}:{step}",
+                                scale,
+                            )
+                        )
                 # else a list (after the ranges, which come first where both are the table)
-                texts = [] if ranged and steps[0] == 1 else self._readings(
-                    values, t, whole if near else None, name, base, bench)
+                texts = (
+                    []
+                    if ranged and steps[0] == 1
+                    else self._readings(values, t, whole if near else None, name, base, bench)
+                )
                 for text, scale in ranges + texts:
-                    spec = bench.spec(d_model=d, convention=name, base=base, timesteps=text,
-                                      timestep_scale=float(scale), dtype="float64")
+                    spec = bench.spec(
+                        d_model=d,
+                        convention=name,
+                        base=base,
+                        timesteps=text,
+                        timestep_scale=float(scale),
+                        dtype="float64",
+                    )
                     if spec is None:
                         continue
                     reference = bench.reference(spec)
                     scaled = f", scale {scale:g}" if scale != 1 else ""
-                    yield bench.candidate(f"{name}, timesteps {_shown(text)}{scaled}", spec, reference=reference)
+                    yield bench.candidate(
+                        f"{name}, timesteps {_shown(text)}{scaled}", spec, reference=reference
+                    )
                     yield from bench.libraries(spec, reference)
                 if ranged or texts:
                     break
@@ -949,10 +1118,15 @@ class Sinusoidal(Family):
             if made:
                 steps = np.diff(whole)
                 return [] if np.all(steps == steps[0]) and steps[0] != 0 else made
-        return [found for scale in _SCALES for found in self._made(values, float32_near(t / scale), name, base, bench,
-                                                                    scale)]
+        return [
+            found
+            for scale in _SCALES
+            for found in self._made(values, float32_near(t / scale), name, base, bench, scale)
+        ]
 
-    def _made(self, values, tried, name: str, base: float, bench, scale: float = 1.0) -> list[tuple[str, float]]:
+    def _made(
+        self, values, tried, name: str, base: float, bench, scale: float = 1.0
+    ) -> list[tuple[str, float]]:
         """For the exact table and each library of this layout, the --timesteps list of the t
         among each row's `tried` (rows, k) that makes that row bit for bit at this scale, where
         every row has one; with the scale."""
@@ -960,12 +1134,24 @@ class Sinusoidal(Family):
 
         rows, d = values.shape
         found = []
-        for variant in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions)):
-            spec = bench.spec(d_model=d, convention=name, base=base, timesteps=_listed(tried.ravel()),
-                              timestep_scale=scale, variant=variant, dtype=bench.dtype)
+        for built_by in (
+            "exact",
+            *(v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions),
+        ):
+            spec = bench.spec(
+                d_model=d,
+                convention=name,
+                base=base,
+                timesteps=_listed(tried.ravel()),
+                timestep_scale=scale,
+                variant=built_by,
+                dtype=bench.dtype,
+            )
             if spec is None:
                 continue
-            same = np.all(bench.values_of(spec).reshape(rows, tried.shape[1], d) == values[:, None, :], axis=2)
+            same = np.all(
+                bench.values_of(spec).reshape(rows, tried.shape[1], d) == values[:, None, :], axis=2
+            )
             if same.any(axis=1).all():
                 text = (_listed(tried[np.arange(rows), np.argmax(same, axis=1)]), scale)
                 if text not in found:
@@ -982,7 +1168,14 @@ class Sinusoidal(Family):
 
         head = min(len(values), 64)
         scored = [
-            (float(np.abs(values[:head] - bench.reference(spec.replace(base=b, seq_len=head))).max()), b)
+            (
+                float(
+                    np.abs(
+                        values[:head] - bench.reference(spec.replace(base=b, seq_len=head))
+                    ).max()
+                ),
+                b,
+            )
             for b in plausible_bases(spec.base)
         ]
         best = min(error for error, _ in scored)
@@ -996,15 +1189,28 @@ class Sinusoidal(Family):
         `dtype` table of this convention, size, base and offset."""
         for name, found in VARIANTS.items():
             if found.kind == "seed":
-                if spec.convention in found.conventions and dtype in ("float32", "float16", "bfloat16"):
-                    yield f"seed variant {name} in {dtype}", spec.replace(
-                        variant=name, compute_dtype=dtype, dtype=dtype), ""
+                if spec.convention in found.conventions and dtype in (
+                    "float32",
+                    "float16",
+                    "bfloat16",
+                ):
+                    yield (
+                        f"seed variant {name} in {dtype}",
+                        spec.replace(variant=name, compute_dtype=dtype, dtype=dtype),
+                        "",
+                    )
                 continue
             if dtype != "float32" or spec.convention not in found.conventions:
                 continue  # every library computes in float32
             candidate = bench.spec(
-                d_model=spec.d_model, seq_len=spec.seq_len, variant=name, convention=spec.convention, base=spec.base,
-                offset=spec.offset, padding_idx=spec.padding_idx, shape="2d",
+                d_model=spec.d_model,
+                seq_len=spec.seq_len,
+                variant=name,
+                convention=spec.convention,
+                base=spec.base,
+                offset=spec.offset,
+                padding_idx=spec.padding_idx,
+                shape="2d",
             )
             if candidate is not None:  # None: the library cannot make this table
                 yield f"library {name}", candidate, found.source
@@ -1038,7 +1244,9 @@ def _follows(t, angles, w) -> bool:
     import numpy as np
 
     angle = t[:, None] * w
-    return bool(np.all(np.abs(np.exp(1j * angle) - np.exp(1j * angles)) <= 1e-2 + 2.0**-21 * np.abs(angle)))
+    return bool(
+        np.all(np.abs(np.exp(1j * angle) - np.exp(1j * angles)) <= 1e-2 + 2.0**-21 * np.abs(angle))
+    )
 
 
 FAMILY = Sinusoidal()

@@ -8,11 +8,27 @@ from ..core.version import __version__
 OUTPUT_FORMATS = ("npy", "safetensors", "csv", "tsv", "raw")
 BINARY = {"npy", "safetensors", "raw"}
 EXTENSIONS = {
-    ".npy": "npy", ".safetensors": "safetensors", ".csv": "csv", ".tsv": "tsv",
-    ".raw": "raw", ".bin": "raw",
+    ".npy": "npy",
+    ".safetensors": "safetensors",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".raw": "raw",
+    ".bin": "raw",
 }
 SAFETENSORS_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16"}
-SAFETENSORS_OTHER = {"I8", "U8", "I16", "U16", "I32", "U32", "I64", "U64", "BOOL", "F8_E4M3", "F8_E5M2"}
+SAFETENSORS_OTHER = {
+    "I8",
+    "U8",
+    "I16",
+    "U16",
+    "I32",
+    "U32",
+    "I64",
+    "U64",
+    "BOOL",
+    "F8_E4M3",
+    "F8_E5M2",
+}
 NPY_DTYPES = {"f8": "float64", "f4": "float32", "f2": "float16"}
 METADATA_VERSION = "pe_cli.version"
 

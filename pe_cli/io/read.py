@@ -55,15 +55,18 @@ class Stored:
         if self.fortran:
             raw = np.asarray(self._mapped()[np.unravel_index(np.arange(first, stop), self.shape)])
         elif self.data is not None:
-            raw = np.frombuffer(self.data, self.storage, count, self.start + first * self.storage.itemsize)
+            raw = np.frombuffer(
+                self.data, self.storage, count, self.start + first * self.storage.itemsize
+            )
         else:
             raw = np.empty(count, self.storage)
             with open(self.path, "rb") as f:
                 f.seek(self.start + first * self.storage.itemsize)
                 if f.readinto(memoryview(raw).cast("B")) != raw.nbytes:
                     raise BadInput(f"{self.label}: the file was cut short while it was read")
-        return host_float(np.ascontiguousarray(raw).astype(self.storage.newbyteorder("="), copy=False),
-                          self.dtype).astype(np.float64)
+        return host_float(
+            np.ascontiguousarray(raw).astype(self.storage.newbyteorder("="), copy=False), self.dtype
+        ).astype(np.float64)
 
     def _mapped(self) -> np.ndarray:
         if self.data is not None:
@@ -88,7 +91,9 @@ def split_source(source: str) -> tuple[str, str | None]:
 
 def looks_like_file(source: str) -> bool:
     path, _ = split_source(source)
-    return path == "-" or Path(path).exists() or Path(path).suffix.lower() in (".npy", ".safetensors")
+    return (
+        path == "-" or Path(path).exists() or Path(path).suffix.lower() in (".npy", ".safetensors")
+    )
 
 
 def read(source: str) -> Loaded:
@@ -176,8 +181,9 @@ def _npy(data: bytes, label: str, file: Path | None) -> Stored:
             f"{label}: truncated: the header promises {count * dtype.itemsize} bytes of data "
             f"and {size - start} follow"
         )
-    return Stored(label, tuple(shape), kind, None, dtype, fortran, file, start,
-                  data if file is None else None)
+    return Stored(
+        label, tuple(shape), kind, None, dtype, fortran, file, start, data if file is None else None
+    )
 
 
 def _safetensors_header(file: Path) -> tuple[dict, dict, int]:
@@ -217,7 +223,11 @@ def _safetensors(file: Path, tensor: str | None) -> Stored:
         raise BadInput(f"{file}: no tensor {tensor!r}; it holds {', '.join(names)}")
     info = header[tensor]
     try:
-        code, shape, (begin, end) = info["dtype"], [int(n) for n in info["shape"]], info["data_offsets"]
+        code, shape, (begin, end) = (
+            info["dtype"],
+            [int(n) for n in info["shape"]],
+            info["data_offsets"],
+        )
         begin, end = int(begin), int(end)
     except (KeyError, TypeError, ValueError):
         raise BadInput(f"{file}: malformed entry for tensor {tensor!r}") from None
@@ -234,8 +244,16 @@ def _safetensors(file: Path, tensor: str | None) -> Stored:
             f"{tuple(shape)} in a file of {size} bytes"
         )
     storage = np.dtype("<u2" if dtype == "bfloat16" else FORMATS[dtype].npy)
-    return Stored(f"{file}:{tensor}", tuple(shape), dtype, _spec_from(metadata, tensor), storage,
-                  False, file, data_start + begin)
+    return Stored(
+        f"{file}:{tensor}",
+        tuple(shape),
+        dtype,
+        _spec_from(metadata, tensor),
+        storage,
+        False,
+        file,
+        data_start + begin,
+    )
 
 
 def _spec_from(metadata: dict, name: str) -> TableSpec | None:
@@ -243,9 +261,10 @@ def _spec_from(metadata: dict, name: str) -> TableSpec | None:
     from dataclasses import fields
 
     prefix = f"{name}."
-    params = {k[len(prefix):]: v for k, v in metadata.items() if k.startswith(prefix)}
+    params = {k[len(prefix) :]: v for k, v in metadata.items() if k.startswith(prefix)}
     if not params:
         return None
+
     def value(text: str):
         try:
             return json.loads(text)

@@ -140,8 +140,14 @@ def _no_progress(label: str, total: int):
     return nullcontext(lambda nbytes: None)
 
 
-def _stream(out: BinaryIO, tables: dict[str, TableSpec], fmt: str, label: str, placed: bool = False,
-            progress=_no_progress) -> int:
+def _stream(
+    out: BinaryIO,
+    tables: dict[str, TableSpec],
+    fmt: str,
+    label: str,
+    placed: bool = False,
+    progress=_no_progress,
+) -> int:
     """Write the tables in `fmt`; return the number of bytes written. `placed`: out is a new
     regular file, and binary formats are written by position (see _place)."""
     with progress(label, _estimate_bytes(tables, fmt)) as advance:
@@ -172,7 +178,9 @@ def _stream_into(out: _Sink, tables: dict[str, TableSpec], fmt: str) -> int:
         row = spec.offset
         for block in blocks(spec, transient=True):
             if fmt in ("csv", "tsv"):
-                out.write(_text_rows(np.ascontiguousarray(host_bits(block)), spec.dtype, row, separator))
+                out.write(
+                    _text_rows(np.ascontiguousarray(host_bits(block)), spec.dtype, row, separator)
+                )
             else:
                 out.write(memoryview(_little_endian(block)))
             row += len(block)
@@ -200,7 +208,12 @@ def _place(fd: int, tables: dict[str, TableSpec], fmt: str, advance) -> int:
     for name in order:
         spec = tables[name]
         row_bytes = spec.cols * spec.format.itemsize
-        fill(spec, lambda first, block, base=offset, size=row_bytes: put(_little_endian(block), base + first * size))
+        fill(
+            spec,
+            lambda first, block, base=offset, size=row_bytes: put(
+                _little_endian(block), base + first * size
+            ),
+        )
         offset += spec.nbytes
     return offset
 
@@ -214,7 +227,9 @@ def _atomic(destination: str, force: bool):
     """A temporary file beside the destination, renamed onto it only when complete."""
     path = Path(destination)
     try:
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+        fd, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".partial"
+        )
     except OSError as e:
         raise BadInput(f"cannot write in folder {str(path.parent)!r} ({e.strerror})") from None
     umask = os.umask(0)
@@ -254,7 +269,7 @@ def write_file(destination: str, data: bytes, force: bool = False) -> None:
         with _atomic(destination, force) as out:
             left = memoryview(data)
             while left:  # an unbuffered file may take part of it at a time
-                left = left[out.write(left):]
+                left = left[out.write(left) :]
     except OSError as e:
         raise OutputError(f"writing {destination}: {e.strerror or e}") from None
 
@@ -286,7 +301,9 @@ def write(
                 nbytes = _stream(out, tables, fmt, Path(destination).name, progress=progress)
         else:
             with _atomic(destination, force) as out:
-                nbytes = _stream(out, tables, fmt, Path(destination).name, placed=True, progress=progress)
+                nbytes = _stream(
+                    out, tables, fmt, Path(destination).name, placed=True, progress=progress
+                )
     except BrokenPipeError:
         raise
     except OSError as e:

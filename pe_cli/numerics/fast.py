@@ -61,9 +61,15 @@ class Rotation:
 
     def __init__(self, sinusoids: Sinusoids, first: int, rows: int, columns: Columns, dtype: str):
         self.sinusoids, self.first, self.rows, self.columns, self.dtype = (
-            sinusoids, first, rows, columns, dtype,
+            sinusoids,
+            first,
+            rows,
+            columns,
+            dtype,
         )
-        assert sinusoids.scale is None or sinusoids.scale < MAX_SCALE, "the kernel's bounds hold below 2"
+        assert sinusoids.scale is None or sinusoids.scale < MAX_SCALE, (
+            "the kernel's bounds hold below 2"
+        )
         for col in (columns.sin, columns.cos[columns.cos >= 0]):
             assert len(col) < 2 or np.all(np.diff(col) == col[1] - col[0]), "layout not affine"
         self.n = len(sinusoids.turns)
@@ -108,9 +114,24 @@ class Rotation:
         scratch = np.empty(4 * self.n)  # the coarse step's sin and cos, one row of narrow results
         suspects = np.empty(4 * self.n + 1024, dtype=np.int64)
         count = _rotate.rotate_block(
-            out, self.kind, self.precision, self.min_exponent, rows, columns.width, self.n, FINE,
-            self.coarse.shape[1], (start - group) // FINE, self._anchor(group), self.coarse,
-            self.fine, columns.sin, columns.cos, columns.zero, scratch, suspects,
+            out,
+            self.kind,
+            self.precision,
+            self.min_exponent,
+            rows,
+            columns.width,
+            self.n,
+            FINE,
+            self.coarse.shape[1],
+            (start - group) // FINE,
+            self._anchor(group),
+            self.coarse,
+            self.fine,
+            columns.sin,
+            columns.cos,
+            columns.zero,
+            scratch,
+            suspects,
         )
         if count > len(suspects):
             return None

@@ -18,7 +18,6 @@ import numpy as np
 from ..core.errors import BadInput
 from . import exact
 
-
 _TINY = 2.0**-100  # kernel values this small are looked at again in decimal
 _ZERO = Decimal(10) ** -50
 _MEAN_ERROR = 2.0**-84  # the double-double means' absolute error bound (their terms': about 2**-88)
@@ -68,6 +67,7 @@ class Sinusoids:
         """The mean of sin (plane 0) or cos over a block of positions, as exactly as true_value's
         (below 1e-50 it is 0: a sum that cancels, as sin at -p and p); unit: over the length of
         the (cos, sin) mean, to 60 digits."""
+
         def mean(plane):
             found = sum(self.true_value(int(p), index, plane) for p in block) / len(block)
             return Fraction(0) if abs(found) < _ZERO else found
@@ -79,8 +79,10 @@ class Sinusoids:
             sin, cos = (Decimal(m.numerator) / Decimal(m.denominator) for m in (mean(0), mean(1)))
             length = (sin * sin + cos * cos).sqrt()
             if length < _ZERO:
-                raise BadInput("rope parameter pool_unit: a block's mean of cos and sin is 0, which has no "
-                               "length to divide by")
+                raise BadInput(
+                    "rope parameter pool_unit: a block's mean of cos and sin is 0, which has no "
+                    "length to divide by"
+                )
             return Fraction((sin, cos)[plane] / length)
 
     def planes(self, xp, positions: list[int], dtype: str, device: str = "cpu", chunks=None):
@@ -102,7 +104,13 @@ class Sinusoids:
         for plane, (rounded, suspect) in enumerate(results):
             # an exact zero the kernel misses by its error (not zeros it gets: position or frequency 0)
             suspect = suspect | ((xp.abs(rounded) < _TINY) & (rounded != 0))
-            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: self.true_value(positions[i], j, plane))
+            _fix_suspects(
+                xp,
+                rounded,
+                suspect,
+                dtype,
+                lambda i, j, plane=plane: self.true_value(positions[i], j, plane),
+            )
             planes.append(rounded)
         return planes
 
@@ -127,10 +135,16 @@ class Sinusoids:
         error = _MEAN_ERROR
         if unit:  # over sqrt(sin^2 + cos^2), whose own error divides the means' too
             (s_hi, s_lo), (c_hi, c_lo) = means
-            length = exact.dd_sqrt(xp, *exact.dd_add(xp, *exact.dd_mul(s_hi, s_lo, s_hi, s_lo),
-                                                   *exact.dd_mul(c_hi, c_lo, c_hi, c_lo)))
+            length = exact.dd_sqrt(
+                xp,
+                *exact.dd_add(
+                    xp, *exact.dd_mul(s_hi, s_lo, s_hi, s_lo), *exact.dd_mul(c_hi, c_lo, c_hi, c_lo)
+                ),
+            )
             means = [exact.dd_divide(*m, *length) for m in means]
-            error = xp.where(length[0] > 0, _MEAN_ERROR * 4 / xp.where(length[0] > 0, length[0], 1.0), xp.inf)
+            error = xp.where(
+                length[0] > 0, _MEAN_ERROR * 4 / xp.where(length[0] > 0, length[0], 1.0), xp.inf
+            )
         planes = []
         for plane, (mean_hi, mean_lo) in enumerate(means):
             if self.scale is not None:
@@ -139,7 +153,13 @@ class Sinusoids:
                 rounded, suspect = exact.decide_float64(xp, mean_hi, mean_lo, error)
             else:
                 rounded, suspect = exact.round_to(xp, mean_hi, dtype, error)
-            _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: self._true_mean(blocks[i], j, plane, unit))
+            _fix_suspects(
+                xp,
+                rounded,
+                suspect,
+                dtype,
+                lambda i, j, plane=plane: self._true_mean(blocks[i], j, plane, unit),
+            )
             planes.append(rounded)
         return planes
 
@@ -152,8 +172,14 @@ class Sinusoids:
         if xp is not np:
             column, his, los = (xp.from_numpy(a).to(device) for a in (column, his, los))
         hi, lo = exact.product_dd(xp, column, (his, los))
-        rounded, suspect = exact.decide_float64(xp, hi, lo) if dtype == "float64" else exact.round_to(xp, hi, dtype)
-        _fix_suspects(xp, rounded, suspect, dtype, lambda i, j: positions[i] * Fraction(self.frequencies[j]))
+        rounded, suspect = (
+            exact.decide_float64(xp, hi, lo)
+            if dtype == "float64"
+            else exact.round_to(xp, hi, dtype)
+        )
+        _fix_suspects(
+            xp, rounded, suspect, dtype, lambda i, j: positions[i] * Fraction(self.frequencies[j])
+        )
         return rounded
 
 
@@ -168,7 +194,10 @@ def _fix_suspects(xp, rounded, suspect, dtype: str, true_value) -> None:
         rows_h, cols_h = rows.cpu().numpy(), cols.cpu().numpy()
     if len(rows_h) == 0:
         return
-    values = [exact.round_fraction(true_value(i, j), dtype) for i, j in zip(rows_h.tolist(), cols_h.tolist())]
+    values = [
+        exact.round_fraction(true_value(i, j), dtype)
+        for i, j in zip(rows_h.tolist(), cols_h.tolist())
+    ]
     if xp is np:
         rounded[rows, cols] = values
     else:
@@ -190,7 +219,9 @@ class Workspace:
         self.numpy = xp is np
         self.chunks = None
         if sinusoids is not None:
-            self.chunks = sinusoids.chunks if self.numpy else xp.from_numpy(sinusoids.chunks).to(device)
+            self.chunks = (
+                sinusoids.chunks if self.numpy else xp.from_numpy(sinusoids.chunks).to(device)
+            )
 
     def planes(self, positions: list[int]):
         """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each."""
