@@ -10,6 +10,11 @@ set (getrusage). Accuracy samples elements of each side's output and compares th
 mpmath at 256 bits (mpmath comes with torch). Last come the inspection commands (alone with
 --inspection): identification against generating the same table, `compare A B` against
 numpy scripts, and `show` of a 2 GiB table.
+
+    python benchmarks/run.py --startup-against DIR [--runs 21]
+
+times only start-up (each command's --help, --version) and the small job of this checkout
+against another checkout's code (`git worktree add DIR COMMIT`), interleaved in one run.
 """
 
 from __future__ import annotations
@@ -85,29 +90,33 @@ PEAK = (
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def measure(command: list[str], cleanup: Path | None = None) -> tuple[float, int]:
+def measure(
+    command: list[str], cleanup: Path | None = None, env: dict | None = None
+) -> tuple[float, int]:
     """Wall seconds and peak KiB of one run of `command` (the file it makes removed first, and
     the page cache's dirty pages flushed, so that no run pays for the one before)."""
     if cleanup is not None and cleanup.exists():
         cleanup.unlink()
     os.sync()
-    result = subprocess.run([sys.executable, "-c", PEAK, *command], capture_output=True, env=ENV)
+    result = subprocess.run(
+        [sys.executable, "-c", PEAK, *command], capture_output=True, env=env or ENV
+    )
     if result.returncode != 0:
         raise SystemExit(f"failed: {' '.join(command)}\n{result.stderr.decode()}")
     seconds, peak = result.stderr.decode().split()[-2:]
     return float(seconds), int(peak)
 
 
-def median_runs(commands: dict[str, tuple[list[str], Path | None]], runs: int):
-    """Each command once untimed (to warm caches), then `runs` times, interleaved; medians of
-    seconds and of peak KiB."""
-    for command, output in commands.values():
-        measure(command, output)
+def median_runs(commands: dict[str, tuple], runs: int):
+    """Each command, (argv, file it writes or None[, environment]), once untimed (to warm
+    caches), then `runs` times, interleaved; medians of seconds and of peak KiB."""
+    for command in commands.values():
+        measure(*command)
     times = {name: [] for name in commands}
     peaks = {name: [] for name in commands}
     for _ in range(runs):
-        for name, (command, output) in commands.items():
-            seconds, peak = measure(command, output)
+        for name, command in commands.items():
+            seconds, peak = measure(*command)
             times[name].append(seconds)
             peaks[name].append(peak)
     return (
@@ -259,6 +268,44 @@ def inspection(pe_cli: str, folder: Path, args) -> None:
     )
 
 
+STARTUP_JOBS = {
+    "--version": ["--version"],
+    "--help": ["--help"],
+    "generate --help": ["generate", "--help"],
+    "compare --help": ["compare", "--help"],
+    "show --help": ["show", "--help"],
+    "export --help": ["export", "--help"],
+    "small job": ["generate", "--d-model", "512", "--seq-len", "1024", "-o", "{small}"],
+}
+
+
+def startup_against(baseline: Path, folder: Path, runs: int) -> None:
+    """Each command's --help, --version and the small job by this checkout's code and by
+    another checkout's (an earlier commit: `git worktree add DIR COMMIT`), each through the
+    same launcher with its tree first on PYTHONPATH, interleaved; medians and their ratios."""
+    here = Path(__file__).resolve().parents[1]
+    launcher = "import sys; sys.argv[0] = 'pe-cli'; from pe_cli import main; main()"
+    small = folder / "small.npy"
+    commands = {}
+    for job, argv in STARTUP_JOBS.items():
+        for tree, label in ((here, "this"), (baseline.resolve(), "baseline")):
+            env = {**ENV, "PYTHONPATH": str(tree)}
+            argv_here = [a.format(small=small) for a in argv]
+            commands[(job, label)] = (
+                [sys.executable, "-c", launcher, *argv_here],
+                small if "{small}" in argv else None,
+                env,
+            )
+    times, peaks = median_runs(commands, runs)
+    print(f"this checkout ({here}) against {baseline}, median of {runs} runs each:")
+    for job in STARTUP_JOBS:
+        now, before = times[(job, "this")], times[(job, "baseline")]
+        print(
+            f"  {job:<16} {now:7.3f} s against {before:7.3f} s ({now / before:5.2f}x); "
+            f"peak {peaks[(job, 'this')] / 1024:6.1f} against {peaks[(job, 'baseline')] / 1024:6.1f} MiB"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11, help="runs of each small command")
@@ -268,6 +315,13 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2000, help="elements checked per file")
     parser.add_argument("--dir", default=None, help="folder for the large files")
     parser.add_argument("--inspection", action="store_true", help="only the inspection commands")
+    parser.add_argument(
+        "--startup-against",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="only start-up and the small job, against another checkout's code in DIR",
+    )
     args = parser.parse_args()
 
     pe_cli = shutil.which("pe-cli")
@@ -287,6 +341,12 @@ def main() -> None:
         f"{platform.platform()}"
     )
     print(f"files in {folder}\n")
+    if args.startup_against is not None:
+        try:
+            startup_against(args.startup_against, folder, args.runs)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
     if args.inspection:
         try:
             inspection(pe_cli, folder, args)

@@ -47,21 +47,28 @@ def ulp32(values):
     return np.ldexp(1.0, np.maximum(exponent - 24, -149))
 
 
+def bands(length):
+    """compare's position bands: rows [0, 1), [1, 4), [4, 16), ..., the last ending at `length`."""
+    edges = [0, 1]
+    while edges[-1] < length:
+        edges.append(edges[-1] * 4)
+    edges[-1] = length
+    return [(a, b) for a, b in zip(edges, edges[1:]) if a < b]
+
+
 def difference(candidate, reference, threshold=1e-4):
     """compare's figures for a candidate table against a reference of the same 2-D shape:
-    largest, mean and RMS error, largest error in float32 ulps (at the larger magnitude of
-    the two), where the largest error is, the first row above `threshold`, and the largest
-    error in rows [0, 1), [1, 4), [4, 16), ... (the last band ending at the last row)."""
+    largest, mean and RMS error, largest error in float32 ulps (at its column's size: the
+    largest magnitude in that column of either table), where the largest error is, the first
+    row above `threshold`, and the largest error in rows [0, 1), [1, 4), [4, 16), ... (the
+    last band ending at the last row)."""
     candidate = np.asarray(candidate, dtype=np.float64)
     error = np.abs(candidate - reference)
-    ulps = error / ulp32(np.maximum(np.abs(candidate), np.abs(reference)))
+    size = np.maximum(np.abs(candidate).max(axis=0), np.abs(reference).max(axis=0))
+    ulps = error.max(axis=0) / ulp32(size)
     worst = np.unravel_index(int(np.argmax(error)), error.shape)
     rows = error.max(axis=1)
     over = np.nonzero(rows > threshold)[0]
-    edges = [0, 1]
-    while edges[-1] < len(rows):
-        edges.append(edges[-1] * 4)
-    edges[-1] = len(rows)
     return {
         "max": error.max(),
         "mean": error.mean(),
@@ -69,7 +76,8 @@ def difference(candidate, reference, threshold=1e-4):
         "ulps": ulps.max(),
         "worst": (int(worst[0]), int(worst[1])),
         "first_over": int(over[0]) if len(over) else None,
-        "bands": [rows[a:b].max() for a, b in zip(edges, edges[1:]) if a < b],
+        "bands": [rows[a:b].max() for a, b in bands(len(rows))],
+        "size": float(size.max()),
     }
 
 
@@ -98,16 +106,32 @@ def band_row(name: str, d: dict) -> str:
 
 
 def comparison_lines(d: dict, threshold=1e-4) -> dict[str, str]:
-    """The lines of `compare A B` that carry figures, by their label."""
+    """The lines of `compare A B` that carry figures, by their label (the two `where` lines
+    by their first words)."""
     if d["max"] == 0:
-        verdict = "bit-identical"
+        verdict = "bit for bit identical"
     elif d["ulps"] <= 1:
-        verdict = f"equal within {d['ulps']:.3g} ulp of float32"
+        verdict = (
+            f"equal within {_e(d['ulps'])} ulp of float32 at the values' size "
+            f"(max |A-B| {_e(d['max'])}): rounding only"
+        )
+    elif d["max"] > 1e-2 * d["size"]:
+        verdict = f"differ by up to {_e(d['max'])}, where the values reach {_e(d['size'])}"
     else:
-        verdict = f"differ: max {d['ulps']:.4g} ulp of float32"
+        ulps = f"{d['ulps']:.0f}" if d["ulps"] >= 10 else f"{d['ulps']:.2g}"
+        verdict = f"differ by up to {_e(d['max'])}, {ulps} ulp of float32 at the values' size"
+    first = d["first_over"]
+    if first is None:
+        within = f"within {threshold:g} at every position"
+    elif first == 0:
+        within = f"beyond {threshold:g} already at position 0"
+    else:
+        within = (
+            f"within {threshold:g} up to position {first - 1}; beyond it first at position {first}"
+        )
     return {
         "verdict": f"verdict {verdict}",
-        "max |A-B|": f"max |A-B| {_e(d['max'])} at position {d['worst'][0]}, dimension {d['worst'][1]}",
-        f"first p > {threshold:g}": f"first p > {threshold:g} "
-        + ("-" if d["first_over"] is None else str(d["first_over"])),
+        "the largest": f"the largest difference is at position {d['worst'][0]}, dimension "
+        f"{d['worst'][1]}",
+        "within": within,
     }

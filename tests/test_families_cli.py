@@ -276,10 +276,9 @@ def test_compare_explains_mae_versus_timm(cli, tmp_path):
         "compare", path, "exact:timm", "--family", "sincos2d", "--grid", "14", "--d-model", 64
     )
     text = " ".join(out.decode().split())
-    assert "class token" in text and "column blocks of 16 (d/4) reordered" in text
-    assert (
-        "exact:timm block 0 = " + str(path) + " block 2" in text
-    )  # timm's sin y is MAE's third block
+    assert "class token" in text and "column blocks of d/4 = 16 in another order" in text
+    # timm [sin y | sin x | cos y | cos x] is MAE [sin x | cos x | sin y | cos y] reordered
+    assert "exact:timm's blocks are " + str(path) + "'s blocks 2, 0, 3, 1" in text
 
 
 def test_rope_precision_audit(cli):

@@ -111,7 +111,9 @@ def test_seed000_as_written_is_diagnosed(cli, tmp_path):
     code, out, err = cli("compare", path, "exact")
     text = out.decode()
     assert code == 0, err
-    assert "agree up to position 1, dimension 2 and differ from there on" in text
+    assert "the first at position 1, dimension 1; position 0 is bit for bit equal" in " ".join(
+        text.split()
+    )
 
 
 def _save(path, values):
@@ -122,12 +124,12 @@ def _save(path, values):
 @pytest.mark.parametrize(
     "a_args,b_args,finding",
     [
-        ({"convention": "concat"}, {}, "another layout"),
+        ({"convention": "concat"}, {}, "another column order"),
         ({"offset": 3}, {}, "rows shifted by 3"),
         (
             {"convention": "fairseq", "padding_idx": 2},
             {"convention": "tensor2tensor"},
-            "row 2 is all zeros",
+            "position 2 is all zeros",
         ),
         ({"base": 500000.0}, {}, "another base"),
         ({"convention": "tensor2tensor"}, {}, "another frequency family"),
@@ -146,9 +148,9 @@ def test_batch_axis_and_transpose_are_read_through(cli, tmp_path):
     b = _save(tmp_path / "b.npy", table.T.copy())  # transposed
     result = _json(cli, "compare", a, b)
     assert result["differing"] == 0
-    assert any("batch-first" in f for f in result["findings"])
+    assert any("batch-first" in f for f in result["notes"])
     text = cli("compare", a, b)[1].decode()
-    assert "bit-identical" in text and "batch-first" in text and "transposed" in text
+    assert "bit for bit identical" in text and "batch-first" in text and "transposed" in text
 
 
 def test_tolerance_exit_codes(cli, tmp_path):

@@ -132,7 +132,7 @@ def test_inspect_examples_run():
         "positions.npy: matches fairseq (padding_idx=1), base 10000, first position 0, bit for bit"
         in text
     )
-    assert "agree up to position 1, dimension 2 and differ from there on" in text
+    assert "the first at position 1, dimension 1; position 0 is bit for bit equal" in text
 
 
 def test_progress_bar_on_a_terminal_only(tmp_path):

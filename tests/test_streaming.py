@@ -43,7 +43,9 @@ def test_compare_streamed_figures_match_a_whole_array_computation(cli, tmp_path,
     got = json.loads(out)
     x, y = a.astype(np.float64), b.astype(np.float64)
     error = np.abs(x - y)
-    ulps = error / np.maximum(_float32_ulp(a), _float32_ulp(b))
+    # ulps at each column's largest value (either table)
+    size = np.maximum(np.abs(a).max(axis=0), np.abs(b).max(axis=0))
+    ulps = error.max(axis=0) / _float32_ulp(size)
     assert got["max_abs"] == error.max()
     assert got["mean_abs"] == pytest.approx(error.mean(), rel=1e-12)
     assert got["rms"] == pytest.approx(np.sqrt(np.mean(error**2)), rel=1e-12)
@@ -57,12 +59,11 @@ def test_compare_streamed_figures_match_a_whole_array_computation(cli, tmp_path,
     ]
     assert got["first_over"] == int(np.flatnonzero(rows_max > 1e-5)[0])
     assert got["within"] is False
-    over = error > _float32_ulp(b)
-    first = np.flatnonzero(over)[0]
-    assert any(
-        f"they agree up to position {first // 64}, dimension {first % 64}" in f
-        and f"({over.sum()} of {x.size} elements" in f
-        for f in got["findings"]
+    first = np.flatnonzero(error)[0]
+    assert got["first_differing"] == [first // 64, first % 64]
+    assert got["where"][0].startswith(
+        f"{np.count_nonzero(error)} of {x.size} elements differ, the first at position "
+        f"{first // 64}, dimension {first % 64}"
     )
 
 
@@ -81,7 +82,7 @@ def test_compare_reads_shifted_and_transposed_tables_in_blocks(cli, tmp_path, sm
         assert code == 0 and got["differing"] == 0 and got["size"] == table.size
         assert any(
             note in f and "compared as (700, 32)" in f or note == "class token" and note in f
-            for f in got["findings"]
+            for f in got["notes"]
         )
     other = table.copy()
     other[650, 5] += np.float32(0.5)
@@ -182,9 +183,10 @@ def test_one_altered_element_is_found_by_the_confirming_pass(cli, tmp_path, smal
     assert best["max_abs"] == pytest.approx(
         float(abs(mpmath.mpf(float(table[row, 40])) - x)), rel=1e-9
     )
-    assert best["max_ulps"] == pytest.approx(
-        reference.ulps(float(table[row, 40]), x, "float32"), rel=1e-6
-    )
+    # ulps at the column's size: column 40 is a cos, 1 at position 0; every other element is
+    # its correctly rounded value, within half an ulp
+    altered = float(abs(mpmath.mpf(float(table[row, 40])) - x)) / 2.0**-23
+    assert max(altered, 0.5) * (1 + 1e-6) >= best["max_ulps"] >= altered * (1 - 1e-6)
     assert tuple(best["worst"]) == (row, 40)
     code, out, _ = cli("compare", tmp_path / "t.npy")
     text = " ".join(out.decode().split())  # lines fold at the terminal's width

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+import numpy as np
+
 from ..core.dtypes import DTYPE_NAMES, FORMATS
 from ..core.errors import BadInput
 from ..engine import build
@@ -20,9 +22,11 @@ from ..families import (
     PART_NAMES,
     VARIANT_NAMES,
     families_of_variant,
+    find_variant,
 )
 from ..io.read import looks_like_file
 from ..spec import TableSpec, params_from_options
+from . import diagnose
 from .identify import Candidate, exact_reference, identify
 from .metrics import Difference, Tally, difference, gather
 from .tables import Source, from_file, from_spec
@@ -111,22 +115,31 @@ class Comparison:
     a: Source
     b: Source
     difference: Difference
-    findings: list[str]
+    notes: list[str]  # how the tables were read and what they are (transposed, lengths, layouts)
+    verdict: str  # one line: identical, equal within rounding, or how far apart
+    where: list[str]  # where they are bit for bit equal, and within the threshold
+    growth: str | None  # how the difference grows with position, where the bands say
+    findings: list[str]  # what explains the difference: a rearrangement, another base
 
     def to_json(self):
         return {
             "a": self.a.label,
             "b": self.b.label,
+            "verdict": self.verdict,
+            "where": self.where,
+            "growth": self.growth,
             "findings": self.findings,
+            "notes": self.notes,
             **self.difference.figures(),
         }
 
 
-DIAGNOSIS_ELEMENTS = 1 << 19  # the rows of each table a family's diagnosis looks at
+DIAGNOSIS_ELEMENTS = 1 << 19  # the rows of each table a diagnosis looks for a finding in
 
 
 def compare(a: Source, b: Source, threshold: float, atol=None, rtol=None) -> Comparison:
-    """A against B in one streamed pass over both (B is the reference), then a diagnosis."""
+    """A against B in one streamed pass over both (B is the reference), then what explains
+    the difference, confirmed over every row."""
     notes = a.notes + b.notes
     if a.shape != b.shape and a.shape == b.shape[::-1]:  # the wide one is read as the other's rows
         wide, tall = (a, b) if a.rows < a.cols else (b, a)
@@ -157,46 +170,76 @@ def compare(a: Source, b: Source, threshold: float, atol=None, rtol=None) -> Com
         tally,
         ((first, va, vb) for (first, va), (_, vb) in zip(a.blocks(0, rows), b.blocks(0, rows))),
     )
-    if result.max_ulps > 1:
-        notes += diagnose(a, b, rows, dtype, tally)
-        specs = [side.spec for side in (a, b) if side.spec is not None]
-        if (
-            len(specs) == 2
-            and specs[0].family == specs[1].family
-            and specs[0].convention != specs[1].convention
-        ):
-            described = FAMILIES[specs[0].family].conventions
-            notes += [
-                f"{side.label} is {side.spec.convention}: {described[side.spec.convention]}"
-                for side in (a, b)
-            ]
-    return Comparison(a, b, result, notes)
+    specs = [side.spec for side in (a, b) if side.spec is not None]
+    if (
+        len(specs) == 2
+        and specs[0].family == specs[1].family
+        and specs[0].convention != specs[1].convention
+    ):
+        described = FAMILIES[specs[0].family].conventions
+        notes += [
+            f"{side.label} is {side.spec.convention}: {described[side.spec.convention]}"
+            for side in (a, b)
+        ]
+    findings = []
+    if result.max_ulps > 1:  # more than rounding apart: what explains it?
+        findings = _findings(a, b, rows, dtype, result.max_abs)
+    arithmetic, computed_by = _arithmetic(a, b, dtype)
+    return Comparison(
+        a,
+        b,
+        result,
+        notes,
+        diagnose.verdict(result),
+        diagnose.where(result, rows, a.cols),
+        None if findings else diagnose.growth(result, arithmetic, computed_by),
+        findings,
+    )
 
 
-def diagnose(a: Source, b: Source, rows: int, dtype: str, tally: Tally) -> list[str]:
-    """Say what kind of difference two same-width tables have: each family says what it
-    recognizes in their first rows (another layout, a padding row, shifted rows, another
-    base); then, from the whole pass, where the tables stop agreeing."""
+def _findings(a: Source, b: Source, rows: int, dtype: str, before: float) -> list[str]:
+    """A rearrangement found in the tables' first rows and confirmed over every row; else
+    what a family sees in the first rows (another base)."""
     head = min(rows, max(64, DIAGNOSIS_ELEMENTS // a.cols))
     va, vb = a.block(0, head), b.block(0, head)
-    findings = []
-    for family in FAMILIES.values():
-        said = family.explain(va, vb, dtype, a.label, b.label)
-        if said is not None:
-            findings += said[0]
-            if said[1]:
-                if head < rows:
-                    findings.append(
-                        f"(seen in the first {head} of {rows} rows, where the finding "
-                        "above was made; the figures are over every row)"
-                    )
-                return findings
-    p, j = divmod(tally.first_over_ulp, a.cols)
-    findings.append(
-        f"they agree up to position {p}, dimension {j} and differ from there on "
-        f"({tally.over_ulp} of {tally.size} elements by more than 1 ulp of {dtype})"
-    )
-    return findings
+    size = max(float(np.max(np.abs(va))), float(np.max(np.abs(vb))))
+    for rearrangement in diagnose.search(va, vb):
+        after = _confirm(rearrangement, a, b)
+        if diagnose.explains(after, before, size):
+            said = f"{rearrangement.what.format(a=a.label, b=b.label)}; {rearrangement.done}, they"
+            if after == 0:
+                return [f"{said} are bit for bit equal"]
+            return [f"{said} differ by at most {after:.3g}"]
+    return [
+        line for family in FAMILIES.values() for line in family.explain(va, vb, a.label, b.label)
+    ]
+
+
+def _confirm(rearrangement: diagnose.Rearrangement, a: Source, b: Source) -> float:
+    """The largest |A - B| over every pair of rows a rearrangement sets side by side, read in
+    blocks (inf where it sets fewer than two side by side)."""
+    start, stop = rearrangement.rows(a.rows, b.rows)
+    worst, paired = 0.0, 0
+    for first, vb in b.blocks(start, stop):
+        shifted = first + rearrangement.shift
+        x, y = rearrangement.pair(a.block(shifted, shifted + len(vb)), vb)
+        if len(x):
+            worst = max(worst, float(np.max(np.abs(x - y))))
+            paired += len(x)
+    return worst if paired >= 2 else np.inf
+
+
+def _arithmetic(a: Source, b: Source, dtype: str) -> tuple[str, str | None]:
+    """The narrowest dtype either table is computed in, and the table that computes in it
+    where only one of the two is not the exact table."""
+    computed = [
+        side for side in (a, b) if side.spec is not None and find_variant(side.spec) is not None
+    ]
+    narrowest = dtype
+    for side in computed:
+        narrowest = _narrower(narrowest, side.spec.compute_dtype or side.spec.dtype)
+    exact = [side for side in (a, b) if side.spec is not None and side not in computed]
+    return narrowest, computed[0].label if len(computed) == 1 and exact else None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import hashlib
 import math
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -106,6 +106,9 @@ def fold_bins(
     into[lo : hi + 1] = ufunc(into[lo : hi + 1], ufunc.reduceat(values, starts, axis=0))
 
 
+LISTED = 8  # differing positions and dimensions a Difference names
+
+
 @dataclass
 class Difference:
     """How a candidate table differs from a reference table of the same 2-D shape."""
@@ -115,14 +118,26 @@ class Difference:
     max_abs: float
     mean_abs: float
     rms: float
+    # the largest error in ulps of `dtype` at its column's magnitude (the largest |value| of
+    # that column in either table): ulps near a zero of sin say nothing, those of the values'
+    # own size do
     max_ulps: float
-    worst: tuple[int, int]  # (position, dimension)
+    worst: tuple[int, int]  # (position, dimension) of the largest |error|
     differing: int  # elements that are not bit-equal
     size: int
     bands: list[tuple[int, int, float]]  # (first position, last position + 1, max |error|)
     first_over: int | None  # first position whose error exceeds `threshold`
     threshold: float
     within: bool | None  # within --atol/--rtol, when a tolerance was given
+    # where the elements that are not bit-equal lie: (position, dimension) of the first in row
+    # order, how many positions and dimensions hold any, the first LISTED of those positions,
+    # and the first LISTED such dimensions as (dimension, first position, last position, count)
+    size_of_values: float = 0.0  # the largest |value| in either table
+    first_differing: tuple[int, int] | None = None
+    differing_rows: int = 0
+    differing_columns: int = 0
+    rows_listed: list[int] = field(default_factory=list)
+    columns_listed: list[tuple[int, int, int, int]] = field(default_factory=list)
     # (bin edges over rows, each bin's max |error|; NaN where no row of it was measured): the
     # error against position that `compare --plot` draws
     profile: tuple[np.ndarray, np.ndarray] | None = None
@@ -139,23 +154,23 @@ class Difference:
 _local = threading.local()
 
 
-def _work(shape) -> tuple[np.ndarray, ...]:
-    """This thread's work arrays for a block of `shape`: three float64 and one bool."""
+def _work(shape) -> tuple[np.ndarray, np.ndarray]:
+    """This thread's work arrays for a block of `shape`: one float64 and one bool."""
     found = getattr(_local, "arrays", None)
     if found is None or found[0].shape != shape:
-        found = _local.arrays = (
-            np.empty(shape),
-            np.empty(shape),
-            np.empty(shape),
-            np.empty(shape, bool),
-        )
+        found = _local.arrays = (np.empty(shape), np.empty(shape, bool))
     return found
+
+
+def _magnitude(values: np.ndarray) -> np.ndarray:
+    """Each column's largest |value| (without a temporary of the block's size)."""
+    return np.maximum(values.max(axis=0), -values.min(axis=0))
 
 
 class Tally:
     """Every figure of a Difference, gathered over row blocks in order (one pass, whatever
-    the tables' size); also what a diagnosis needs: which elements differ by more than one
-    ulp of the reference, and the first of them."""
+    the tables' size, holding a few numbers per column): the errors, and where the elements
+    that are not bit-equal lie."""
 
     def __init__(
         self,
@@ -178,12 +193,19 @@ class Tally:
         self.band_max = [0.0] * len(self.bands)
         self.edges = error_bins(rows)
         self.profile = np.full(len(self.edges) - 1, -np.inf)  # -inf: no row of the bin measured
-        self.max_abs, self.max_ulps, self.worst_flat = 0.0, 0.0, 0
+        self.max_abs, self.worst_flat = 0.0, 0
         self.sum_abs = self.sum_squares = 0.0
-        self.differing = self.size = self.over_ulp = 0
-        self.first_over_ulp: int | None = None  # flat index
+        self.differing = self.size = 0
         self.first_over: int | None = None  # row
         self.within = True
+        self.column_error = np.zeros(cols)  # each column's largest |error|
+        self.column_size = np.zeros(cols)  # each column's largest |value|, either table
+        self.column_count = np.zeros(cols, np.int64)  # elements not bit-equal
+        self.column_first = np.full(cols, -1, np.int64)  # rows of the first and last of them
+        self.column_last = np.full(cols, -1, np.int64)
+        self.first_differing: int | None = None  # flat index
+        self.differing_rows = 0
+        self.rows_listed: list[int] = []
 
     def add(self, first: int, candidate: np.ndarray, reference: np.ndarray) -> None:
         """The next rows (from row `first`) of both tables, float64 (rows, cols)."""
@@ -194,40 +216,47 @@ class Tally:
         thread reuses its own work arrays)."""
         if candidate.size == 0:
             return None
-        error, reference_ulp, spacing, over = _work(candidate.shape)
+        error, unequal = _work(candidate.shape)
         np.abs(np.subtract(candidate, reference, out=error), out=error)
-        ulp(reference, self.dtype, out=reference_ulp)
-        # counted at the larger magnitude of the two, so that an exact zero on one side does
-        # not turn an error into 2**149 ulps
-        np.maximum(reference_ulp, ulp(candidate, self.dtype, out=spacing), out=spacing)
         line = error.ravel()
         flat = int(np.argmax(line))
         rows_max = error.max(axis=1)
         above = np.flatnonzero(rows_max > self.threshold)
-        count = int(np.count_nonzero(np.greater(error, reference_ulp, out=over)))
         within = True
         if self.atol is not None or self.rtol is not None:
             within = bool(
                 np.all(error <= (self.atol or 0.0) + (self.rtol or 0.0) * np.abs(reference))
             )
         # not bit-equal: a nonzero error, but for equal infinities (whose difference is NaN)
-        differing = int(
-            np.count_nonzero(line if not np.isnan(line[flat]) else candidate != reference)
-        )
-        return {
+        if np.isnan(line[flat]):
+            np.not_equal(candidate, reference, out=unequal)
+        else:
+            np.not_equal(error, 0, out=unequal)
+        differing = int(np.count_nonzero(unequal))
+        found = {
             "top": float(line[flat]),
             "flat": flat,
-            "ulps": float(np.divide(error, spacing, out=spacing).max()),
             "sum": float(line.sum()),
             "squares": float(np.dot(line, line)),
             "differing": differing,
             "size": error.size,
-            "over": count,
-            "first_over_ulp": int(np.argmax(over)) if count else None,
             "rows_max": rows_max,
             "above": int(above[0]) if len(above) else None,
             "within": within,
+            "column_error": error.max(axis=0),
+            "column_size": np.maximum(_magnitude(candidate), _magnitude(reference)),
         }
+        if differing:
+            rows = np.flatnonzero(unequal.any(axis=1))
+            found.update(
+                first_differing=int(np.argmax(unequal.ravel())),
+                rows=rows[:LISTED],
+                row_count=len(rows),
+                column_count=np.count_nonzero(unequal, axis=0),
+                column_first=np.argmax(unequal, axis=0),
+                column_last=len(unequal) - 1 - np.argmax(unequal[::-1], axis=0),
+            )
+        return found
 
     def merge(self, first: int, found: dict | None) -> None:
         """Take a block's figures, blocks in order of their rows."""
@@ -236,14 +265,10 @@ class Tally:
         top = found["top"]
         if top > self.max_abs or (np.isnan(top) and not np.isnan(self.max_abs)):
             self.max_abs, self.worst_flat = top, first * self.cols + found["flat"]
-        self.max_ulps = float(np.max([self.max_ulps, found["ulps"]]))
         self.sum_abs += found["sum"]
         self.sum_squares += found["squares"]
         self.differing += found["differing"]
         self.size += found["size"]
-        if found["over"] and self.first_over_ulp is None:
-            self.first_over_ulp = first * self.cols + found["first_over_ulp"]
-        self.over_ulp += found["over"]
         rows_max = found["rows_max"]
         for k, (a, b) in enumerate(self.bands):
             lo, hi = max(a, first), min(b, first + len(rows_max))
@@ -255,16 +280,43 @@ class Tally:
         if self.first_over is None and found["above"] is not None:
             self.first_over = first + found["above"]
         self.within = self.within and found["within"]
+        np.fmax(self.column_error, found["column_error"], out=self.column_error)
+        np.fmax(self.column_size, found["column_size"], out=self.column_size)
+        if found["differing"]:
+            if self.first_differing is None:
+                self.first_differing = first * self.cols + found["first_differing"]
+            self.differing_rows += found["row_count"]
+            room = LISTED - len(self.rows_listed)
+            self.rows_listed += (first + found["rows"][:room]).tolist()
+            count = found["column_count"]
+            new = (self.column_count == 0) & (count > 0)
+            self.column_first[new] = first + found["column_first"][new]
+            self.column_last[count > 0] = first + found["column_last"][count > 0]
+            self.column_count += count
 
     def result(self) -> Difference:
         p0, size = self.first_position, self.size
+        # NaN where a column's error is NaN (a NaN on one side): it stays the largest
+        spacing = ulp(np.nan_to_num(self.column_size, nan=0.0, posinf=0.0), self.dtype)
+        ulps = self.column_error / spacing
+        columns = np.flatnonzero(self.column_count)
+        listed = [
+            (
+                int(j),
+                p0 + int(self.column_first[j]),
+                p0 + int(self.column_last[j]),
+                int(self.column_count[j]),
+            )
+            for j in columns[:LISTED]
+        ]
+        first = self.first_differing
         return Difference(
             dtype=self.dtype,
             first_position=p0,
             max_abs=self.max_abs,
             mean_abs=self.sum_abs / size if size else 0.0,
             rms=float(np.sqrt(self.sum_squares / size)) if size else 0.0,
-            max_ulps=self.max_ulps,
+            max_ulps=float(np.max(ulps, initial=0.0)),
             worst=(p0 + self.worst_flat // self.cols, self.worst_flat % self.cols),
             differing=self.differing,
             size=size,
@@ -272,6 +324,12 @@ class Tally:
             first_over=None if self.first_over is None else p0 + self.first_over,
             threshold=self.threshold,
             within=None if self.atol is None and self.rtol is None else self.within,
+            size_of_values=float(np.max(self.column_size, initial=0.0)),
+            first_differing=None if first is None else (p0 + first // self.cols, first % self.cols),
+            differing_rows=self.differing_rows,
+            differing_columns=len(columns),
+            rows_listed=[p0 + r for r in self.rows_listed],
+            columns_listed=listed,
             profile=(self.edges, np.where(self.profile == -np.inf, np.nan, self.profile)),
         )
 

@@ -242,10 +242,11 @@ class Family:
         writes: (rows, columns, notes) with each row's elements together in C order, or None."""
         return None
 
-    def explain(self, va, vb, dtype: str, la: str, lb: str):
-        """What kind of difference two same-shape 2-D tables have, as this family sees it:
-        (findings, complete), or None. `complete`: nothing more needs saying."""
-        return None
+    def explain(self, va, vb, la: str, lb: str) -> list[str]:
+        """What this family sees in two same-shape 2-D tables (their first rows) that differ
+        by more than rounding and that no rearrangement of rows or columns explains: findings
+        its own fit shows (another base), each a sentence; none where it sees nothing."""
+        return []
 
     def candidates(self, values, dtype: str, notes: list[str], bench):
         """Scored candidates (through `bench`, analysis.identify.Bench) of this family for an
@@ -258,15 +259,6 @@ class Family:
         they are the same numbers (a library's table then need not be built whole to check
         its first rows); None where a table's rows depend on its length."""
         return None
-
-
-def close(x, y, dtype: str) -> bool:
-    """Same shape, and every element within one ulp of dtype of the other's."""
-    import numpy as np
-
-    from ..core.dtypes import ulp
-
-    return x.shape == y.shape and x.size > 0 and bool(np.all(np.abs(x - y) <= ulp(y, dtype)))
 
 
 def digits(value: float) -> int:

@@ -404,29 +404,6 @@ class Sincos2d(Family):
     def facts(self, spec):  # per unit of position (the kernel's are per step of a fractional grid)
         return {"frequencies": axes_facts(_power_law(spec), self._columns(spec))}
 
-    def explain(self, va, vb, dtype, la, lb):
-        """Four column blocks (sin/cos of two coordinates) in another order: another 2-D layout."""
-        from itertools import permutations
-
-        import numpy as np
-
-        d = va.shape[1]
-        if d % 4 or d < 8:
-            return None
-        quarter = d // 4
-        for blocks in permutations(range(4)):
-            order = np.concatenate([np.arange(k * quarter, (k + 1) * quarter) for k in blocks])
-            # within 1e-3: a library's rounding may differ, another layout differs by O(1)
-            if blocks != (0, 1, 2, 3) and np.max(np.abs(va[:, order] - vb)) < 1e-3:
-                moved = ", ".join(
-                    f"{lb} block {k} = {la} block {j}" for k, j in enumerate(blocks) if k != j
-                )
-                return [
-                    f"same values with column blocks of {quarter} (d/4) reordered: {moved} "
-                    f"(another 2-D layout: which coordinate, sin/cos grouping)"
-                ], True
-        return None
-
     def candidates(self, values, dtype, notes, bench):
         """Each factorization of the rows into a grid (near-square first), each layout, after
         the rows of zeros if there are any (a class row, or text rows); in diffusers' layout,

@@ -21,7 +21,6 @@ from ..numerics.frequencies import context, power_law
 from .base import (
     Family,
     binary_fractions,
-    close,
     diffusers_sincos,
     digits,
     even_width,
@@ -921,44 +920,7 @@ class Sinusoidal(Family):
         )
         return title, compute, recipes
 
-    def explain(self, va, vb, dtype, la, lb):
-        import numpy as np
-
-        d = va.shape[1]
-        order = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-        if close(va[:, order], vb, dtype):
-            return [
-                f"same values in another layout: {la} is interleaved, {lb} is [sin | cos] (concat)"
-            ], True
-        if close(va, vb[:, order], dtype):
-            return [
-                f"same values in another layout: {la} is [sin | cos] (concat), {lb} is interleaved"
-            ], True
-        findings = []
-        zero_a = ~va.any(axis=1)
-        zero_b = ~vb.any(axis=1)
-        for rows, who, other in ((zero_a & ~zero_b, la, lb), (zero_b & ~zero_a, lb, la)):
-            for r in np.nonzero(rows)[0][:3]:
-                findings.append(
-                    f"row {r} is all zeros in {who} and not in {other} (a padding row?)"
-                )
-        keep = ~(zero_a | zero_b)
-        if findings and close(va[keep], vb[keep], dtype):
-            return findings + ["apart from those rows the tables agree within 1 ulp"], True
-        for k in range(1, min(len(va) - 1, 64) + 1):
-            for x, y, sign in ((va[k:], vb[:-k], 1), (va[:-k], vb[k:], -1)):
-                rows = ~(~x.any(axis=1) | ~y.any(axis=1))
-                if rows.sum() > 1 and close(x[rows], y[rows], dtype):
-                    first, second = (la, lb) if sign == 1 else (lb, la)
-                    return findings + [
-                        f"rows shifted by {k}: row p of {second} is row p+{k} of {first} "
-                        f"(another --offset, or positions starting at padding_idx+1)"
-                    ], True
-        findings += self._frequency_findings(va, vb, la, lb)
-        return findings, False
-
-    @staticmethod
-    def _frequency_findings(va, vb, la, lb) -> list[str]:
+    def explain(self, va, vb, la, lb):
         """Another base, or another frequency layout, where both tables' angles are clean lines."""
         fits_a = {f.layout: f for f in fit(va) if f.residual < _FIT_RESIDUAL}
         fits_b = {f.layout: f for f in fit(vb) if f.residual < _FIT_RESIDUAL}
