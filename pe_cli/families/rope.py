@@ -21,13 +21,20 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from functools import lru_cache
 
-from ..core.dtypes import FORMATS
+from ..core.dtypes import DTYPE_ALIASES, FORMATS
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION, available_memory, one_thread
-from ..core.names import choice, did_you_mean
+from ..core.names import choice, unknown
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
-from .base import Family, binary_fractions, plausible_bases, positions_file, variant
+from .base import (
+    TEXT_TOKENS,
+    Family,
+    binary_fractions,
+    plausible_bases,
+    positions_file,
+    variant,
+)
 from .hf_config import LayerTypes, read
 
 # ---------------------------------------------------------------------------------------------
@@ -144,18 +151,13 @@ def rope_parameters(items) -> tuple:
         if key == "type":  # the old name in configs
             key = "rope_type"
         if key not in ROPE_KEYS:
-            raise BadInput(
-                f"unknown rope parameter {key!r}{did_you_mean(key, ROPE_KEYS)}; "
-                f"known: {', '.join(ROPE_KEYS)}"
-            )
+            raise BadInput(unknown("rope parameter", key, ROPE_KEYS))
         if value is None:
             continue
         out[key] = _typed(key, value)
     kind = out.get("rope_type", "default")
     if kind not in ROPE_TYPES:
-        raise BadInput(
-            f"unknown rope_type {kind!r}{did_you_mean(kind, ROPE_TYPES)}; choose from {', '.join(ROPE_TYPES)}"
-        )
+        raise BadInput(unknown("rope_type", kind, ROPE_TYPES))
     missing = [k for k in _REQUIRED.get(kind, ()) if k not in out]
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
@@ -2692,16 +2694,7 @@ class Rope(Family):
             field=False,
             choices=tuple(PRESETS),
         ),
-        Param(
-            "text_tokens",
-            0,
-            "text tokens before the grid: rope split layouts give them positions (FLUX's "
-            "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
-            "(CogView3's 224, CogVideoX's 226).",
-            int,
-            minimum=0,
-            fixed="has no text rows",
-        ),
+        TEXT_TOKENS,
         Param(
             "padding_rows",
             0,
@@ -2731,6 +2724,7 @@ class Rope(Family):
             "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].",
             str,
             choices=("float32", "float64"),
+            aliases=DTYPE_ALIASES,
         ),
     )
     variants = VARIANTS
@@ -2762,7 +2756,11 @@ class Rope(Family):
                 if options.get(name) is None:
                     values[name] = config[name]
         if options.get("preset"):
-            preset = PRESETS[options["preset"]]
+            preset = PRESETS[
+                choice(
+                    "--preset", options["preset"], PRESETS, more="--family rope --help lists them"
+                )
+            ]
             values.update(
                 family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes
             )

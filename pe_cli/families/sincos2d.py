@@ -17,6 +17,7 @@ from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
+    TEXT_TOKENS,
     Family,
     axes_facts,
     diffusers_sincos,
@@ -259,16 +260,7 @@ class Sincos2d(Family):
             minimum=1,
             fixed="has no cropped grid",
         ),
-        Param(
-            "text_tokens",
-            0,
-            "text tokens before the grid: rope split layouts give them positions (FLUX's "
-            "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
-            "(CogView3's 224, CogVideoX's 226).",
-            int,
-            minimum=0,
-            fixed="has no text rows",
-        ),
+        TEXT_TOKENS,
     )
     variants = VARIANTS
     paired_columns = True
