@@ -100,11 +100,9 @@ def _default(value, text: str) -> str:
     return f" [default:\xa0{value}]"  # kept on one line (_wrap)
 
 
-def _row(param, text: str | None, default, capital: bool = False) -> tuple[str, str]:
-    """An option's or argument's (name, help); `capital`: the help's first letter made a
-    capital (a family's help is written to follow "F: ")."""
+def _row(param, text: str | None, default) -> tuple[str, str]:
+    """An option's or argument's (name, help)."""
     text = text or ""
-    text = text[:1].upper() + text[1:] if capital else text
     return _name(param), (text + _default(default, text)).strip()
 
 
@@ -148,7 +146,9 @@ def command_help(ctx, family: str | None = None) -> str:
     lists = {
         "Arguments:": [_row(p, p.help, None) for p in params if p.param_type_name == "argument"],
         "Table options:": [_row(p, p.help, p.default) for p in params if _panel(p) == TABLE],
-        "Output options:": [_row(p, p.help, p.default) for p in params if _panel(p) == OUTPUT]
+        f"{command.name} options:": [
+            _row(p, p.help, p.default) for p in params if _panel(p) == OUTPUT
+        ]
         + [_help_row(False)],
     }
     column = _column(list(lists.values()), width)
@@ -185,9 +185,7 @@ def _family_help(ctx, family) -> str:
     ]
     own = {param.name: param for param in family.params}
     options = [
-        _row(p, own[p.name].help, own[p.name].default, capital=True)
-        for p in ctx.command.params
-        if p.name in own
+        _row(p, own[p.name].help, own[p.name].default) for p in ctx.command.params if p.name in own
     ] + [_help_row(True)]
     column = _column([lists, options], width)
     blocks = [

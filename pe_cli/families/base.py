@@ -84,7 +84,7 @@ class Variant:
 TEXT_TOKENS = Param(
     "text_tokens",
     0,
-    "text tokens before the grid (FLUX's 512, CogView3's 224, CogVideoX's 226): rows of "
+    "Text tokens before the grid (FLUX's 512, CogView3's 224, CogVideoX's 226): rows of "
     "zeros in sincos2d and sincos3d tables; positions in rope's split layouts (FLUX's at 0, "
     "FLUX.2's along its last axis, HiDream's after the image).",
     int,

@@ -2622,13 +2622,13 @@ class Rope(Family):
         Param(
             "rope",
             (),
-            "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
+            "A Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
             list,
         ),
         Param(
             "rope_config",
             None,
-            "take theta, head dim, rope parameters and the model's layout "
+            "Take theta, head dim, rope parameters and the model's layout "
             "from a Hugging Face config.json, a model folder, or a model id in the local Hugging "
             "Face cache.",
             str,
@@ -2637,7 +2637,7 @@ class Rope(Family):
         Param(
             "layer_type",
             None,
-            "the layer type whose rope parameters a config gives per layer "
+            "The layer type whose rope parameters a config gives per layer "
             "type (full_attention, sliding_attention, ...).",
             str,
             field=False,
@@ -2645,7 +2645,7 @@ class Rope(Family):
         Param(
             "config_part",
             None,
-            "the part of a composite config to read (text_config, "
+            "The part of a composite config to read (text_config, "
             "vision_config, thinker_config.text_config, ...); default: the language model's.",
             str,
             field=False,
@@ -2653,7 +2653,7 @@ class Rope(Family):
         Param(
             "axes",
             None,
-            "several position axes, each column taking one: a model's M-RoPE or "
+            "Several position axes, each column taking one: a model's M-RoPE or "
             "vision RoPE layout (" + ", ".join(AXES) + "); set by --rope-config.",
             str,
             flags=("--rope-axes",),
@@ -2662,14 +2662,14 @@ class Rope(Family):
         Param(
             "grid",
             None,
-            "the tokens of a multi-axis table: TxHxW frames, rows and columns of "
+            "The tokens of a multi-axis table: TxHxW frames, rows and columns of "
             "an image or video (M-RoPE), or ROWSxCOLUMNS patches (vision RoPE).",
             str,
         ),
         Param(
             "merge",
             None,
-            "a vision encoder's spatial merge size: its patches come in MxM blocks "
+            "A vision encoder's spatial merge size: its patches come in MxM blocks "
             "[default: the --rope-config's, else 1].",
             int,
             minimum=1,
@@ -2677,7 +2677,7 @@ class Rope(Family):
         Param(
             "arithmetic",
             None,
-            "how hf-rope computes cos and sin: of the float32 angles "
+            "How hf-rope computes cos and sin: of the float32 angles "
             "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
             "--rope-config model's, else cos-sin].",
             str,
@@ -2687,7 +2687,7 @@ class Rope(Family):
         Param(
             "preset",
             None,
-            "a diffusion model's RoPE: head dim, theta, axes and layout ("
+            "A diffusion model's RoPE: head dim, theta, axes and layout ("
             + ", ".join(PRESETS)
             + "); give its tokens with --grid (and --text-tokens) or --ids.",
             str,
@@ -2698,7 +2698,7 @@ class Rope(Family):
         Param(
             "padding_rows",
             0,
-            "rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
+            "Rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
             "table, cap_freqs_cis, for a prompt shorter than its batch's longest).",
             int,
             minimum=0,
@@ -2707,7 +2707,7 @@ class Rope(Family):
         Param(
             "ids",
             None,
-            "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
+            "A multi-axis table's token positions: a .npy file of shape (tokens, axes), "
             "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
             "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
             "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
@@ -2719,7 +2719,7 @@ class Rope(Family):
         Param(
             "freqs_dtype",
             None,
-            "what --variant diffusers computes frequencies, angles, cos and sin "
+            "What --variant diffusers computes frequencies, angles, cos and sin "
             "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
             "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].",
             str,

@@ -233,8 +233,8 @@ class Sincos2d(Family):
     summary = "2-D sin-cos tables for image patch grids (MAE, timm, positional-encodings)"
     conventions = {name: layout.summary for name, layout in LAYOUTS.items()}
     params = (
-        Param("grid", None, "patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
-        Param("cls_token", False, "a zero first row for the class token (MAE).", bool),
+        Param("grid", None, "Patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
+        Param("cls_token", False, "A zero first row for the class token (MAE).", bool),
         Param(
             "base_size",
             None,

@@ -150,7 +150,7 @@ class Sincos3d(Family):
         "on 3d/8 (diffusers get_3d_sincos_pos_embed, CogVideoX)",
     }
     params = (
-        Param("grid", None, "grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),
+        Param("grid", None, "Grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),
         Param(
             "interpolation_scale",
             1.0,
@@ -162,7 +162,7 @@ class Sincos3d(Family):
         Param(
             "temporal_interpolation_scale",
             1.0,
-            "the cogvideox convention's: every frame's position divided by it.",
+            "The cogvideox convention's: every frame's position divided by it.",
             float,
             fixed="has no temporal interpolation scale",
         ),
