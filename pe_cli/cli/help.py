@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import textwrap
-from enum import Enum
 
 from typer.core import TyperCommand
 
@@ -92,9 +91,8 @@ def _name(param) -> str:
 
 def _default(value, text: str) -> str:
     """' [default: X]' where there is one to say and the text does not say it already."""
-    value = value.value if isinstance(value, Enum) else value
     if isinstance(value, (list, tuple)):
-        value = ", ".join(str(v.value if isinstance(v, Enum) else v) for v in value)
+        value = ", ".join(str(v) for v in value)
     if value is None or value is False or value == "" or "[default:" in text:
         return ""
     return f" [default:\xa0{value}]"  # kept on one line (_wrap)
