@@ -53,9 +53,19 @@ def resolve_device(device: str) -> str:
     if kind == "auto":
         return "cuda" if has_cuda else "mps" if has_mps else "cpu"
     if kind == "cuda" and not has_cuda:
+        if torch.backends.cuda.is_built():
+            why = (
+                f"built with CUDA {torch.version.cuda}, finds no GPU: none here, or its driver "
+                "is missing or too old): use --device cpu, or check the driver with nvidia-smi"
+            )
+        else:
+            why = (
+                "built without CUDA): use --device cpu, or install a CUDA build of torch "
+                "(Linux: pip install --force-reinstall torch, PyPI's; others: "
+                "pytorch.org/get-started)"
+            )
         raise Unavailable(
-            f"--device {device}: CUDA is not available here (torch {torch.__version__}, "
-            f"{'built with' if torch.backends.cuda.is_built() else 'built without'} CUDA)"
+            f"--device {device}: CUDA is not available here (torch {torch.__version__}, {why}"
         )
     if kind == "cuda" and ":" in device:
         index = device.split(":", 1)[1]
@@ -64,7 +74,14 @@ def resolve_device(device: str) -> str:
                 f"--device {device}: there are {torch.cuda.device_count()} CUDA devices"
             )
     if kind == "mps" and not has_mps:
-        raise Unavailable(f"--device {device}: Apple MPS is not available here")
+        why = (
+            "Apple silicon or an AMD GPU with macOS 12.3 or later"
+            if torch.backends.mps.is_built()
+            else f"a torch built with MPS, as macOS's are (this is {torch.__version__})"
+        )
+        raise Unavailable(
+            f"--device {device}: Apple MPS is not available here: it needs {why}; use --device cpu"
+        )
     return device
 
 

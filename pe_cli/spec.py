@@ -13,7 +13,7 @@ import dataclasses
 import math
 from itertools import product
 
-from .core.dtypes import DTYPE_NAMES, FORMATS
+from .core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS
 from .core.errors import BadInput
 from .core.limits import MAX_POSITION
 from .core.names import choice, number, whole
@@ -26,6 +26,7 @@ from .families import (
     VARIANT_NAMES,
     families_of_variant,
     family_params,
+    own_names,
 )
 
 SHAPES = {
@@ -34,6 +35,7 @@ SHAPES = {
     "seq-first": "(seq_len, 1, d_model), as the PyTorch tutorial's buffer",
 }
 DEVICES = ("cpu", "cuda", "mps", "auto")
+DEVICE_SYNONYMS = {"gpu": "cuda", "metal": "mps"}  # what --device gpu suggests
 
 COMMON = (
     Param(
@@ -56,23 +58,31 @@ COMMON = (
     Param(
         "convention",
         None,
-        "Frequencies and column layout of the family (see README) [default: the "
+        "Frequencies and column layout; each family's are in --family F --help [default: the "
         "family's first, or the library variant's].",
         choices=CONVENTION_NAMES,
     ),
     Param(
         "variant",
         "exact",
-        "exact, a seed notebook's formula, or a library's table.",
+        "exact, a seed notebook's formula, or a library's table; each family's are in "
+        "--family F --help.",
         choices=VARIANT_NAMES,
     ),
-    Param("dtype", "float32", "Output dtype.", choices=DTYPE_NAMES),
+    Param(
+        "dtype",
+        "float32",
+        f"Output dtype: {', '.join(DTYPE_NAMES)} (or {', '.join(DTYPE_ALIASES)}).",
+        choices=DTYPE_NAMES,
+        aliases=DTYPE_ALIASES,
+    ),
     Param(
         "compute_dtype",
         None,
         "Dtype a seed variant computes in, or a precision recipe's stage "
         "[default: float32; bfloat16 for a recipe].",
         choices=DTYPE_NAMES,
+        aliases=DTYPE_ALIASES,
     ),
     Param(
         "base",
@@ -92,15 +102,22 @@ COMMON = (
     Param(
         "device",
         "cpu",
-        "Where the table is built; auto picks cuda, then mps, then cpu.",
+        "Where the table is built: cpu, cuda, mps, or auto (cuda, then mps, then cpu).",
         choices=DEVICES,
     ),
-    Param("family", DEFAULT_FAMILY, f"{', '.join(FAMILIES)}.", choices=tuple(FAMILIES)),
+    Param(
+        "family",
+        DEFAULT_FAMILY,
+        f"The kind of table: {', '.join(FAMILIES)}.",
+        choices=tuple(FAMILIES),
+    ),
     Param(
         "part",
         None,
-        "Which table of the family: "
-        + "; ".join(f"{f.name} {', '.join(f.parts)}" for f in FAMILIES.values() if len(f.parts) > 1)
+        "Which of the family's tables, where it has several: "
+        + "; ".join(
+            f"{f.name}: {', '.join(f.parts)}" for f in FAMILIES.values() if len(f.parts) > 1
+        )
         + " [default: the family's first; export writes "
         + ", ".join(
             f"{f.name}'s {' and '.join(f.export_parts)}"
@@ -138,9 +155,10 @@ class _Spec:
     """The methods of TableSpec (its fields are made from PARAMS below)."""
 
     def __post_init__(self) -> None:
-        family = FAMILIES[choice("family", self.family, FAMILIES)]
+        family = FAMILIES[choice("--family", self.family, FAMILIES)]
         if self.base is None:
             self._set("base", family.default_base)
+        own = own_names(family)
         for param in PARAMS:
             value = getattr(self, param.name)
             if value is None:
@@ -149,7 +167,16 @@ class _Spec:
                 whole(param.flag, value, param.minimum)
             elif param.kind is float:
                 self._set(param.name, number(param.flag, value))
-        choice("variant", self.variant, VARIANT_NAMES)
+            elif param.choices and param.name != "device":  # a device's index is checked below
+                name = choice(
+                    param.flag,
+                    value,
+                    param.choices,
+                    first=own.get(param.name, ()),
+                    aliases=param.aliases,
+                    more=f"--family {family.name} --help lists them",
+                )
+                self._set(param.name, name)
         variant = family.variants.get(self.variant)
         if self.variant != "exact" and variant is None:
             owners = families_of_variant(self.variant)
@@ -178,9 +205,8 @@ class _Spec:
                 f"(they take {', '.join(family.shapes)})"
             )
         family.check(self)
-        choice("dtype", self.dtype, DTYPE_NAMES)
         device = self.device.split(":")[0] if isinstance(self.device, str) else self.device
-        choice("device", device, DEVICES)
+        choice("--device", device, DEVICES, synonyms=DEVICE_SYNONYMS)
         if not (math.isfinite(self.base) and self.base > 1):
             raise BadInput(f"--base must be a finite number > 1, got {self.base}")
         if self.last_position > MAX_POSITION:
@@ -195,8 +221,6 @@ class _Spec:
                     "the exact variant always computes in extended precision"
                 )
             return
-        if self.compute_dtype is not None:
-            choice("compute dtype", self.compute_dtype, DTYPE_NAMES)
         # base is checked against the family's default
         variant.check(
             self,

@@ -12,8 +12,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..core.dtypes import DTYPE_NAMES, FORMATS
+from ..core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS
 from ..core.errors import BadInput
+from ..core.names import did_you_mean
 from ..engine import build
 from ..families import (
     CONVENTION_NAMES,
@@ -23,6 +24,7 @@ from ..families import (
     VARIANT_NAMES,
     families_of_variant,
     find_variant,
+    own_names,
 )
 from ..io.read import looks_like_file
 from ..spec import TableSpec, params_from_options
@@ -46,14 +48,20 @@ def parse_spec(text: str, defaults: dict) -> TableSpec:
                 params["family"] = owners[0]
         elif token in CONVENTION_NAMES:
             params["convention"] = token
-        elif token in DTYPE_NAMES:
-            params["dtype"] = token
+        elif token in DTYPE_NAMES or token in DTYPE_ALIASES:
+            params["dtype"] = DTYPE_ALIASES.get(token, token)
         elif token in PART_NAMES:
             params["part"] = token
         else:
+            family = FAMILIES.get(params.get("family") or DEFAULT_FAMILY)
+            first = [n for names in own_names(family).values() for n in names] if family else ()
+            every = (*VARIANT_NAMES, *CONVENTION_NAMES, *DTYPE_NAMES, *PART_NAMES)
+            which = (
+                f": {token!r} is not a variant, convention, dtype or part" if token != text else ""
+            )
             raise BadInput(
-                f"{text!r} is neither a file nor a table spec (VARIANT[:CONVENTION][:DTYPE][:PART]); "
-                f"{token!r} is not a variant, convention, dtype or part"
+                f"{text!r} is neither a file nor a table spec VARIANT[:CONVENTION][:DTYPE][:PART]"
+                f"{which}{did_you_mean(token, every, first)}"
             )
     variant = FAMILIES[params.get("family", DEFAULT_FAMILY)].variants.get(params.get("variant"))
     if (

@@ -13,6 +13,7 @@ from ..core.version import __version__
 from .compare import compare
 from .export import export
 from .generate import generate
+from .help import Command, app_help
 from .show import show
 
 
@@ -43,19 +44,21 @@ class _App(TyperGroup):
             sys.exit(code or 0)
         return code
 
+    def format_help(self, ctx, formatter) -> None:
+        formatter.write(app_help(ctx))
+
 
 def _suggest(message: str) -> str:
-    """Add a "did you mean" to typer's message for a value that is not one of the choices."""
+    """typer's message for a value that is not one of an option's choices, as pe-cli says it
+    for every name (names.unknown): the near miss, else a short list."""
     import re
 
-    from ..core.names import did_you_mean
+    from ..core.names import unknown
 
-    found = re.search(r"'([^']*)' is not one of (.*?)\.?$", message)
+    found = re.search(r"'(-[^']*)'.*: '([^']*)' is not one of (.*?)\.?$", message)
     if found is None:
         return message
-    return message.rstrip(".") + did_you_mean(
-        found.group(1), re.findall(r"'([^']*)'", found.group(2))
-    )
+    return unknown(found.group(1), found.group(2), re.findall(r"'([^']*)'", found.group(3)))
 
 
 def _fail(error: BaseException, message: str, code: int) -> int:
@@ -76,8 +79,7 @@ app = typer.Typer(
     help="Generate, inspect and verify positional-encoding tables, exactly.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
-    add_completion=False,
-    rich_markup_mode="rich",
+    rich_markup_mode=None,  # help is plain text (help.py): no markup, emoji or boxes
 )
 
 
@@ -91,4 +93,4 @@ def _main(
 
 
 for command in (generate, export, show, compare):
-    app.command()(command)
+    app.command(cls=Command)(command)

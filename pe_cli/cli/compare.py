@@ -11,11 +11,11 @@ from .options import OUTPUT, ForceOpt, JsonOpt, PlotOpt, table_options
 def compare(
     a: Annotated[
         str | None,
-        typer.Argument(help="A file, or a table spec VARIANT\\[:CONVENTION]\\[:DTYPE]."),
+        typer.Argument(help="A file, or a table spec VARIANT[:CONVENTION][:DTYPE][:PART]."),
     ] = None,
     b: Annotated[
         str | None,
-        typer.Argument(help="The table to compare A with \\[default: the exact table]."),
+        typer.Argument(help="The table to compare A with [default: the exact table]."),
     ] = None,
     atol: Annotated[
         float | None,

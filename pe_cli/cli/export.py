@@ -15,7 +15,8 @@ def export(
     force: ForceOpt = False,
     table: dict = None,
 ) -> None:
-    """Write tables with their parameters; repeat --variant/--convention/--dtype for several.
+    """Write tables with their parameters; repeat --variant, --convention, --dtype or --part
+    for several.
 
     Several tables go into one .safetensors file as named tensors (exact.float32, cos, sin,
     exp-log.float32, ...); its metadata holds every parameter of each.

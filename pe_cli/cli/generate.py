@@ -15,6 +15,7 @@ def generate(
         typer.Option(
             "--output",
             "-o",
+            metavar="FILE",
             help="Write the table to this file, or - for stdout.",
             rich_help_panel=OUTPUT,
         ),

@@ -11,12 +11,12 @@ from typing import Annotated
 import typer
 
 from ..core.params import Param
-from ..families import FAMILIES
+from ..families import FAMILIES, own_names
 from ..io.formats import OUTPUT_FORMATS
 from ..spec import COMMON
 
-TABLE = "Table"
-FAMILY = "Family options"
+TABLE = "Table"  # help panels: the common view shows TABLE and OUTPUT,
+FAMILY = "Family options"  # `--family F --help` F's own options
 OUTPUT = "Output"
 
 
@@ -24,42 +24,38 @@ def choices(name: str, values) -> type[Enum]:
     return Enum(name, {v: v for v in values}, type=str)
 
 
-def _escape(text: str) -> str:
-    return text.replace("[", "\\[")  # help is rich markup
-
-
-def _declarations() -> list[tuple[Param, str, str]]:
-    """(param, help panel, help) of every table option: the common ones, then each family's;
-    a parameter two families share (--grid) is one option whose help names both."""
-    found = {p.name: (p, TABLE, p.help) for p in COMMON}
+def _declarations() -> list[tuple[Param, str]]:
+    """(param, help panel) of every table option: the common ones, then each family's; a
+    parameter several families share (--grid) is one option, each family's help its own."""
+    found = {p.name: (p, TABLE) for p in COMMON}
     for family in FAMILIES.values():
         for param in family.params:
-            help = f"{family.name}: {param.help}"
-            if param.name in found:
-                first, panel, before = found[param.name]
-                found[param.name] = (first, panel, f"{before} {help}")
-            else:
-                found[param.name] = (param, FAMILY, help)
+            found.setdefault(param.name, (param, FAMILY))
     return list(found.values())
 
 
 _DECLARATIONS = _declarations()
-_ENUMS = {
-    p.name: choices(p.name.title().replace("_", ""), p.choices)
-    for p, _, _ in _DECLARATIONS
-    if p.choices
-}
 
 
-def _option(param: Param, panel: str, help: str, many: bool, from_file: bool):
-    """(annotation, default) of the Typer option for a parameter."""
-    kind = _ENUMS.get(param.name, param.kind)
-    default = param.default
-    if param.choices and default is not None:
-        default = kind(default)
+def _completion(param: Param):
+    """Shell completion of a name option: its names (the given --family's own variants,
+    conventions or parts), aliases included."""
+
+    def complete(ctx: typer.Context, incomplete: str) -> list[str]:
+        family = FAMILIES.get(ctx.params.get("family") or "")
+        own = own_names(family).get(param.name) if family else None
+        names = dict.fromkeys((*(own or param.choices), *(param.aliases or ())))
+        return [name for name in names if name.startswith(incomplete)]
+
+    return complete
+
+
+def _option(param: Param, panel: str, many: bool, from_file: bool):
+    """(annotation, default) of the Typer option for a parameter. A name's value is checked
+    by TableSpec, which knows the family (its names are suggested first) and the aliases."""
+    kind, default, help = (str if param.kind is list else param.kind), param.default, param.help
     if many:
         annotation, default = list[kind] | None, None if default is None else [default]
-        help += " Repeat for several tables."
     elif param.kind is list:
         annotation, default = list[str] | None, None
     elif param.kind is bool:
@@ -75,17 +71,21 @@ def _option(param: Param, panel: str, help: str, many: bool, from_file: bool):
     else:
         annotation = kind
     option = typer.Option(
-        *(param.flags or (param.flag,)), help=_escape(help), rich_help_panel=panel
+        *(param.flags or (param.flag,)),
+        help=help,
+        rich_help_panel=panel,
+        metavar="NAME" if param.choices else None,
+        autocompletion=_completion(param) if param.choices else None,
     )
     return Annotated[annotation, option], default
 
 
-def _plain(value):
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+def _aliased(param: Param, value):
+    """A value as the name it stands for ('fp32' -> 'float32'), so that export names its
+    tensors by the names the specs record."""
+    if param.aliases and isinstance(value, list):
+        return [param.aliases.get(v, v) for v in value]
+    return param.aliases.get(value, value) if param.aliases else value
 
 
 def table_options(*, repeat=(), from_file=(), skip=()):
@@ -96,12 +96,12 @@ def table_options(*, repeat=(), from_file=(), skip=()):
     def decorate(command):
         own = inspect.signature(command, eval_str=True)
         params = [p for name, p in own.parameters.items() if name != "table"]
-        names = []
-        for param, panel, help in _DECLARATIONS:
+        taken = []
+        for param, panel in _DECLARATIONS:
             if param.name in skip:
                 continue
             annotation, default = _option(
-                param, panel, help, param.name in repeat, param.name in from_file
+                param, panel, param.name in repeat, param.name in from_file
             )
             params.append(
                 inspect.Parameter(
@@ -111,11 +111,11 @@ def table_options(*, repeat=(), from_file=(), skip=()):
                     annotation=annotation,
                 )
             )
-            names.append(param.name)
+            taken.append(param)
 
         @functools.wraps(command)
         def with_table(**values):
-            table = {name: _plain(values.pop(name)) for name in names}
+            table = {param.name: _aliased(param, values.pop(param.name)) for param in taken}
             return command(**values, table=table)
 
         with_table.__signature__ = own.replace(parameters=params)
@@ -130,7 +130,7 @@ FormatOpt = Annotated[
     typer.Option(
         "--format",
         "-f",
-        help="Output format \\[default: from the extension; npy for -].",
+        help=f"Output format: {', '.join(OUTPUT_FORMATS)} [default: from the extension; npy for -].",
         rich_help_panel=OUTPUT,
     ),
 ]
@@ -149,8 +149,9 @@ PlotOpt = Annotated[
     str | None,
     typer.Option(
         "--plot",
+        metavar="FILE",
         help="Also draw a figure into this file: .png, .svg or .pdf "
-        "(needs the plot extra: pip install 'pe-cli\\[plot]').",
+        "(needs the plot extra: pip install 'pe-cli[plot]').",
         rich_help_panel=OUTPUT,
     ),
 ]

@@ -14,20 +14,22 @@ def show(
     source: Annotated[
         str | None,
         typer.Argument(
-            help="A .npy file, FILE.safetensors\\[:TENSOR], or nothing to build from the options."
+            help="A .npy file, FILE.safetensors[:TENSOR], or nothing to build from the options."
         ),
     ] = None,
     rows: Annotated[
         str | None,
         typer.Option(
-            help="Positions to show, START:STOP (row indices) \\[default: 0:8]; with --plot, those drawn \\[default: all] (similarity: START is p).",
+            metavar="START:STOP",
+            help="Positions to show, START:STOP (row indices) [default: 0:8]; with --plot, those drawn [default: all] (similarity: START is p).",
             rich_help_panel=OUTPUT,
         ),
     ] = None,
     cols: Annotated[
         str | None,
         typer.Option(
-            help="Dimensions to show, START:STOP \\[default: what fits]; with --plot, those drawn \\[default: all; curves: 0:4].",
+            metavar="START:STOP",
+            help="Dimensions to show, START:STOP [default: what fits]; with --plot, those drawn [default: all; curves: 0:4].",
             rich_help_panel=OUTPUT,
         ),
     ] = None,
@@ -43,7 +45,7 @@ def show(
         typer.Option(
             help="The figure --plot draws: "
             + "; ".join(f"{k}: {v}" for k, v in KINDS.items())
-            + " \\[default: heatmap].",
+            + " [default: heatmap].",
             rich_help_panel=OUTPUT,
         ),
     ] = None,

@@ -37,6 +37,8 @@ FORMATS: dict[str, Format] = {
 }
 
 DTYPE_NAMES = tuple(FORMATS)
+# what people type (torch's and numpy's short names), taken as the name each stands for
+DTYPE_ALIASES = {"fp32": "float32", "fp64": "float64", "fp16": "float16", "bf16": "bfloat16"}
 
 
 def torch_dtype(name: str):

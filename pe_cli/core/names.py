@@ -6,22 +6,52 @@ import math
 
 from .errors import BadInput
 
+LISTED = 8  # names an error lists before "and N more"
 
-def did_you_mean(value, choices) -> str:
-    """' (did you mean 'x'?)' for a close choice, else ''."""
+
+def did_you_mean(value, choices, first=(), synonyms=None) -> str:
+    """' (did you mean 'x'?)' for a close choice, else ''. A close name among `first` (the
+    current family's) wins over the rest; `synonyms` maps what people type for a thing to
+    its name here ('gpu' -> 'cuda'), for words that are close in meaning, not in spelling."""
     from difflib import get_close_matches
 
-    close = get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    value = str(value)
+    if synonyms and synonyms.get(value.lower()) in choices:
+        return f" (did you mean {synonyms[value.lower()]!r}?)"
+    for names in (first, choices):
+        close = get_close_matches(value, [str(c) for c in names], n=1, cutoff=0.6)
+        if close:
+            return f" (did you mean {close[0]!r}?)"
+    return ""
 
 
-def choice(name: str, value, choices) -> str:
-    """`value` when it is one of `choices`, else BadInput naming them (and a near miss)."""
-    if value not in choices:
-        raise BadInput(
-            f"unknown {name} {value!r}{did_you_mean(value, choices)}; choose from {', '.join(choices)}"
-        )
-    return value
+def listing(names) -> str:
+    """Names joined by commas; past LISTED of them, the first LISTED and how many more."""
+    names = [str(n) for n in names]
+    if len(names) <= LISTED + 1:
+        return ", ".join(names)
+    return f"{', '.join(names[:LISTED])} and {len(names) - LISTED} more"
+
+
+def unknown(name: str, value, choices, first=(), synonyms=None, more="", aliases=()) -> str:
+    """The one line for a name that is not one of `choices`: the near miss when there is one
+    (the current family's names, `first`, before the rest; aliases too), else a short list of
+    `first` or of the choices; `more` says where the whole list is, for a list that is cut."""
+    hint = did_you_mean(value, [*choices, *(aliases or ())], first, synonyms)
+    if hint:
+        return f"unknown {name} {value!r}{hint}"
+    shown = list(first or choices)
+    where = f" ({more})" if more and len(shown) > LISTED + 1 else ""
+    return f"unknown {name} {value!r}; choose from {listing(shown)}{where}"
+
+
+def choice(name: str, value, choices, first=(), aliases=None, synonyms=None, more="") -> str:
+    """`value` when it is one of `choices` (an alias, 'fp32', as the name it stands for), else
+    BadInput with a near miss or a short list (`unknown`)."""
+    found = aliases.get(value, value) if aliases and isinstance(value, str) else value
+    if not isinstance(found, str) or found not in choices:
+        raise BadInput(unknown(name, value, choices, first, synonyms, more, aliases))
+    return found
 
 
 def whole(name: str, value, minimum: int) -> int:

@@ -19,6 +19,7 @@ class Param:
     kind: type = str  # the option's value: int, float, str, bool, or list (a repeatable str)
     flags: tuple[str, ...] = ()  # command-line names; default --name-with-dashes
     choices: tuple[str, ...] = ()  # the allowed names, when the value is a name
+    aliases: dict | None = None  # other names taken for a choice ('fp32' for 'float32')
     minimum: int | None = None  # for int parameters
     fixed: str = ""  # what a variant that lacks this parameter is said to do ("has no padding row")
     field: bool = True  # False: an input of the command line only, which a family expands

@@ -32,6 +32,16 @@ CONVENTION_NAMES = _names(lambda family: family.conventions)
 PART_NAMES = _names(lambda family: family.parts)
 
 
+def own_names(family: Family) -> dict[str, tuple[str, ...]]:
+    """A family's own variants, conventions and parts: where a near miss of a name is looked
+    for first, and what an error lists."""
+    return {
+        "variant": ("exact", *family.variants),
+        "convention": tuple(family.conventions),
+        "part": tuple(family.parts),
+    }
+
+
 def families_of_variant(name: str) -> list[str]:
     """The families that have a variant of this name (one name may serve several families:
     a library's 1-D, 2-D and 3-D tables)."""

@@ -108,7 +108,7 @@ class Alibi(Family):
         "symmetric": "-m_h*|i-j| (heads, L, L)",
         "slopes": "m_h (heads,)",
     }
-    params = (Param("heads", 8, "number of attention heads.", int, minimum=1),)
+    params = (Param("heads", 8, "Number of attention heads.", int, minimum=1),)
     variants = VARIANTS
 
     def check(self, spec):

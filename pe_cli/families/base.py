@@ -80,6 +80,19 @@ class Variant:
             raise BadInput(refusal)
 
 
+# A parameter three families share (rope's split layouts, sincos2d, sincos3d), declared once.
+TEXT_TOKENS = Param(
+    "text_tokens",
+    0,
+    "Text tokens before the grid (FLUX's 512, CogView3's 224, CogVideoX's 226): rows of "
+    "zeros in sincos2d and sincos3d tables; positions in rope's split layouts (FLUX's at 0, "
+    "FLUX.2's along its last axis, HiDream's after the image).",
+    int,
+    minimum=0,
+    fixed="has no text rows",
+)
+
+
 def variant(registry: dict, name: str, **fields):
     """Register the decorated compute function as variant `name` in a family's registry."""
 

@@ -126,7 +126,7 @@ class Boxes(Family):
         Param(
             "boxes",
             None,
-            "the boxes, one row each: x0,y0,x1,y1 joined by ';' (0.1,0.2,0.5,0.6;0,0,0,0), "
+            "The boxes, one row each: x0,y0,x1,y1 joined by ';' (0.1,0.2,0.5,0.6;0,0,0,0), "
             "or a .npy file (count, 4); each coordinate rounded to float32, as GLIGEN holds them.",
             str,
         ),

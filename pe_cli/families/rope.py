@@ -21,13 +21,20 @@ from dataclasses import asdict, dataclass
 from decimal import Decimal
 from functools import lru_cache
 
-from ..core.dtypes import FORMATS
+from ..core.dtypes import DTYPE_ALIASES, FORMATS
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION, available_memory, one_thread
-from ..core.names import choice, did_you_mean
+from ..core.names import choice, unknown
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
-from .base import Family, binary_fractions, plausible_bases, positions_file, variant
+from .base import (
+    TEXT_TOKENS,
+    Family,
+    binary_fractions,
+    plausible_bases,
+    positions_file,
+    variant,
+)
 from .hf_config import LayerTypes, read
 
 # ---------------------------------------------------------------------------------------------
@@ -144,18 +151,13 @@ def rope_parameters(items) -> tuple:
         if key == "type":  # the old name in configs
             key = "rope_type"
         if key not in ROPE_KEYS:
-            raise BadInput(
-                f"unknown rope parameter {key!r}{did_you_mean(key, ROPE_KEYS)}; "
-                f"known: {', '.join(ROPE_KEYS)}"
-            )
+            raise BadInput(unknown("rope parameter", key, ROPE_KEYS))
         if value is None:
             continue
         out[key] = _typed(key, value)
     kind = out.get("rope_type", "default")
     if kind not in ROPE_TYPES:
-        raise BadInput(
-            f"unknown rope_type {kind!r}{did_you_mean(kind, ROPE_TYPES)}; choose from {', '.join(ROPE_TYPES)}"
-        )
+        raise BadInput(unknown("rope_type", kind, ROPE_TYPES))
     missing = [k for k in _REQUIRED.get(kind, ()) if k not in out]
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
@@ -2620,13 +2622,13 @@ class Rope(Family):
         Param(
             "rope",
             (),
-            "a Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
+            "A Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
             list,
         ),
         Param(
             "rope_config",
             None,
-            "take theta, head dim, rope parameters and the model's layout "
+            "Take theta, head dim, rope parameters and the model's layout "
             "from a Hugging Face config.json, a model folder, or a model id in the local Hugging "
             "Face cache.",
             str,
@@ -2635,7 +2637,7 @@ class Rope(Family):
         Param(
             "layer_type",
             None,
-            "the layer type whose rope parameters a config gives per layer "
+            "The layer type whose rope parameters a config gives per layer "
             "type (full_attention, sliding_attention, ...).",
             str,
             field=False,
@@ -2643,7 +2645,7 @@ class Rope(Family):
         Param(
             "config_part",
             None,
-            "the part of a composite config to read (text_config, "
+            "The part of a composite config to read (text_config, "
             "vision_config, thinker_config.text_config, ...); default: the language model's.",
             str,
             field=False,
@@ -2651,7 +2653,7 @@ class Rope(Family):
         Param(
             "axes",
             None,
-            "several position axes, each column taking one: a model's M-RoPE or "
+            "Several position axes, each column taking one: a model's M-RoPE or "
             "vision RoPE layout (" + ", ".join(AXES) + "); set by --rope-config.",
             str,
             flags=("--rope-axes",),
@@ -2660,14 +2662,14 @@ class Rope(Family):
         Param(
             "grid",
             None,
-            "the tokens of a multi-axis table: TxHxW frames, rows and columns of "
+            "The tokens of a multi-axis table: TxHxW frames, rows and columns of "
             "an image or video (M-RoPE), or ROWSxCOLUMNS patches (vision RoPE).",
             str,
         ),
         Param(
             "merge",
             None,
-            "a vision encoder's spatial merge size: its patches come in MxM blocks "
+            "A vision encoder's spatial merge size: its patches come in MxM blocks "
             "[default: the --rope-config's, else 1].",
             int,
             minimum=1,
@@ -2675,7 +2677,7 @@ class Rope(Family):
         Param(
             "arithmetic",
             None,
-            "how hf-rope computes cos and sin: of the float32 angles "
+            "How hf-rope computes cos and sin: of the float32 angles "
             "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
             "--rope-config model's, else cos-sin].",
             str,
@@ -2685,27 +2687,18 @@ class Rope(Family):
         Param(
             "preset",
             None,
-            "a diffusion model's RoPE: head dim, theta, axes and layout ("
+            "A diffusion model's RoPE: head dim, theta, axes and layout ("
             + ", ".join(PRESETS)
             + "); give its tokens with --grid (and --text-tokens) or --ids.",
             str,
             field=False,
             choices=tuple(PRESETS),
         ),
-        Param(
-            "text_tokens",
-            0,
-            "text tokens before the grid: rope split layouts give them positions (FLUX's "
-            "512 at 0, FLUX.2's along its last axis; HiDream's follow the image); sincos2d's and sincos3d's are rows of zeros "
-            "(CogView3's 224, CogVideoX's 226).",
-            int,
-            minimum=0,
-            fixed="has no text rows",
-        ),
+        TEXT_TOKENS,
         Param(
             "padding_rows",
             0,
-            "rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
+            "Rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
             "table, cap_freqs_cis, for a prompt shorter than its batch's longest).",
             int,
             minimum=0,
@@ -2714,7 +2707,7 @@ class Rope(Family):
         Param(
             "ids",
             None,
-            "a multi-axis table's token positions: a .npy file of shape (tokens, axes), "
+            "A multi-axis table's token positions: a .npy file of shape (tokens, axes), "
             "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
             "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
             "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
@@ -2726,11 +2719,12 @@ class Rope(Family):
         Param(
             "freqs_dtype",
             None,
-            "what --variant diffusers computes frequencies, angles, cos and sin "
+            "What --variant diffusers computes frequencies, angles, cos and sin "
             "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
             "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].",
             str,
             choices=("float32", "float64"),
+            aliases=DTYPE_ALIASES,
         ),
     )
     variants = VARIANTS
@@ -2762,7 +2756,11 @@ class Rope(Family):
                 if options.get(name) is None:
                     values[name] = config[name]
         if options.get("preset"):
-            preset = PRESETS[options["preset"]]
+            preset = PRESETS[
+                choice(
+                    "--preset", options["preset"], PRESETS, more="--family rope --help lists them"
+                )
+            ]
             values.update(
                 family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes
             )

@@ -17,6 +17,7 @@ from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
+    TEXT_TOKENS,
     Family,
     axes_facts,
     diffusers_sincos,
@@ -232,8 +233,8 @@ class Sincos2d(Family):
     summary = "2-D sin-cos tables for image patch grids (MAE, timm, positional-encodings)"
     conventions = {name: layout.summary for name, layout in LAYOUTS.items()}
     params = (
-        Param("grid", None, "patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
-        Param("cls_token", False, "a zero first row for the class token (MAE).", bool),
+        Param("grid", None, "Patch grid ROWSxCOLUMNS, e.g. 14x14.", str),
+        Param("cls_token", False, "A zero first row for the class token (MAE).", bool),
         Param(
             "base_size",
             None,
@@ -259,16 +260,7 @@ class Sincos2d(Family):
             minimum=1,
             fixed="has no cropped grid",
         ),
-        Param(
-            "text_tokens",
-            0,
-            "text tokens before the grid: rope split layouts give them positions (FLUX's "
-            "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
-            "(CogView3's 224, CogVideoX's 226).",
-            int,
-            minimum=0,
-            fixed="has no text rows",
-        ),
+        TEXT_TOKENS,
     )
     variants = VARIANTS
     paired_columns = True

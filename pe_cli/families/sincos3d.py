@@ -21,6 +21,7 @@ from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
 from .base import (
+    TEXT_TOKENS,
     Family,
     axes_facts,
     diffusers_sincos,
@@ -149,32 +150,23 @@ class Sincos3d(Family):
         "on 3d/8 (diffusers get_3d_sincos_pos_embed, CogVideoX)",
     }
     params = (
-        Param("grid", None, "grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),
+        Param("grid", None, "Grid TxHxW: frames, rows and columns of patches, e.g. 8x14x14.", str),
         Param(
             "interpolation_scale",
             1.0,
-            "diffusers' interpolation_scale: every position divided by it "
-            "(sincos3d: the rows' and columns'; CogVideoX 2B: 1.875).",
+            "diffusers' interpolation_scale: the rows' and columns' positions divided by it "
+            "(CogVideoX 2B: 1.875).",
             float,
             fixed="has no interpolation scale",
         ),
         Param(
             "temporal_interpolation_scale",
             1.0,
-            "sincos3d cogvideox: every frame's position divided by it.",
+            "The cogvideox convention's: every frame's position divided by it.",
             float,
             fixed="has no temporal interpolation scale",
         ),
-        Param(
-            "text_tokens",
-            0,
-            "text tokens before the grid: rope split layouts give them positions (FLUX's "
-            "512 at 0, FLUX.2's along its last axis); sincos2d's and sincos3d's are rows of zeros "
-            "(CogView3's 224, CogVideoX's 226).",
-            int,
-            minimum=0,
-            fixed="has no text rows",
-        ),
+        TEXT_TOKENS,
     )
     variants = VARIANTS
     paired_columns = True

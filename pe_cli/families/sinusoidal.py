@@ -766,7 +766,7 @@ class Sinusoidal(Family):
         Param(
             "padding_idx",
             None,
-            "the position whose row is all zeros (the fairseq convention).",
+            "The position whose row is all zeros (the fairseq convention).",
             int,
             minimum=0,
             fixed="has no padding row",
@@ -781,7 +781,7 @@ class Sinusoidal(Family):
         Param(
             "timestep_scale",
             1.0,
-            "every angle multiplied by this (diffusers' get_timestep_embedding "
+            "Every angle multiplied by this (diffusers' get_timestep_embedding "
             "scale; QwenImage: 1000).",
             float,
             fixed="has no angle scale",
@@ -789,7 +789,7 @@ class Sinusoidal(Family):
         Param(
             "timesteps",
             None,
-            "the rows' positions, instead of --offset and --seq-len: a range "
+            "The rows' positions, instead of --offset and --seq-len: a range "
             "START:STOP[:STEP] (as Python's; 999:-1:-20 is a 50-step DDIM schedule), a list t1,t2,... "
             "or a .npy file of any t values, fractional ones exact.",
             str,
