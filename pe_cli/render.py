@@ -180,7 +180,7 @@ def tabulate(
         out.print(drawn)
     if left_out:
         out.print(
-            f"left out to fit {width} characters: {_ranges(left_out)} ({more})",
+            f"left out at width {width}: {_ranges(left_out)} ({more})",
             markup=False,
             highlight=False,
         )
@@ -258,7 +258,7 @@ def _corners(spec: TableSpec, facts: Summary, out) -> None:
         if spec.rows > len(facts.head) + len(tail):
             rows.append(["…"] * len(columns))
         add(tail, spec.rows - len(tail))
-    tabulate(columns, rows, "corner values", "show --cols prints any column", out)
+    tabulate(columns, rows, "corner values", "show --cols prints them", out)
 
 
 class _NoProgress:
@@ -349,7 +349,7 @@ def window(table, rows: slice, cols: slice | None, label, title: str) -> None:
         [label(i), *(_number(values[i][j], table.dtype) for j in dims)] for i in positions
     ]
     never = [f"d{j}" for j in range(dims[-1] + 1, table.cols)] if cols is None else []
-    tabulate(columns, rows_shown, title, "--cols START:STOP picks columns", out, never)
+    tabulate(columns, rows_shown, title, "--cols START:STOP picks them", out, never)
 
 
 # coolwarm's ends and middle: blue for -1, grey for 0, red for +1
@@ -422,9 +422,16 @@ def facts(report: dict) -> None:
     norms = report["row_norms"]
     line = f"{norms['min']:.9g} .. {norms['max']:.9g}"
     if "expected" in norms:
+        why = f", assuming {norms['assumed']}" if "assumed" in norms else f" for {norms['because']}"
+        rounding = f"more than {report['dtype']} rounding ({norms['tolerance']:.2g})"
+        off = (
+            f"none off by {rounding}"
+            if not norms["rows_off"]
+            else f"{norms['rows_off']} row{'s' * (norms['rows_off'] > 1)} off by {rounding}"
+        )
         line += (
-            f"  (expected sqrt(d/2) = {norms['expected']:.9g}; largest deviation "
-            f"{norms['max_deviation']:.3g}, {norms['rows_off_by_1e-3']} rows off by > 1e-3)"
+            f"  (expected {norms['formula']} = {norms['expected']:.9g}{why}; "
+            f"largest deviation {norms['max_deviation']:.3g}, {off})"
         )
     if norms["zero_rows"]:
         line += f"; all-zero rows: {', '.join(map(str, norms['zero_rows']))}"
@@ -523,7 +530,7 @@ def audit(result) -> None:
         [Column("variant", justify="left", words=True), *(c for c, _ in figures)],
         [[name, *(cell(d) for _, cell in figures)] for name, d in rows],
         result.title,
-        "--json has every figure",
+        "--json has them",
         out,
     )
     out.print()
@@ -534,7 +541,7 @@ def audit(result) -> None:
         + [Column(f"p<{stop}", keep=k) for k, (_, stop, _) in enumerate(bands)],
         [[name, *(_e(m) for _, _, m in d.bands)] for name, d in rows],
         "max |err| by position band",
-        "--json has every band",
+        "--json has them",
         out,
     )
 
@@ -637,7 +644,7 @@ def identification(result) -> None:
         [Column("convention / variant", justify="left", words=True), *(c for c, _ in figures)],
         [[c.name, *(cell(c) for _, cell in figures)] for c in candidates],
         "candidates",
-        "--json has every figure",
+        "--json has them",
         out,
     )
 
