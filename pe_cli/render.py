@@ -88,7 +88,7 @@ def _fits(columns, least, width: int) -> bool:
 
 
 def _ranges(names: list[str]) -> str:
-    """'d4, d5, d6, d9' -> 'd4..d6, d9': runs of dimension headers in short."""
+    """'d4', 'd5', 'd6', 'd9' -> 'd4..d6; d9': runs of three dimensions or more in short."""
     parts: list = []  # a name, or [first, last] of a run of dimensions
     for name in names:
         found = re.fullmatch(r"d(\d+)", name)
@@ -96,18 +96,15 @@ def _ranges(names: list[str]) -> str:
             parts[-1][1] += 1
         else:
             parts.append([int(found[1])] * 2 if found else name)
-
-    def short(part) -> str:
+    short = []
+    for part in parts:
         if isinstance(part, str):
-            return part
-        first, last = part
-        return (
-            f"d{first}"
-            if first == last
-            else f"d{first}{', ' if last == first + 1 else '..'}d{last}"
-        )
-
-    return ", ".join(map(short, parts))
+            short.append(part)
+        elif part[1] - part[0] >= 2:
+            short.append(f"d{part[0]}..d{part[1]}")
+        else:
+            short += [f"d{j}" for j in range(part[0], part[1] + 1)]
+    return "; ".join(short)  # a header may hold a comma: "worst at (p, d)"
 
 
 def tabulate(
