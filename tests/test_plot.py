@@ -294,6 +294,15 @@ def test_pillow_formats_are_written(cli, tmp_path, extension):
         assert image.format == name.upper() and image.size == (960, 600)
 
 
+def test_webp_is_refused_where_pillow_cannot_write_it(cli, tmp_path, monkeypatch):
+    from PIL import features
+
+    monkeypatch.setattr(features, "check", lambda name: name != "webp")
+    code, out, err = cli("show", "-d", "8", "--plot", tmp_path / "f.webp")
+    assert code == 2 and out == b"" and "built without WebP; use .png" in err
+    assert not list(tmp_path.iterdir())
+
+
 def _opens(path, fmt):
     """The file is a whole figure of its format, 8 x 5 inches (960 x 600 pixels at 120 dpi)."""
     data = path.read_bytes()
