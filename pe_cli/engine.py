@@ -21,7 +21,7 @@ import numpy as np
 
 from .core.dtypes import FORMATS, as_torch, cast_exact, host_bits, host_float
 from .core.errors import BadInput, Unavailable
-from .core.limits import available_memory, gib, one_thread
+from .core.limits import available_memory, human_size, one_thread
 from .families import FAMILIES, find_variant
 from .numerics import exact, fast
 from .numerics.sinusoids import Sinusoids, Workspace
@@ -101,8 +101,8 @@ def check_memory(spec: TableSpec, whole: bool) -> None:
     need, have = memory_needed(spec, whole), available_memory()
     if need > have:
         raise BadInput(
-            f"a {' x '.join(map(str, spec.dims))} {spec.dtype} table needs about {gib(need)} of "
-            f"memory here and {gib(have)} is available; use fewer positions"
+            f"a {' x '.join(map(str, spec.dims))} {spec.dtype} table needs about {human_size(need)} of "
+            f"memory here and {human_size(have)} is available; use fewer positions"
             + ("" if find_variant(spec) is not None else ", or write it to a file (it streams)")
         )
 

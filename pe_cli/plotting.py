@@ -87,33 +87,52 @@ def draw(data: figures.Figure):
     axes.set_title(data.title, fontsize=8, loc="left")
     axes.set_xlabel(data.xlabel + (f"\n{data.note}" if data.note else ""))
     axes.set_ylabel(data.ylabel)
-    if len(data.series) + len(data.hlines) + len(data.vlines) > 1:
-        axes.legend(fontsize=7)
+    if len(data.series) + len(data.hlines) + len(data.vlines) > 1:  # beside the axes, never on data
+        figure.legend(loc="outside right upper", fontsize=7)
     return figure
 
 
+# savefig's arguments per format: no dates in the file (the same figure makes the same bytes),
+# JPEG at a quality that keeps thin lines sharp, WebP without loss, TIFF compressed
+_SAVE = {
+    "png": {},
+    "svg": {"metadata": {"Date": None}},
+    "pdf": {"metadata": {"CreationDate": None}},
+    "jpeg": {"pil_kwargs": {"quality": 95}},
+    "webp": {"pil_kwargs": {"lossless": True}},
+    "tiff": {"pil_kwargs": {"compression": "tiff_lzw"}},
+}
+
+
 def file_format(destination: str, force: bool = False) -> str:
-    """The figure format of a --plot file, from its extension; refused first (before any
-    work) where that is none of FORMATS, or where the file exists and --force is not given."""
+    """The figure format of a --plot file (matplotlib's name), from its extension; refused
+    first (before any work) where that is none of FORMATS, where this Pillow cannot write it,
+    or where the file exists and --force is not given."""
     found = destination.rsplit(".", 1)[-1].lower() if "." in destination else ""
     if found not in FORMATS:
         raise BadInput(
             f"--plot {destination}: the figure's format comes from its extension: "
             f"{', '.join('.' + f for f in FORMATS)}"
         )
+    if FORMATS[found] == "webp":
+        from PIL import features  # matplotlib's own dependency; WebP is a build option of it
+
+        if not features.check("webp"):
+            raise BadInput(f"--plot {destination}: this Pillow was built without WebP; use .png")
     if not force and os.path.lexists(destination):
         raise BadInput(f"{destination} exists; pass --force to replace it")
-    return found
+    return FORMATS[found]
 
 
 def save(figure, destination: str, force: bool = False) -> str:
     """Write a matplotlib Figure whole, or not at all; its format from the extension. Returns
     the format."""
+    from matplotlib import rc_context
+
     fmt = file_format(destination, force)
     buffer = io.BytesIO()
-    # no dates in the file: the same figure makes the same bytes
-    metadata = {"png": {}, "svg": {"Date": None}, "pdf": {"CreationDate": None}}[fmt]
-    figure.savefig(buffer, format=fmt, metadata=metadata)
+    with rc_context({"svg.hashsalt": "pe-cli"}):  # SVG ids from a fixed salt, not the clock
+        figure.savefig(buffer, format=fmt, **_SAVE[fmt])
     write_file(destination, buffer.getvalue(), force)
     return fmt
 

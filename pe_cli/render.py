@@ -2,27 +2,185 @@
 facts, comparisons, identifications, the progress bar and JSON.
 
 Colour and styles follow rich's own rules: none when the stream is not a terminal or when
-NO_COLOR is set.
+NO_COLOR is set. Every table goes through `table()`: a number is never cut, folded or
+shortened; where a table is wider than the terminal its least useful columns are left out
+(with one line saying which, and where to see them), and only then is it printed in parts.
 """
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .analysis.metrics import Summary
-from .core.limits import gib
+from .core.limits import human_size
 from .families import FAMILIES, find_variant
 from .spec import TableSpec
 
+# spaces before a line's end (and before the escape codes closing its styles there)
+_TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
 
-def console(stderr: bool = False):
-    """rich's console; with NO_COLOR set, plain text (rich alone would still embolden)."""
+
+class _Trimmed:
+    """A text stream that drops the spaces rich pads lines with (a grid's cells, a table's
+    title): no line pe-cli prints ends in spaces."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(_TRAILING.sub(r"\1", text))
+
+    def __getattr__(self, name):  # isatty, fileno, flush, encoding: the stream's own
+        return getattr(self._stream, name)
+
+
+def console(stderr: bool = False, trim: bool = True):
+    """rich's console; with NO_COLOR set, plain text (rich alone would still embolden).
+    `trim`: drop trailing spaces (not for a picture whose spaces are its lowest values)."""
     import os
 
     from rich.console import Console
 
     plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return Console(file=sys.stderr if stderr else sys.stdout, highlight=False, emoji=False, **plain)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(file=_Trimmed(stream) if trim else stream, highlight=False, emoji=False, **plain)
+
+
+# ---------------------------------------------------------------------------------------------
+# tables
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a terminal table. Cells of `words` columns (names) break at spaces only;
+    the others (numbers) never break. `keep`: how much the column is worth where the table is
+    too wide (the lowest is left out first; None: never left out)."""
+
+    header: str
+    justify: str = "right"
+    words: bool = False
+    keep: float | None = None
+    style: str = ""
+
+
+_GAP = 3  # " │ " between two columns
+
+
+def _words(text: str) -> list[str]:
+    return text.split() or [""]
+
+
+def _least(column: Column, cells: Sequence[str]) -> int:
+    """The narrowest the column can be: its longest word (a number is one word, whole)."""
+    from rich.cells import cell_len
+
+    header = max(cell_len(w) for w in _words(column.header))
+    if column.words:
+        return max([header, *(cell_len(w) for c in cells for w in _words(c))])
+    return max([header, *(cell_len(c) for c in cells)])
+
+
+def _fits(columns, least, width: int) -> bool:
+    return sum(least[k] for k in columns) + _GAP * (len(columns) - 1) <= width
+
+
+def _ranges(names: list[str]) -> str:
+    """'d4', 'd5', 'd6', 'd9' -> 'd4..d6; d9': runs of three dimensions or more in short."""
+    parts: list = []  # a name, or [first, last] of a run of dimensions
+    for name in names:
+        found = re.fullmatch(r"d(\d+)", name)
+        if found and parts and isinstance(parts[-1], list) and int(found[1]) == parts[-1][1] + 1:
+            parts[-1][1] += 1
+        else:
+            parts.append([int(found[1])] * 2 if found else name)
+    short = []
+    for part in parts:
+        if isinstance(part, str):
+            short.append(part)
+        elif part[1] - part[0] >= 2:
+            short.append(f"d{part[0]}..d{part[1]}")
+        else:
+            short += [f"d{j}" for j in range(part[0], part[1] + 1)]
+    return "; ".join(short)  # a header may hold a comma: "worst at (p, d)"
+
+
+def tabulate(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    title: str | None = None,
+    more: str = "--json has them",
+    out=None,
+    omitted: Sequence[str] = (),
+) -> None:
+    """Print a table whose every cell is whole. Where it is wider than the terminal, columns
+    are left out, the lowest `keep` first (then the rightmost), and one line names them and
+    `more` (where to see them); where the columns that are never left out still do not fit,
+    the table is printed in parts, each with the first column. `omitted`: headers of columns
+    the caller left out already (they could never fit), named in that line too."""
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
+    out = out or console()
+    width = out.width
+    cells = [[row[k] for row in rows] for k in range(len(columns))]
+    least = [_least(c, cells[k]) for k, c in enumerate(columns)]
+    body = [max([least[k], *map(cell_len, cells[k])]) for k in range(len(columns))]
+    natural = [max(body[k], cell_len(c.header)) for k, c in enumerate(columns)]
+    shown = list(range(len(columns)))
+    while not _fits(shown, least, width):
+        optional = [k for k in shown if columns[k].keep is not None]
+        if not optional:
+            break
+        shown.remove(min(reversed(optional), key=lambda k: columns[k].keep))
+    left_out = [columns[k].header for k in range(len(columns)) if k not in shown]
+    left_out += omitted
+    parts = [shown]
+    if not _fits(shown, least, width):  # in parts: the first column, and what fits beside it
+        parts, part = [], [shown[0]]
+        for k in shown[1:]:
+            if len(part) > 1 and not _fits([*part, k], least, width):
+                parts.append(part)
+                part = [shown[0]]
+            part.append(k)
+        parts.append(part)
+    for number, part in enumerate(parts):
+        widths = {k: least[k] for k in part}
+        room = width - sum(widths.values()) - _GAP * (len(part) - 1)
+        for wanted in (body, natural):  # the room left: cells on one line, then the headers
+            for k in sorted(part, key=lambda k: wanted[k] - widths[k]):  # the cheapest first
+                grow = max(0, min(room, wanted[k] - widths[k]))
+                widths[k] += grow
+                room -= grow
+        heading = title if number == 0 else f"{title} (continued)" if title else None
+        drawn = Table(
+            title=None if heading is None else Text(heading),
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+        )
+        for k in part:
+            drawn.add_column(
+                Text(columns[k].header),
+                justify=columns[k].justify,
+                style=columns[k].style,
+                width=widths[k],
+                overflow="fold",  # never for a number: its column is as wide as the widest
+            )
+        for row in rows:
+            drawn.add_row(*(Text(row[k]) for k in part))  # as written: never markup
+        if number:
+            out.print()
+        out.print(drawn)
+    if left_out:
+        out.print(
+            f"left out at width {width}: {_ranges(left_out)} ({more})",
+            markup=False,
+            highlight=False,
+        )
 
 
 def _number(value: float, dtype: str) -> str:
@@ -44,7 +202,7 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
     params.add_column(overflow="fold")
     variant = find_variant(spec)
     rows = [
-        ("shape", " x ".join(map(str, spec.dims)) + f"  ({spec.shape}, {gib(spec.nbytes)})"),
+        ("shape", " x ".join(map(str, spec.dims)) + f"  ({spec.shape}, {human_size(spec.nbytes)})"),
         ("dtype", spec.dtype),
         ("device", device),
         ("variant", spec.variant if variant is None else variant.label(spec)),
@@ -62,7 +220,7 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
         params.add_row(key, Text(value))  # as written: a path or range is not markup
     out.print(params)
     out.print()
-    out.print(_corners(spec, facts))
+    _corners(spec, facts, out)
 
 
 def row_label(spec: TableSpec | None):
@@ -70,33 +228,34 @@ def row_label(spec: TableSpec | None):
     return str if spec is None else FAMILIES[spec.family].row_label(spec)
 
 
-def _corners(spec: TableSpec, facts: Summary):
-    from rich.table import Table
+CORNER_COLUMNS = 4  # leading columns the corner values show, beside the last
 
-    # as many leading columns as fit beside the position and the last column (13 characters each)
-    shown = min(spec.cols, 4, max(1, (console().width - 9) // 13 - 1))
-    table = Table(title="corner values", title_justify="left", show_edge=False, pad_edge=False)
-    table.add_column("position", justify="right", style="bold")
-    for j in range(shown):
-        table.add_column(f"d{j}", justify="right")
+
+def _corners(spec: TableSpec, facts: Summary, out) -> None:
+    """The first and last rows' first columns and last column; the columns that do not fit
+    are left out, the last leading ones first."""
+    shown = min(spec.cols, CORNER_COLUMNS)
+    columns = [Column("position", style="bold")]
+    columns += [Column(f"d{j}", keep=CORNER_COLUMNS - j) for j in range(shown)]
     if spec.cols > shown:
-        table.add_column(f"… d{spec.cols - 1}", justify="right")
+        columns.append(Column(f"… d{spec.cols - 1}", keep=CORNER_COLUMNS + 1))
     label = row_label(spec)
+    rows = []
 
-    def add(rows, first):
-        for i, row in enumerate(rows):
+    def add(values, first):
+        for i, row in enumerate(values):
             cells = [_number(v, spec.dtype) for v in row[:shown]]
             if spec.cols > shown:
                 cells.append(_number(row[-1], spec.dtype))
-            table.add_row(label(first + i), *cells)
+            rows.append([label(first + i), *cells])
 
     add(facts.head, 0)
     if spec.rows > len(facts.head):
         tail = facts.tail[max(len(facts.head) - spec.rows, -len(facts.tail)) :]
         if spec.rows > len(facts.head) + len(tail):
-            table.add_row("…", *["…"] * (len(table.columns) - 1))
+            rows.append(["…"] * len(columns))
         add(tail, spec.rows - len(tail))
-    return table
+    tabulate(columns, rows, "corner values", "show --cols prints them", out)
 
 
 class _NoProgress:
@@ -121,10 +280,18 @@ def progress(label: str, total: int):
         BarColumn,
         DownloadColumn,
         Progress,
+        ProgressColumn,
         TextColumn,
         TimeRemainingColumn,
-        TransferSpeedColumn,
     )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """Bytes a second in binary units, as the sizes beside it (rich's own is decimal)."""
+
+        def render(self, task):
+            speed = task.finished_speed or task.speed
+            return Text("?" if speed is None else f"{human_size(speed)}/s", "progress.data.speed")
 
     @contextmanager
     def bar():
@@ -132,9 +299,9 @@ def progress(label: str, total: int):
             TextColumn("{task.description}"),
             BarColumn(),
             DownloadColumn(binary_units=True),
-            TransferSpeedColumn(),
+            Rate(),
             TimeRemainingColumn(),
-            console=console(stderr=True),
+            console=console(stderr=True, trim=False),  # a live display, redrawn in place
             transient=True,
         ) as shown:
             task = shown.add_task(label, total=total)
@@ -150,7 +317,7 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
         + f"{' x '.join(map(str, spec.dims))} {spec.dtype} {spec.variant}/{spec.convention}"
         for name, spec in specs.items()
     )
-    print(f"wrote {written.destination} ({gib(written.nbytes)}): {tables}", file=sys.stderr)
+    print(f"wrote {written.destination} ({human_size(written.nbytes)}): {tables}", file=sys.stderr)
 
 
 def plotted(destination: str, fmt: str, kind: str) -> None:
@@ -164,30 +331,22 @@ def plotted(destination: str, fmt: str, kind: str) -> None:
 
 def window(table, rows: slice, cols: slice | None, label, title: str) -> None:
     """A slice of the table (analysis.tables.Source: only these rows are read) with position
-    and dimension labels. Numbers are never cut short: without --cols as many columns as fit
-    are shown; asked-for columns are printed in full."""
-    from rich.table import Table
-
+    and dimension labels. Without --cols the columns that fit are shown, and a line says
+    which are left out; columns asked for are all shown (in parts where they do not fit)."""
     out = console()
     positions = range(table.rows)[rows]
     dims = range(table.cols)[cols or slice(None)]
+    if cols is None:  # at most as many as could fit: a column is at least " │ " and a digit
+        dims = dims[: max(1, out.width // 4)]
     shown = sorted(set(positions))
     values = dict(zip(shown, table.at(shown)))
-    cells = {i: [_number(values[i][j], table.dtype) for j in dims] for i in positions}
-    longest = max((len(c) for row in cells.values() for c in row), default=4)
-    cell = max(longest, 4) + 3
-    names = {i: label(i) for i in positions}
-    label_width = max([len("position"), *map(len, names.values())]) + 1
-    if cols is None:
-        dims = dims[: max(1, (out.width - label_width) // cell)]
-    out.width = max(out.width, label_width + cell * len(dims))
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
-    table.add_column("position", justify="right", style="bold", no_wrap=True)
-    for j in dims:
-        table.add_column(f"d{j}", justify="right", no_wrap=True)
-    for i in positions:
-        table.add_row(names[i], *cells[i][: len(dims)])
-    out.print(table)
+    columns = [Column("position", style="bold")]  # without --cols, the last are left out first
+    columns += [Column(f"d{j}", keep=None if cols is not None else -j) for j in dims]
+    rows_shown = [
+        [label(i), *(_number(values[i][j], table.dtype) for j in dims)] for i in positions
+    ]
+    never = [f"d{j}" for j in range(dims[-1] + 1, table.cols)] if cols is None else []
+    tabulate(columns, rows_shown, title, "--cols START:STOP picks them", out, never)
 
 
 # coolwarm's ends and middle: blue for -1, grey for 0, red for +1
@@ -208,7 +367,7 @@ def heatmap(table, low: float, high: float, first_position: int, title: str) -> 
     import numpy as np
     from rich.text import Text
 
-    out = console()
+    out = console(trim=False)  # in plain text a space is a value: the ramp's lowest
     colour = out.color_system is not None
     rows, d = table.rows, table.cols
     width = max(8, min(d, out.width - 2))
@@ -260,9 +419,16 @@ def facts(report: dict) -> None:
     norms = report["row_norms"]
     line = f"{norms['min']:.9g} .. {norms['max']:.9g}"
     if "expected" in norms:
+        why = f", assuming {norms['assumed']}" if "assumed" in norms else f" for {norms['because']}"
+        rounding = f"more than {report['dtype']} rounding ({norms['tolerance']:.2g})"
+        off = (
+            f"none off by {rounding}"
+            if not norms["rows_off"]
+            else f"{norms['rows_off']} row{'s' * (norms['rows_off'] > 1)} off by {rounding}"
+        )
         line += (
-            f"  (expected sqrt(d/2) = {norms['expected']:.9g}; largest deviation "
-            f"{norms['max_deviation']:.3g}, {norms['rows_off_by_1e-3']} rows off by > 1e-3)"
+            f"  (expected {norms['formula']} = {norms['expected']:.9g}{why}; "
+            f"largest deviation {norms['max_deviation']:.3g}, {off})"
         )
     if norms["zero_rows"]:
         line += f"; all-zero rows: {', '.join(map(str, norms['zero_rows']))}"
@@ -272,36 +438,36 @@ def facts(report: dict) -> None:
     out = console()
     out.print(grid)
     if report.get("frequencies"):
-        listed = "columns" in report["frequencies"][0]
-        table = Table(title="frequencies", title_justify="left", show_edge=False, pad_edge=False)
-        heads = ("i", "columns") if listed else ("i", "sin col", "cos col")
-        for name in (*heads, "frequency w_i", "wavelength 2π/w_i"):
-            table.add_column(name, justify="right")
-        shown = report["frequencies"]
-        if len(shown) > 8:
-            shown = shown[:5] + [None] + shown[-2:]
-        for f in shown:
-            if f is None:
-                table.add_row(*["…"] * len(table.columns))
-                continue
-            if listed:
-                columns = f["columns"]
-                where = [
-                    ", ".join(f"{k} {v}" for k, v in columns.items())
-                    if isinstance(columns, dict)
-                    else ", ".join(map(str, columns))
-                ]
-            else:
-                where = [
-                    str(f["sin_column"]),
-                    "-" if f["cos_column"] is None else str(f["cos_column"]),
-                ]
-            wavelength = (
-                "none (not rotated)" if f["wavelength"] is None else f"{f['wavelength']:.6g}"
-            )
-            table.add_row(str(f["index"]), *where, f"{f['frequency']:.9g}", wavelength)
         out.print()
-        out.print(table)
+        _frequencies(report["frequencies"], out)
+
+
+def _frequencies(found: list[dict], out) -> None:
+    listed = "columns" in found[0]
+    columns = [Column("i")]
+    if listed:
+        columns.append(Column("columns", words=True, keep=2))
+    else:
+        columns += [Column("sin col", keep=2), Column("cos col", keep=2)]
+    columns += [Column("frequency w_i", keep=3), Column("wavelength 2π/w_i", keep=1)]
+    shown = found if len(found) <= 8 else [*found[:5], None, *found[-2:]]
+    rows = []
+    for f in shown:
+        if f is None:
+            rows.append(["…"] * len(columns))
+            continue
+        if listed:
+            where = f["columns"]
+            where = [
+                ", ".join(f"{k} {v}" for k, v in where.items())
+                if isinstance(where, dict)
+                else ", ".join(map(str, where))
+            ]
+        else:
+            where = [str(f["sin_column"]), "-" if f["cos_column"] is None else str(f["cos_column"])]
+        wavelength = "none (not rotated)" if f["wavelength"] is None else f"{f['wavelength']:.6g}"
+        rows.append([str(f["index"]), *where, f"{f['frequency']:.9g}", wavelength])
+    tabulate(columns, rows, "frequencies", "--json has them", out)
 
 
 def as_json(payload) -> None:
@@ -339,47 +505,42 @@ def _within(difference) -> str:
 def audit(result) -> None:
     """A family's formulas (the seed recipes; libraries and precision recipes) against the exact
     table, worst first, and their error by position band."""
-    from rich.table import Table
-
     rows = result.rows
     threshold = rows[0][1].threshold if rows else 0.0
-    table = Table(title=result.title, title_justify="left", show_edge=False, pad_edge=False)
-    for name in (
-        "variant",
-        "max |err|",
-        "mean |err|",
-        "RMS",
-        f"max ulp ({result.ulps})",
-        "worst at (p, d)",
-        f"first p with |err| > {threshold:g}",
-    ):
-        table.add_column(name, justify="right" if name != "variant" else "left", overflow="fold")
-    tolerance = any(d.within is not None for _, d in rows)
-    if tolerance:
-        table.add_column("within tol", justify="right")
-    for name, d in rows:
-        cells = [
-            name,
-            _e(d.max_abs),
-            _e(d.mean_abs),
-            _e(d.rms),
-            f"{d.max_ulps:.4g}",
-            f"({d.worst[0]}, {d.worst[1]})",
-            "-" if d.first_over is None else str(d.first_over),
-        ]
-        table.add_row(*cells, *([_within(d)] if tolerance else []))
+    # each column and its cell of a Difference, in one place; `keep`: what is left out first
+    # where the terminal is narrow (RMS, then mean, then where the worst error is)
+    figures: list[tuple[Column, Callable]] = [
+        (Column("max |err|", keep=9), lambda d: _e(d.max_abs)),
+        (Column("mean |err|", keep=2), lambda d: _e(d.mean_abs)),
+        (Column("RMS", keep=1), lambda d: _e(d.rms)),
+        (Column(f"max ulp ({result.ulps})", keep=5), lambda d: f"{d.max_ulps:.4g}"),
+        (Column("worst at (p, d)", keep=3), lambda d: f"({d.worst[0]}, {d.worst[1]})"),
+        (
+            Column(f"first p with |err| > {threshold:g}", keep=6),
+            lambda d: "-" if d.first_over is None else str(d.first_over),
+        ),
+    ]
+    if any(d.within is not None for _, d in rows):
+        figures.append((Column("within tol", keep=10), _within))
     out = console()
-    out.print(table)
-    out.print()
-    bands = Table(
-        title="max |err| by position band", title_justify="left", show_edge=False, pad_edge=False
+    tabulate(
+        [Column("variant", justify="left", words=True), *(c for c, _ in figures)],
+        [[name, *(cell(d) for _, cell in figures)] for name, d in rows],
+        result.title,
+        "--json has them",
+        out,
     )
-    bands.add_column("variant", overflow="fold")
-    for _, stop, _ in rows[0][1].bands if rows else []:
-        bands.add_column(f"p<{stop}", justify="right", overflow="fold")
-    for name, d in rows:
-        bands.add_row(name, *(_e(m) for _, _, m in d.bands))
-    out.print(bands)
+    out.print()
+    bands = rows[0][1].bands if rows else []
+    tabulate(
+        # the first bands are left out first: the last shows the error at the longest positions
+        [Column("variant", justify="left", words=True)]
+        + [Column(f"p<{stop}", keep=k) for k, (_, stop, _) in enumerate(bands)],
+        [[name, *(_e(m) for _, _, m in d.bands)] for name, d in rows],
+        "max |err| by position band",
+        "--json has them",
+        out,
+    )
 
 
 def comparison(result) -> None:
@@ -428,7 +589,6 @@ def _packed(items: list[str], width: int) -> str:
 
 
 def identification(result) -> None:
-    from rich.table import Table
 
     target, candidates = result.target, result.candidates
     out = console()
@@ -478,28 +638,28 @@ def identification(result) -> None:
         )
     if best.source:
         out.print(f"  ({best.source})", highlight=False, markup=False)
-    table = Table(title="candidates", title_justify="left", show_edge=False, pad_edge=False)
-    for name in (
-        "convention / variant",
-        "base",
-        "offset",
-        "bit-identical",
-        "max |err|",
-        f"max ulp ({target.dtype})",
-    ):
-        table.add_column(
-            name, justify="left" if name.startswith("conv") else "right", overflow="fold"
-        )
-    for c in candidates:
-        table.add_row(
-            c.name,
-            f"{c.spec.base:g}",
-            str(c.spec.offset),
-            "yes" if c.identical else "on the sample" if c.difference.identical else "no",
-            _e(c.difference.max_abs),
-            f"{c.difference.max_ulps:.4g}",
-        )
-    out.print(table)
+    # each column and its cell of a Candidate, in one place; the errors are the candidate's
+    # named table (its exact values) against the file's
+    figures: list[tuple[Column, Callable]] = [
+        (Column("base", keep=2), lambda c: f"{c.spec.base:g}"),
+        (Column("offset", keep=3), lambda c: str(c.spec.offset)),
+        (
+            Column("bit-identical to file", keep=9),
+            lambda c: "yes" if c.identical else "on the sample" if c.difference.identical else "no",
+        ),
+        (Column("max |err| vs exact", keep=8), lambda c: _e(c.difference.max_abs)),
+        (
+            Column(f"max ulp vs exact ({target.dtype})", keep=5),
+            lambda c: f"{c.difference.max_ulps:.4g}",
+        ),
+    ]
+    tabulate(
+        [Column("convention / variant", justify="left", words=True), *(c for c, _ in figures)],
+        [[c.name, *(cell(c) for _, cell in figures)] for c in candidates],
+        "candidates",
+        "--json has them",
+        out,
+    )
 
 
 def result(found) -> None:

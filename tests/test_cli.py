@@ -126,7 +126,7 @@ BAD = [
     (["--compute-dtype", "float16"], "applies to the seed variants"),
     (["--padding-idx", "1"], "fairseq"),
     (["--dtype", "bfloat16", "-o", "-"], "npy has no bfloat16"),
-    (["-d", "100000", "-l", "100000000", "--variant", "pow"], "GiB of memory"),
+    (["-d", "100000", "-l", "100000000", "--variant", "pow"], "255 TiB of memory"),
     (["-o", "/no/such/folder/pe.npy"], "does not exist"),
     (["-o", "pe.xyz"], "cannot tell the format"),
 ]

@@ -171,7 +171,7 @@ def test_unknown_names_say_did_you_mean(cli):
 def test_huge_sizes_are_refused_before_allocating(cli, tmp_path):
     code, out, err = cli("generate", "-d", "100000", "-l", "100000000", "--variant", "pow")
     _one_line_error(code, out, err)
-    assert "GiB of memory" in err
+    assert "TiB of memory" in err
     code, out, err = cli("generate", "-d", "100000", "-l", "4000000000")
     _one_line_error(code, out, err)
     assert "too many to summarize" in err

@@ -67,6 +67,160 @@ def test_show_reports_padding_rows(cli):
     assert report["row_norms"]["zero_rows"] == [2]
 
 
+# ------------------------------------------------------------------- show's row-norm check
+
+
+def _norms(cli, *args):
+    return _json(cli, "show", *args)["row_norms"]
+
+
+def _mp_sin_cos_table(positions, d, dtype, layout="interleaved"):
+    """sin and cos of p * 10000^(-2i/d) from mpmath, each rounded once to `dtype` (not pe-cli)."""
+    import mpmath
+
+    mpmath.mp.prec = 80
+    angles = [
+        [p * mpmath.power(10000, -mpmath.mpf(2 * i) / d) for i in range(d // 2)] for p in positions
+    ]
+    sin = np.array([[float(mpmath.sin(a)) for a in row] for row in angles])
+    cos = np.array([[float(mpmath.cos(a)) for a in row] for row in angles])
+    table = np.empty((len(positions), d))
+    if layout == "interleaved":
+        table[:, 0::2], table[:, 1::2] = sin, cos
+    else:
+        table[:, : d // 2], table[:, d // 2 :] = sin, cos
+    return table.astype(dtype)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-d", 64, "-l", 300],
+        ["-d", 64, "-l", 300, "--convention", "concat", "--dtype", "bfloat16"],
+        [
+            "-d",
+            64,
+            "-l",
+            300,
+            "--convention",
+            "fairseq",
+            "--padding-idx",
+            "1",
+            "--dtype",
+            "float16",
+        ],
+        ["--family", "sincos2d", "--grid", "6x7", "-d", 32, "--cls-token"],
+        ["--family", "sincos3d", "--grid", "2x3x4", "-d", 32, "--convention", "cogvideox"],
+        [
+            "--family",
+            "rope",
+            "-d",
+            32,
+            "-l",
+            200,
+            "--part",
+            "rotation",
+            "--convention",
+            "interleaved",
+        ],
+    ],
+)
+def test_row_norm_check_runs_where_the_columns_give_one(cli, tmp_path, args):
+    """A table pe-cli built (or wrote with its parameters) whose columns are sin/cos pairs or
+    2x2 rotations: every row is checked, and an exact table, in any dtype, passes (before,
+    1645 rows of the bfloat16 table were 'off by > 1e-3')."""
+    norms = _norms(cli, *args)
+    assert norms["rows_off"] == 0 and norms["max_deviation"] <= norms["tolerance"]
+    assert "assumed" not in norms
+    path = tmp_path / "t.safetensors"
+    assert cli("export", path, *args)[0] == 0  # the parameters travel in its metadata
+    assert _norms(cli, path) == norms
+    text = cli("show", *args)[1].decode()
+    assert (
+        f"expected {norms['formula']} = {norms['expected']:.9g} for {norms['because']}"
+        in " ".join(text.split())
+    )
+
+
+def test_rotation_norm_carries_the_attention_factor(cli):
+    """YaRN scales cos and sin by its attention factor 0.1 ln(factor) + 1: 2x2 rotations of
+    d/4 frequencies then have norm sqrt(d/2) times that factor."""
+    import math
+
+    args = ["--family", "rope", "-d", 32, "-l", 200, "--part", "rotation"]
+    args += ["--convention", "interleaved", "--rope", "rope_type=yarn", "--rope", "factor=4"]
+    args += ["--rope", "original_max_position_embeddings=64"]
+    norms = _norms(cli, *args)
+    assert norms["expected"] == pytest.approx(
+        math.sqrt(64 / 2) * (0.1 * math.log(4) + 1), rel=1e-12
+    )
+    assert norms["rows_off"] == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--family", "rope", "-d", 64, "-l", 300, "--part", "cos"],
+        ["--family", "rope", "-d", 64, "-l", 300, "--part", "sin", "--convention", "interleaved"],
+        ["--family", "rope", "-d", 64, "-l", 300, "--part", "angle"],
+        ["--family", "rope", "-d", 64, "--part", "inv_freq"],
+        ["--family", "alibi", "-l", 40],
+        ["--family", "alibi", "--part", "slopes", "--heads", 16],
+        ["-d", 1, "-l", 50],  # one column
+        ["-d", 9, "-l", 50],  # an odd width: a sine without its cosine
+    ],
+)
+def test_row_norm_check_is_absent_where_the_columns_give_none(cli, tmp_path, args):
+    """No norm where the rows have none to have: cos or sin alone (before, a RoPE cos table
+    got 'expected sqrt(d/2) = 8; 130761 rows off'), angles, frequencies, biases, slopes, odd
+    widths; neither for the table pe-cli built, nor for the same values in a plain .npy."""
+    assert "expected" not in _norms(cli, *args)
+    path = tmp_path / "t.npy"
+    assert cli("generate", *args, "-o", path)[0] == 0
+    assert "expected" not in _norms(cli, path)
+    text = " ".join(cli("show", path)[1].decode().split())
+    assert "row norms" in text and "expected" not in text and "assum" not in text
+
+
+@pytest.mark.parametrize(
+    "layout, d, dtype, scale, assumed",
+    [
+        ("interleaved", 32, np.float32, 1 + 2**-20, "columns 2i and 2i+1"),  # 8 eps
+        ("halves", 32, np.float16, 1 + 2**-7, "columns i and i+d/2"),
+        ("interleaved", 64, np.float64, 1 + 2**-40, "columns 2i and 2i+1"),
+    ],
+)
+def test_row_norm_of_a_foreign_file_says_what_it_assumed(
+    cli, tmp_path, layout, d, dtype, scale, assumed
+):
+    """A file of unknown origin whose first rows are sin/cos pairs (made with mpmath, rounded
+    once to its dtype) is checked, and the report names the layout it assumed; the tolerance
+    is what that rounding allows: the true table passes, a row scaled by 8 ulps does not (in
+    float64, by 2^-40: float64's own sum of squares may err by d/2 ulps)."""
+    table = _mp_sin_cos_table(range(200), d, dtype, layout)
+    table[150] *= dtype(scale)
+    path = _save(tmp_path / "t.npy", table)
+    norms = _norms(cli, path)
+    assert norms["rows_off"] == 1 and norms["expected"] == pytest.approx((d / 2) ** 0.5)
+    assert norms["assumed"].startswith(f"{assumed} are sin/cos pairs")
+    text = " ".join(cli("show", path)[1].decode().split())
+    assert (
+        f"assuming {assumed} are sin/cos pairs, as they are in its first 16 non-zero rows" in text
+    )
+    assert "1 row off by more than" in text
+
+
+def test_row_norm_of_a_foreign_file_without_pairs_is_not_checked(cli, tmp_path):
+    """Nothing supports the assumption: one row of sin/cos pairs (it shows no layout), a cos
+    table, a table whose first rows are broken."""
+    one_row = _save(tmp_path / "one.npy", _mp_sin_cos_table([3], 16, np.float32))
+    cos = np.cos(_mp_sin_cos_table(range(50), 16, np.float64)).astype(np.float32)
+    broken = _mp_sin_cos_table(range(50), 16, np.float32)
+    broken[:, 0] = 0.5
+    for values in (one_row, _save(tmp_path / "cos.npy", cos), _save(tmp_path / "b.npy", broken)):
+        assert "expected" not in _norms(cli, values)
+
+
 def test_heatmap_plain_and_colour(cli):
     code, out, _ = cli("show", "-d", 64, "-l", 64, "--heatmap")
     text = out.decode()

@@ -7,6 +7,7 @@ import os
 import struct
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -104,13 +105,59 @@ def test_curves_over_many_positions_are_each_bins_minimum_to_maximum(tmp_path):
     table = _vaswani(range(50000), 16).astype(np.float32)
     table[31337, 1] = 5.0  # a spike a decimation would miss
     np.save(tmp_path / "t.npy", table)
-    figure = pe_cli.plot(str(tmp_path / "t.npy"), kind="curves", cols="0:2")
+    figure = pe_cli.plot(str(tmp_path / "t.npy"), kind="curves", cols="0:2", rows="0:50000")
     edges = _linear_edges(50000, 4096)
     for c, (high, x, low) in enumerate(_steps(figure.axes[0])):
         assert np.array_equal(x, edges)
         assert np.array_equal(high, _brute_bins(table[:, c].astype(float), edges, np.max))
         assert np.array_equal(low, _brute_bins(table[:, c].astype(float), edges, np.min))
     assert _steps(figure.axes[0])[1][0].max() == 5.0
+
+
+def test_curves_default_to_eight_periods_of_the_fastest_column():
+    """Over 1024 positions, columns 0..3 of the paper's table turn at w = 1 and 10000^(-2/512):
+    some 160 periods, a solid blob. By default the figure draws 8 periods of the fastest,
+    2 pi / 1 positions each, and says so under its axis; --rows draws what it names."""
+    import math
+
+    figure = pe_cli.plot(d_model=512, seq_len=1024, kind="curves")
+    axes = figure.axes[0]
+    for line in axes.lines:
+        positions = line.get_xdata()
+        assert positions[0] == 0 and 8 * 2 * math.pi <= positions[-1] < 9 * 2 * math.pi
+    assert f"positions 0..{int(positions[-1])} of 0..1023: 8 periods" in axes.get_xlabel()
+    whole = pe_cli.plot(d_model=512, seq_len=1024, kind="curves", rows="0:1024").axes[0]
+    assert whole.lines[0].get_xdata()[-1] == 1023 and "periods" not in whole.get_xlabel()
+    # columns 500..503 turn once in 50000 positions or more: every position is drawn
+    slow = pe_cli.plot(d_model=512, seq_len=1024, kind="curves", cols="500:504").axes[0]
+    assert slow.lines[0].get_xdata()[-1] == 1023 and "periods" not in slow.get_xlabel()
+
+
+@pytest.mark.parametrize(
+    "kind, args",
+    [
+        ("curves", {"d_model": 512, "seq_len": 1024}),
+        ("curves", {"d_model": 32, "seq_len": 100, "cols": "4:8"}),
+        ("similarity", {"d_model": 128, "seq_len": 1024, "rows": "512"}),
+        (
+            "wavelengths",
+            {"family": "rope", "d_model": 128, "rope": {"rope_type": "linear", "factor": 4}},
+        ),
+        ("errors", {"d_model": 64, "seq_len": 4096}),
+    ],
+)
+def test_the_legend_covers_no_data(kind, args):
+    """The legend sits beside the axes, never on the lines (it used to cover the curves)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    figure = pe_cli.plot(kind=kind, **args)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    (legend,) = figure.legends
+    box = legend.get_window_extent(renderer)
+    axes = figure.axes[0].get_window_extent(renderer)
+    assert box.x0 >= axes.x1, (box, axes)  # wholly to the right of the plotting area
+    assert box.y1 <= figure.bbox.y1 and box.x1 <= figure.bbox.x1  # and on the figure
 
 
 def test_similarity_is_the_dot_product_with_position_p(cli):
@@ -153,7 +200,7 @@ def test_errors_of_every_recipe_are_per_bin_maxima():
     figure = pe_cli.plot(kind="errors", d_model=64, seq_len=3000)
     axes = figure.axes[0]
     assert axes.get_xscale() == "symlog" and axes.get_yscale() == "log"
-    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    labels = [text.get_text() for text in figure.legends[0].get_texts()]
     truth = _vaswani(range(3000), 64)
     checked = 0
     for (top, edges, _), label in zip(_steps(axes), labels):
@@ -234,6 +281,28 @@ def test_compare_writes_every_format(cli, tmp_path, fmt):
     _opens(tmp_path / f"e.{fmt}", fmt)
 
 
+@pytest.mark.parametrize("extension", ["jpg", "jpeg", "webp", "tif", "tiff"])
+def test_pillow_formats_are_written(cli, tmp_path, extension):
+    """What matplotlib writes through Pillow: the image opens as its format, 960 x 600."""
+    from PIL import Image
+
+    path = tmp_path / f"f.{extension}"
+    code, out, err = cli("show", "-d", "64", "--seq-len", "100", "--plot", path)
+    name = {"jpg": "jpeg", "tif": "tiff"}.get(extension, extension)
+    assert code == 0 and out == b"" and err.strip() == f"wrote {path} ({name}): heatmap"
+    with Image.open(path) as image:
+        assert image.format == name.upper() and image.size == (960, 600)
+
+
+def test_webp_is_refused_where_pillow_cannot_write_it(cli, tmp_path, monkeypatch):
+    from PIL import features
+
+    monkeypatch.setattr(features, "check", lambda name: name != "webp")
+    code, out, err = cli("show", "-d", "8", "--plot", tmp_path / "f.webp")
+    assert code == 2 and out == b"" and "built without WebP; use .png" in err
+    assert not list(tmp_path.iterdir())
+
+
 def _opens(path, fmt):
     """The file is a whole figure of its format, 8 x 5 inches (960 x 600 pixels at 120 dpi)."""
     data = path.read_bytes()
@@ -253,16 +322,24 @@ def _opens(path, fmt):
         assert b"/MediaBox [ 0 0 576 360 ]" in data
 
 
-def test_the_same_figure_makes_the_same_file(cli, tmp_path):
-    for name in ("a.pdf", "b.pdf"):
-        assert cli("show", "-d", "16", "--seq-len", "20", "--plot", tmp_path / name)[0] == 0
-    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+@pytest.mark.parametrize("extension", ["png", "svg", "pdf", "jpg", "webp", "tif"])
+def test_the_same_figure_makes_the_same_file(cli, tmp_path, extension):
+    """No date and no random ids in the file (an SVG's ids came from a hash salted by time)."""
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.{extension}"
+        assert cli("show", "-d", "16", "--seq-len", "20", "--plot", path)[0] == 0
+        time.sleep(1.1)  # a clock in the file would read another second
+    assert (tmp_path / f"a.{extension}").read_bytes() == (tmp_path / f"b.{extension}").read_bytes()
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["show", "--plot", "f.jpg"], "from its extension: .png, .svg, .pdf"),
+        (
+            ["show", "--plot", "f.gif"],
+            "from its extension: .png, .svg, .pdf, .jpg, .jpeg, .webp, .tif, .tiff",
+        ),
+        (["show", "--plot", "f.eps"], "from its extension: .png, .svg"),  # dated by matplotlib
         (["show", "--plot-kind", "curves"], "--plot-kind chooses the figure"),
         (
             ["show", "--family", "alibi", "--plot", "f.png", "--plot-kind", "wavelengths"],

@@ -92,9 +92,12 @@ def _rope_audit() -> dict[str, str]:
     truth = _rope_truth(d, base, length, {})
     positions = torch.arange(length)
     lines = {}
-    for name, ids in (("hf-rope", positions), ("rope-positions", positions.to(torch.bfloat16))):
+    for name, label, ids in (
+        ("hf-rope", "hf-rope", positions),
+        ("rope-positions", "rope-positions (bfloat16)", positions.to(torch.bfloat16)),
+    ):
         cos = hf_rotary({}, d, base, ids)[0].numpy()
-        lines[name] = figures.audit_row(name, figures.difference(cos, truth))
+        lines[name] = figures.audit_row(label, figures.difference(cos, truth))
     return lines
 
 

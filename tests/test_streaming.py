@@ -206,8 +206,11 @@ def test_a_zeroed_row_far_down_is_found_by_the_confirming_pass(cli, tmp_path, sm
 
 def test_show_facts_and_window_of_a_file_in_blocks(cli, tmp_path, small_blocks):
     rng = np.random.default_rng(7)
-    table = rng.uniform(-1, 1, (900, 48)).astype(np.float32)  # within [-1, 1]: maybe sin/cos pairs
+    angles = rng.uniform(-4, 4, (900, 24))
+    table = np.empty((900, 48), np.float32)  # sin/cos pairs of random angles: norm sqrt(24)
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
     table[[37, 600]] = 0
+    table[[300, 777]] *= np.float32(1.001)  # two rows off, past the rows the layout is read from
     np.save(tmp_path / "r.npy", table)
     code, out, _ = cli("show", tmp_path / "r.npy", "--json")
     facts = json.loads(out)
@@ -223,11 +226,15 @@ def test_show_facts_and_window_of_a_file_in_blocks(cli, tmp_path, small_blocks):
     assert facts["row_norms"]["max_deviation"] == pytest.approx(
         np.abs(live - np.sqrt(24)).max(), rel=1e-12
     )
+    assert facts["row_norms"]["rows_off"] == 2
+    assert facts["row_norms"]["assumed"].startswith("columns 2i and 2i+1 are sin/cos pairs")
     code, out, _ = cli("show", tmp_path / "r.npy", "--rows", "700:702", "--cols", "0:3")
     text = out.decode()
     assert code == 0 and all(f"{table[p, j]:.9g}"[:6] in text for p in (700, 701) for j in range(3))
-    np.save(tmp_path / "r.npy", table * 2)  # past 1: not sin/cos pairs, no norm to expect
-    assert "expected" not in json.loads(cli("show", tmp_path / "r.npy", "--json")[1])["row_norms"]
+    for other in (table * 2, rng.uniform(-1, 1, (900, 48))):  # no sin/cos pairs: no norm
+        np.save(tmp_path / "r.npy", other.astype(np.float32))
+        norms = json.loads(cli("show", tmp_path / "r.npy", "--json")[1])["row_norms"]
+        assert "expected" not in norms
 
 
 def test_show_reads_only_the_rows_it_prints_after_its_pass(tmp_path, small_blocks, monkeypatch):

@@ -21,6 +21,8 @@ from .tables import Source
 HEATMAP_CELLS = 512  # cells along each axis of a heatmap at most
 CURVE_POINTS = 4096  # positions a curve draws one by one; beyond, bins of positions
 CURVE_COLUMNS = 4  # columns `curves` draws when --cols is not given
+CURVE_PERIODS = 8  # periods of its fastest column `curves` draws when --rows is not given
+CURVE_MIN_ROWS = 16  # positions it draws at least
 
 
 @dataclass
@@ -147,10 +149,31 @@ def _over_positions(
     return p0 + r0 + edges, high, low, note
 
 
+def _periods(table: Source, c0: int, c1: int) -> int:
+    """Rows enough for CURVE_PERIODS periods of the fastest of columns c0..c1-1, read from how
+    often each crosses the middle of its range in the first block of rows; every row where
+    none turns that often."""
+    first = table.block(0, min(table.rows, table.block_rows))[:, c0:c1]
+    above = first > (first.max(axis=0) + first.min(axis=0)) / 2
+    crossings = np.count_nonzero(above[1:] != above[:-1], axis=0).max(initial=0)
+    if crossings < 2:  # not half a period twice over: no turning to crowd
+        return table.rows
+    periods = -(-CURVE_PERIODS * 2 * len(first) // crossings)  # positions they take, rounded up
+    return min(table.rows, max(CURVE_MIN_ROWS, periods + 1))  # and the position that ends them
+
+
 def curves(table: Source, rows: slice | None = None, cols: slice | None = None) -> Figure:
-    r0, r1 = _range(rows, table.rows, "--rows")
+    """Columns as curves over position. Without --rows, the first CURVE_PERIODS periods of the
+    fastest column (over a long table, hundreds of periods would fill the plot solid)."""
     c0, c1 = _range(cols, table.cols, "--cols", default=CURVE_COLUMNS)
+    r0, r1 = _range(rows, table.rows, "--rows", default=_periods(table, c0, c1))
     x, high, low, note = _over_positions(table, r0, r1, lambda block: block[:, c0:c1])
+    if rows is None and r1 < table.rows:
+        p0 = table.first_position
+        note = (
+            f"positions {p0}..{p0 + r1 - 1} of {p0}..{p0 + table.rows - 1}: "
+            f"{CURVE_PERIODS} periods of the fastest curve (--rows draws others)"
+        )
     series = [
         Series(f"dimension {c0 + k}", x, high[:, k], None if low is None else low[:, k])
         for k in range(c1 - c0)

@@ -11,10 +11,11 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from ..core.dtypes import host_bits, host_float, ulp
+from ..core.dtypes import FORMATS, host_bits, host_float, ulp
 from ..core.errors import BadInput
 from ..engine import blocks, prepare
 from ..families import FAMILIES
+from ..families.base import Norm
 from ..spec import TableSpec
 
 CORNER = 4  # rows and columns of each corner kept for the summary
@@ -363,23 +364,67 @@ def difference(candidate, reference, dtype, first_position=0, threshold=1e-4, at
     return tally.result()
 
 
+# The layouts a file of unknown origin is tried in, each (first columns, their partners) for an
+# even d: the paper's interleaved pairs, sin and cos halves, and 2-D tables' sin/cos quarters
+def _pairings(d: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    found = [("2i and 2i+1", np.arange(0, d, 2), np.arange(1, d, 2))]
+    if d >= 4:
+        found.append(("i and i+d/2", np.arange(d // 2), np.arange(d // 2, d)))
+    if d % 4 == 0 and d >= 8:
+        first = np.concatenate([np.arange(d // 4), np.arange(d // 2, 3 * d // 4)])
+        found.append(("i and i+d/4 of each half", first, first + d // 4))
+    return found
+
+
 class Facts:
     """What `show` reports about a 2-D table, gathered over row blocks in order: size, range,
     row norms, and for a built table what its family adds (frequencies with their columns,
-    positions)."""
+    positions).
+
+    Every row's norm is checked where the table's columns give it one: for a table pe-cli
+    built (or wrote with its parameters) where its family says so (row_norm); for a file of
+    unknown origin only where its first rows show sin/cos pairs in one of the common layouts,
+    and then the report says what was assumed. A row is off where its norm is further from
+    the expected one than rounding every element to the table's dtype can move it."""
 
     ZERO_ROWS_LISTED = 20
+    EVIDENCE_ROWS = 16  # first non-zero rows a file's layout is read from
 
     def __init__(self, rows: int, cols: int, dtype: str, spec: TableSpec | None = None):
         self.rows, self.cols, self.dtype, self.spec = rows, cols, dtype, spec
         self.minimum, self.maximum, self.total = np.inf, -np.inf, 0.0
         self.norm_min, self.norm_max = np.inf, -np.inf
         self.zero_rows: list[int] = []
-        # every sin/cos pair adds sin^2 + cos^2 = 1: an ideal row has norm sqrt(d/2)
-        self.paired = cols % 2 == 0 and (spec is None or FAMILIES[spec.family].paired_columns)
+        # every non-zero row's norm, where one is known, and what was assumed to know it
+        self.norm: Norm | None = None if spec is None else FAMILIES[spec.family].row_norm(spec)
+        self.assumed = ""
         self.deviation, self.off = 0.0, 0
 
+    @property
+    def tolerance(self) -> float:
+        """How far rounding each element to the dtype (within one ulp, as a library's own sin
+        and cos are) can move a row's norm, with float64's error in summing d squares."""
+        return (FORMATS[self.dtype].epsilon + self.cols * 2.0**-53) * self.norm.value
+
+    def _layout(self, block: np.ndarray) -> None:
+        """Where a file's first rows are sin/cos pairs in a common layout: expect sqrt(d/2),
+        and say so. A table of one row (frequencies, slopes) or of odd width shows none."""
+        live = block[np.any(block != 0, axis=1)][: self.EVIDENCE_ROWS]
+        if self.cols % 2 or self.rows < 2 or len(live) < 2:
+            return
+        allowed = 4 * FORMATS[self.dtype].epsilon  # sin^2 + cos^2 of values rounded to dtype
+        for name, first, second in _pairings(self.cols):
+            if np.all(np.abs(live[:, first] ** 2 + live[:, second] ** 2 - 1) <= allowed):
+                self.norm = Norm(math.sqrt(self.cols / 2), "sqrt(d/2)", "d/2 sin/cos pairs")
+                self.assumed = (
+                    f"columns {name} are sin/cos pairs, as they are in its first "
+                    f"{len(live)} non-zero rows"
+                )
+                return
+
     def add(self, first: int, block: np.ndarray) -> None:
+        if first == 0 and self.spec is None:
+            self._layout(block)
         self.minimum = min(self.minimum, float(block.min()))
         self.maximum = max(self.maximum, float(block.max()))
         self.total += float(block.sum())
@@ -389,10 +434,10 @@ class Facts:
         zero = norms == 0
         room = self.ZERO_ROWS_LISTED - len(self.zero_rows)
         self.zero_rows += (first + np.flatnonzero(zero)[:room]).tolist()
-        if self.paired:
-            deviation = np.abs(norms[~zero] - math.sqrt(self.cols / 2))
+        if self.norm is not None:
+            deviation = np.abs(norms[~zero] - self.norm.value)
             self.deviation = max(self.deviation, float(deviation.max(initial=0.0)))
-            self.off += int(np.count_nonzero(deviation > 1e-3))
+            self.off += int(np.count_nonzero(deviation > self.tolerance))
 
     def report(self) -> dict:
         spec = self.spec
@@ -404,15 +449,19 @@ class Facts:
             "mean": self.total / (self.rows * self.cols),
             "row_norms": {"min": self.norm_min, "max": self.norm_max, "zero_rows": self.zero_rows},
         }
-        # a foreign table past [-1, 1] is not of sin/cos pairs (RoPE's angles, ALiBi's biases)
-        if self.paired and (spec is not None or max(-self.minimum, self.maximum) <= 1 + 1e-6):
+        if self.norm is not None:
             report["row_norms"].update(
                 {
-                    "expected": math.sqrt(self.cols / 2),
+                    "expected": self.norm.value,
+                    "formula": self.norm.formula,
+                    "because": self.norm.reason,
                     "max_deviation": self.deviation,
-                    "rows_off_by_1e-3": self.off,
+                    "tolerance": self.tolerance,
+                    "rows_off": self.off,
                 }
             )
+            if self.assumed:
+                report["row_norms"]["assumed"] = self.assumed
         if spec is not None:
             report.update(FAMILIES[spec.family].facts(spec))
         return report

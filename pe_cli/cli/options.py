@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ..core.params import Param
+from ..core.plots import FORMATS
 from ..families import FAMILIES, own_names
 from ..io.formats import OUTPUT_FORMATS
 from ..spec import COMMON
@@ -150,8 +151,9 @@ PlotOpt = Annotated[
     typer.Option(
         "--plot",
         metavar="FILE",
-        help="Also draw a figure into this file: .png, .svg or .pdf "
-        "(needs the plot extra: pip install 'pe-cli[plot]').",
+        help="Also draw a figure into this file: "
+        + ", ".join("." + f for f in FORMATS)
+        + " (needs the plot extra: pip install 'pe-cli[plot]').",
         rich_help_panel=OUTPUT,
     ),
 ]

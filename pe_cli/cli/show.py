@@ -21,7 +21,7 @@ def show(
         str | None,
         typer.Option(
             metavar="START:STOP",
-            help="Positions to show, START:STOP (row indices) [default: 0:8]; with --plot, those drawn [default: all] (similarity: START is p).",
+            help="Positions to show, START:STOP (row indices) [default: 0:8]; with --plot, those drawn [default: all; curves: 8 periods of the fastest column] (similarity: START is p).",
             rich_help_panel=OUTPUT,
         ),
     ] = None,

@@ -23,9 +23,17 @@ def available_memory() -> int:
     return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
 
-def gib(nbytes: float) -> str:
-    """A size for a person: '2.00 GiB', '48.0 MiB'."""
-    return f"{nbytes / 2**30:.2f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+def human_size(nbytes: float) -> str:
+    """A size for a person, in binary units as `ls -h` gives them: '512 bytes', '3.0 KiB',
+    '64 MiB', '1.5 GiB' (one decimal below 10, whole numbers above)."""
+    if nbytes < 1024:
+        return f"{nbytes:.0f} byte{'' if round(nbytes) == 1 else 's'}"
+    value, unit = float(nbytes), "bytes"
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        value /= 1024
+        if round(value, 1 if value < 10 else 0) < 1024 or unit == "PiB":
+            break
+    return f"{value:.1f} {unit}" if round(value, 1) < 10 else f"{value:.0f} {unit}"
 
 
 @contextmanager

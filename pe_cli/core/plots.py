@@ -7,4 +7,16 @@ KINDS = {
     "similarity": "the dot product of position p (the START of --rows, default the first) with every position",
     "wavelengths": "each frequency's wavelength, with and without the table's scaling",
 }
-FORMATS = ("png", "svg", "pdf")  # from the file's extension
+# a figure's file format from its extension, as matplotlib's savefig names it: the images and
+# vector formats it writes itself or through Pillow (not its raw pixels, LaTeX code, or
+# formats whose files carry the time they were made)
+FORMATS = {
+    "png": "png",
+    "svg": "svg",
+    "pdf": "pdf",
+    "jpg": "jpeg",
+    "jpeg": "jpeg",
+    "webp": "webp",
+    "tif": "tiff",
+    "tiff": "tiff",
+}

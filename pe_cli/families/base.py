@@ -15,10 +15,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
+
+
+class Norm(NamedTuple):
+    """The norm every row of a table has: its value, its formula, and what gives it."""
+
+    value: float
+    formula: str  # "sqrt(d/2)"
+    reason: str  # "d/2 sin/cos pairs"
 
 
 def _never(spec) -> str | None:
@@ -123,9 +132,7 @@ class Family:
     params: tuple[Param, ...] = ()
     variants: dict[str, Variant] = {}
     shapes = ("2d", "batch-first")  # the --shape values its tables take
-    paired_columns = (
-        False  # columns are sin/cos pairs of one angle: an ideal row's norm is sqrt(d/2)
-    )
+    paired_columns = False  # columns are sin/cos pairs of one angle (see row_norm)
     default_base = 10000.0  # --base where it is not given
     export_parts: tuple = (
         None,
@@ -216,6 +223,14 @@ class Family:
     def facts(self, spec) -> dict:
         """Facts `show` adds for a built table: frequencies with their columns, positions."""
         return {}
+
+    def row_norm(self, spec) -> Norm | None:
+        """The norm every row of the exact table has (all-zero rows aside), where its columns
+        give one: d/2 pairs of sin and cos of one angle make sqrt(d/2). None where the norm
+        changes from row to row (a cos or sin part alone, angles, biases, frequencies)."""
+        if self.paired_columns and self.cols(spec) % 2 == 0:
+            return Norm(math.sqrt(self.cols(spec) / 2), "sqrt(d/2)", "d/2 sin/cos pairs")
+        return None
 
     def scaling(self, spec):
         """(the same table without its frequency scaling, None where it has none; the context

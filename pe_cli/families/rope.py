@@ -30,6 +30,7 @@ from ..numerics.frequencies import PI, context
 from .base import (
     TEXT_TOKENS,
     Family,
+    Norm,
     binary_fractions,
     plausible_bases,
     positions_file,
@@ -3253,6 +3254,16 @@ class Rope(Family):
         if ids is not None:
             return lambda i: str(ids[i])
         return super().row_label(spec)
+
+    def row_norm(self, spec):
+        """A rotation part's rows: each frequency's [[cos, -sin], [sin, cos]] times the
+        attention factor a, 2 a^2 each: a * sqrt(d/2) over d columns. A cos, sin or angle part
+        alone has no such norm."""
+        if spec.part != "rotation":
+            return None
+        _, attention = self.frequencies(spec)
+        value = float(attention) * math.sqrt(self.cols(spec) / 2)
+        return Norm(value, "sqrt(d/2) x attention factor", "d/4 2x2 rotations")
 
     def facts(self, spec):
         frequencies, attention = self.frequencies(spec)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.dtypes import FORMATS, host_float
 from ..core.errors import BadInput, PeError
-from ..core.limits import available_memory, gib
+from ..core.limits import available_memory, human_size
 from ..spec import TableSpec
 from .formats import NPY_DTYPES, SAFETENSORS_DTYPES, SAFETENSORS_OTHER
 
@@ -148,7 +148,7 @@ def check_room(label: str, nbytes: int, factor: int = 1) -> None:
     need, have = factor * nbytes, available_memory()
     if need > have:
         raise BadInput(
-            f"{label}: this needs about {gib(need)} of memory and {gib(have)} is available"
+            f"{label}: this needs about {human_size(need)} of memory and {human_size(have)} is available"
         )
 
 

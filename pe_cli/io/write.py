@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core.dtypes import host_bits, host_float
 from ..core.errors import BadInput, OutputError
-from ..core.limits import gib
+from ..core.limits import human_size
 from ..engine import blocks, fill, prepare
 from ..numerics.fast import preallocate
 from ..spec import TableSpec
@@ -96,7 +96,9 @@ def _check_destination(destination: str, fmt: str, force: bool, nbytes: int) -> 
     stats = os.statvfs(folder)
     free = stats.f_bavail * stats.f_frsize
     if nbytes > free:
-        raise BadInput(f"{destination} needs about {gib(nbytes)} and {gib(free)} is free there")
+        raise BadInput(
+            f"{destination} needs about {human_size(nbytes)} and {human_size(free)} is free there"
+        )
 
 
 def _text_rows(bits: np.ndarray, dtype: str, start: int, separator: str) -> bytes:
