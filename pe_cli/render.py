@@ -494,6 +494,12 @@ def _jsonable(value):
 # compare
 
 
+def _ulps(d) -> str:
+    """A Difference's largest error in ulps at the values' size, where counting it in ulps
+    says something ("-" for a difference as large as the values)."""
+    return f"{d.max_ulps:.4g}" if d.counted_in_ulps else "-"
+
+
 def _e(value: float) -> str:
     return f"{value:.3g}"
 
@@ -513,7 +519,7 @@ def audit(result) -> None:
         (Column("max |err|", keep=9), lambda d: _e(d.max_abs)),
         (Column("mean |err|", keep=2), lambda d: _e(d.mean_abs)),
         (Column("RMS", keep=1), lambda d: _e(d.rms)),
-        (Column(f"max ulp ({result.ulps})", keep=5), lambda d: f"{d.max_ulps:.4g}"),
+        (Column(f"max ulp ({result.ulps})", keep=5), _ulps),
         (Column("worst at (p, d)", keep=3), lambda d: f"({d.worst[0]}, {d.worst[1]})"),
         (
             Column(f"first p with |err| > {threshold:g}", keep=6),
@@ -609,7 +615,11 @@ def identification(result) -> None:
     if best.identical:
         how = f"bit for bit ({target.dtype})"
     else:
-        how = f"within {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)})"
+        how = (
+            f"within {_ulps(d)} ulp of {target.dtype} (max |err| {_e(d.max_abs)})"
+            if d.counted_in_ulps
+            else f"within {_e(d.max_abs)} of its exact values"
+        )
     ties = list(
         dict.fromkeys(
             c.name
@@ -630,9 +640,10 @@ def identification(result) -> None:
         )
     else:
         out.print(
-            f"{target.label}: no built-in convention explains this table; the nearest is {best.name}, "
-            f"{where}, off by {d.max_ulps:.3g} ulp of {target.dtype} (max |err| {_e(d.max_abs)}), more "
-            f"than {target.dtype} arithmetic makes at these positions",
+            f"{target.label}: no built-in convention explains this table; the nearest is "
+            f"{best.name}, {where}, off by up to {_e(d.max_abs)}"
+            + (f" ({_ulps(d)} ulp of {target.dtype})" if d.counted_in_ulps else "")
+            + f", more than {target.dtype} arithmetic makes at these positions",
             highlight=False,
             markup=False,
         )
@@ -650,7 +661,7 @@ def identification(result) -> None:
         (Column("max |err| vs exact", keep=8), lambda c: _e(c.difference.max_abs)),
         (
             Column(f"max ulp vs exact ({target.dtype})", keep=5),
-            lambda c: f"{c.difference.max_ulps:.4g}",
+            lambda c: _ulps(c.difference),
         ),
     ]
     tabulate(

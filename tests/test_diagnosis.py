@@ -7,6 +7,7 @@ numpy on the same two files, not taken from pe-cli.
 """
 
 import json
+import re
 
 import mpmath
 import numpy as np
@@ -269,3 +270,20 @@ def test_identical_and_within_rounding_verdicts(cli, tmp_path):
     code, out, _ = cli("compare", "exact:float32", "exact:float64", "-d", D, "-l", ROWS, "--json")
     got = json.loads(out)
     assert got["verdict"].startswith("equal within 0.5 ulp of float32")
+
+
+def test_a_difference_as_large_as_the_values_is_not_counted_in_ulps(cli, tmp_path):
+    """Tables that are not the same table differ by about their values' size: the verdict
+    says so, in |A-B| and the values' size, not in tens of millions of ulps."""
+    a, b = _table(), _table(base=20000.0)
+    got = _compare(cli, tmp_path, a, b)
+    error = np.abs(a.astype(np.float64) - b)
+    size = max(np.abs(a).max(), np.abs(b).max())
+    assert error.max() > 1e-2 * size
+    assert got["verdict"] == f"differ by up to {error.max():.3g}, where the values reach {size:.3g}"
+    code, out, _ = cli("compare", "--family", "rope", "-d", 32, "-l", 2048)
+    audit = out.decode()
+    rows = {line.split()[0]: line for line in audit.splitlines() if "│" in line}
+    dash = re.compile(r"│\s+-\s+│")  # the ulp column's cell where ulps say nothing
+    assert dash.search(rows["rope-table"])  # bfloat16 tables: off by up to 2
+    assert not dash.search(rows["hf-rope"])  # float32's: small, counted in ulps

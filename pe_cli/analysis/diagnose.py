@@ -35,17 +35,11 @@ def verdict(d: Difference) -> str:
             f"equal within {_g(d.max_ulps)} ulp of {d.dtype} at the values' size "
             f"(max |A-B| {_g(d.max_abs)}): rounding only"
         )
-    if not _small(d):  # ulps of a difference as large as the values say nothing
+    if not d.counted_in_ulps:
         return f"differ by up to {_g(d.max_abs)}, where the values reach {_g(d.size_of_values)}"
     return (
         f"differ by up to {_g(d.max_abs)}, {_ulps(d.max_ulps)} ulp of {d.dtype} at the values' size"
     )
-
-
-def _small(d: Difference) -> bool:
-    """Whether the largest difference is small beside the values (1% of their size): a
-    matter of arithmetic, counted in ulps, rather than another table."""
-    return d.max_abs <= 1e-2 * d.size_of_values
 
 
 def where(d: Difference, rows: int, cols: int) -> list[str]:
@@ -105,7 +99,7 @@ def growth(d: Difference, arithmetic: str, computed_by: str | None) -> str | Non
     sizes = [m for _, m in live]
     rates = [m / p for p, m in live]
     if max(sizes) <= 4 * min(sizes):
-        if not _small(d):
+        if not d.counted_in_ulps:
             return None  # as large as the values everywhere: other tables, not arithmetic
         return (
             f"does not grow with position: between {_g(min(sizes))} and {_g(max(sizes))} "

@@ -147,6 +147,13 @@ class Difference:
     def identical(self) -> bool:
         return self.differing == 0
 
+    @property
+    def counted_in_ulps(self) -> bool:
+        """Whether counting the largest error in ulps says something: it is small beside the
+        values (at most 1% of their size), a matter of arithmetic; a difference as large as
+        the values is another table, and millions of ulps say nothing more."""
+        return self.max_abs <= 1e-2 * self.size_of_values
+
     def figures(self) -> dict:
         """The figures `--json` prints (the profile is for plots)."""
         return {k: v for k, v in asdict(self).items() if k != "profile"}
