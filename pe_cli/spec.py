@@ -10,13 +10,14 @@ saying why.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from itertools import product
 
 from .core.dtypes import DTYPE_NAMES, FORMATS
 from .core.errors import BadInput
 from .core.limits import MAX_POSITION
-from .core.names import choice, number, whole
+from .core.names import choice, did_you_mean, number, whole
 from .core.params import Param
 from .families import (
     CONVENTION_NAMES,
@@ -295,9 +296,64 @@ def spec_from_options(options: dict, **overrides) -> TableSpec:
     return TableSpec(**{**params_from_options(options), **overrides})
 
 
+def _every_param() -> list[Param]:
+    """Every table option's parameter: the TableSpec fields, then the inputs a family expands."""
+    return PARAMS + [p for _, p in family_params() if not p.field]
+
+
+class UnknownKeyword(BadInput, TypeError):
+    """A keyword that is no table parameter (from Python: build(d_modle=4))."""
+
+
+def _check_keywords(params: dict) -> None:
+    known = [p.name for p in _every_param()]
+    for name in params:
+        if name not in known:
+            close = did_you_mean(name, known)
+            raise UnknownKeyword(
+                f"{name!r} is not a table parameter" + (close or "; help(pe_cli.build) lists them")
+            )
+
+
+def keyword_signature(*first: inspect.Parameter) -> inspect.Signature:
+    """The signature of a function that takes the table parameters as keywords (build,
+    TableSpec's inputs), for help() and editors: `first`, then each parameter by name with its
+    default."""
+    kinds = {list: "list[str] | dict", bool: "bool"}
+    keywords = []
+    for param in _every_param():
+        kind = kinds.get(param.kind, param.kind.__name__)
+        if param.default is None and param.kind is not bool:
+            kind += " | None"
+        keywords.append(
+            inspect.Parameter(
+                param.name, inspect.Parameter.KEYWORD_ONLY, default=param.default, annotation=kind
+            )
+        )
+    return inspect.Signature([*first, *keywords])
+
+
+def keyword_help() -> str:
+    """Each table parameter and what it is, for docstrings (indented by 4, as their bodies)."""
+    import textwrap
+
+    return "\n".join(
+        textwrap.fill(
+            f"{p.name}: {' '.join(p.help.split())}",
+            96,
+            initial_indent="    ",
+            subsequent_indent="        ",
+            break_on_hyphens=False,
+        )
+        for p in _every_param()
+    )
+
+
 def spec_from_keywords(**params) -> TableSpec:
     """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
-    fields as on the command line and the other keywords go on top."""
+    fields as on the command line and the other keywords go on top. A keyword that is no table
+    parameter is refused with the nearest one's name."""
+    _check_keywords(params)
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
     if (
