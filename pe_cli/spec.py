@@ -53,6 +53,7 @@ COMMON = (
         int,
         ("--seq-len", "-l"),
         minimum=1,
+        given_only=True,
     ),
     Param(
         "convention",
@@ -96,7 +97,13 @@ COMMON = (
         "Where the table is built; auto picks cuda, then mps, then cpu.",
         choices=DEVICES,
     ),
-    Param("family", DEFAULT_FAMILY, f"{', '.join(FAMILIES)}.", choices=tuple(FAMILIES)),
+    Param(
+        "family",
+        DEFAULT_FAMILY,
+        f"{', '.join(FAMILIES)}.",
+        choices=tuple(FAMILIES),
+        given_only=True,
+    ),
     Param(
         "part",
         None,
@@ -364,9 +371,9 @@ def spec_from_keywords(**params) -> TableSpec:
     return spec_from_options(given, **params) if given else TableSpec(**params)
 
 
-def export_specs(options: dict) -> dict[str, TableSpec]:
-    """The tables `export` writes: one per combination of the lists given for variant,
-    convention, dtype and part, each named by what varies among them ("pe" when one)."""
+def _export_lists(options: dict):
+    """(the tables an input describes several of, by name: the options that pick each; the
+    lists of values export combines)."""
     # an input may name the family (--rope-config), or describe several tables (a config's
     # layer types), which names it too
     selections, family = {}, None
@@ -380,6 +387,15 @@ def export_specs(options: dict) -> dict[str, TableSpec]:
         "dtype": options.get("dtype") or ["float32"],
         "part": options.get("part") or list(family.export_parts if family else (None,)),
     }
+    return selections, lists
+
+
+def export_specs(options: dict) -> dict[str, TableSpec]:
+    """The tables `export` writes: one per combination of the lists given for variant,
+    convention, dtype and part, each named by what varies among them, joined by dots (exact
+    and exp-log; exact.float16 and exp-log.float32 where the dtype varies too; cos and sin of
+    a rope table; a layer type's name first), "pe" when one."""
+    selections, lists = _export_lists(options)
     combos = list(dict.fromkeys(product(*lists.values())))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}
@@ -390,3 +406,75 @@ def export_specs(options: dict) -> dict[str, TableSpec]:
             given = {k: v for k, v in zip(lists, combo) if v is not None}
             tables[name] = spec_from_options({**options, **chosen}, **given)
     return tables
+
+
+def choose_one(options: dict) -> str:
+    """How to ask `export` for one table where its options give several: '--part cos', 'one
+    --variant', ..."""
+    selections, lists = _export_lists(options)
+    flags = {p.name: p.flag for p in _every_param()}
+    choices = []
+    if selections:
+        key, value = next(iter(next(iter(selections.values())).items()))
+        choices.append(f"{flags.get(key, key)} {value}")
+    for name, values in lists.items():
+        if len(set(values)) > 1:
+            given = options.get(name)
+            choices.append(f"one {flags[name]}" if given else f"{flags[name]} {values[0]}")
+    return " and ".join(choices)
+
+
+def option_notes(options: dict) -> list[str]:
+    """What the command line says on stderr about the values it took on the user's behalf or
+    over an input: a length from a config, an option given over a config's or preset's value."""
+    return [note for family in FAMILIES.values() for note in family.notes(options)]
+
+
+def given_options(options: dict) -> list[str]:
+    """The flags of the table options the command line's values set (a value other than the
+    option's default; any value of an option whose default is left to pe-cli)."""
+    found = []
+    for param in _every_param():
+        value = options.get(param.name)
+        if isinstance(value, (list, tuple)) and not value:
+            continue
+        if value is not None and (param.given_only or value != param.default):
+            found.append(param.flag)
+    return list(dict.fromkeys(found))
+
+
+def _changes(spec: TableSpec, name: str) -> bool:
+    """Whether another value of a parameter changes the table's shape or its frequencies (a
+    value the family refuses is no evidence; a parameter with no other value allowed counts
+    as one that changes it)."""
+    family, value = FAMILIES[spec.family], getattr(spec, name)
+    others = (value + 1, 2 * value) + ((value + 2**20,) if name == "seq_len" else ())
+    tried = False
+    for other in others:
+        try:
+            changed = spec.replace(**{name: other})
+        except BadInput:
+            continue
+        tried = True
+        if changed.dims != spec.dims or family.frequencies(changed) != family.frequencies(spec):
+            return True
+    return not tried
+
+
+def check_used(spec: TableSpec, options: dict) -> None:
+    """Refuse a --d-model or --seq-len the command line gave that changes nothing in the table
+    (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are not --seq-len's): the
+    table would be built as if it were not given."""
+    family = FAMILIES[spec.family]
+    shaping = {p.flag for p in family.params} | {"--part"}
+    for param in COMMON:
+        if param.name not in ("d_model", "seq_len") or options.get(param.name) is None:
+            continue
+        if not _changes(spec, param.name):
+            others = [f for f in given_options(options) if f in shaping]
+            raise BadInput(
+                f"{param.flag} {options[param.name]} changes nothing in this "
+                f"{' x '.join(map(str, spec.dims))} {spec.family} table"
+                + (f" (its shape comes from {', '.join(others)})" if others else "")
+                + f"; drop {param.flag}"
+            )
