@@ -265,13 +265,16 @@ class _Spec:
         return self.rows * self.cols * self.format.itemsize
 
     def describe(self) -> dict[str, str]:
-        """Every parameter as a string (for safetensors metadata): names as they are, other
-        values as JSON."""
+        """The parameters that describe this table, as strings (for safetensors metadata): the
+        common ones and its family's, less those that are unset (None); names as they are,
+        other values as JSON. Reading one back fills in the rest with their defaults."""
         import json
 
+        own = {p.name for p in COMMON} | {p.name for p in FAMILIES[self.family].params}
         return {
             k: v if isinstance(v, str) else json.dumps(v)
             for k, v in dataclasses.asdict(self).items()
+            if k in own and v is not None
         }
 
 
