@@ -315,7 +315,8 @@ class UnknownKeyword(BadInput, TypeError):
     """A keyword that is no table parameter (from Python: build(d_modle=4))."""
 
 
-def _check_keywords(params: dict) -> None:
+def check_keywords(params: dict) -> None:
+    """Refuse a keyword that is no table parameter, with the nearest one's name."""
     known = [p.name for p in _every_param()]
     for name in params:
         if name not in known:
@@ -363,7 +364,7 @@ def spec_from_keywords(**params) -> TableSpec:
     """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
     fields as on the command line and the other keywords go on top. A keyword that is no table
     parameter is refused with the nearest one's name."""
-    _check_keywords(params)
+    check_keywords(params)
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
     if (
@@ -465,10 +466,16 @@ def _changes(spec: TableSpec, name: str) -> bool:
 
 
 def check_used(spec: TableSpec, options: dict) -> None:
-    """Refuse a --d-model or --seq-len the command line gave that changes nothing in the table
-    (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are not --seq-len's): the
-    table would be built as if it were not given."""
+    """Refuse a --d-model, --seq-len or --shape the command line gave that changes nothing in
+    the table (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are not
+    --seq-len's; a vector has no batch axis): the table would be built as if it were not
+    given."""
     family = FAMILIES[spec.family]
+    if options.get("shape") not in (None, "2d") and spec.replace(shape="2d").dims == spec.dims:
+        raise BadInput(
+            f"--shape {spec.shape} changes nothing in --part {spec.part}'s table of "
+            f"{' x '.join(map(str, spec.dims))} values (one axis); drop --shape"
+        )
     shaping = {p.flag for p in family.params} | {"--part"}
     for param in COMMON:
         if param.name not in ("d_model", "seq_len") or options.get(param.name) is None:

@@ -559,6 +559,25 @@ def test_past_the_budget_the_last_rows_are_measured_and_named(cli, tmp_path, mon
     )
 
 
+def test_a_table_past_the_budget_without_rows_of_its_own_is_not_measured(
+    cli, tmp_path, monkeypatch
+):
+    """Rows listed by --ids are no table of their own: past the budget, the line says it did
+    not measure, and why, rather than a figure over some of them."""
+    from pe_cli.analysis import distance
+
+    monkeypatch.setattr(distance, "MEASURED_ELEMENTS", 64)
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    code, _, err = cli("generate", "--rope-config", path, "--ids", "0:5", "-o", "-")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "transformers: its table (--variant hf-rope) was not measured against this one: this "
+        "table's 640 values are more than the 64 measured here, and its last rows are no table "
+        "of their own; pe-cli compare exact hf-rope with the same options measures it"
+    ]
+
+
 def test_no_distance_is_said_of_transformers_own_table_or_without_a_config(cli, tmp_path):
     path = tmp_path / "config.json"
     write(path, LLAMA31)

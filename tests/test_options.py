@@ -176,7 +176,23 @@ def test_a_size_that_changes_nothing_is_refused(cli, tmp_path, args, flag, becau
     refused(cli("generate", *args), flag, "changes nothing", because)
     refused(cli("export", tmp_path / "t.safetensors", *args), flag, "changes nothing")
     refused(cli("show", *args), flag, "changes nothing")
+    refused(cli("compare", *args), flag, "changes nothing")
     assert written(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (
+            ("--family", "rope", "-d", 8, "--part", "inv_freq", "--shape", "batch-first"),
+            ("--shape",),
+        ),
+        (("--family", "alibi", "--part", "slopes", "--shape", "batch-first"), ("--shape",)),
+        (("--family", "rope", "-d", 8, "--part", "inv_freq", "--offset", 7), ("--offset",)),
+    ],
+)
+def test_a_layout_or_offset_a_vector_has_not_is_refused(cli, args, needles):
+    refused(cli("generate", *args), *needles, "apply" if "--offset" in args else "one axis")
 
 
 def test_a_size_that_changes_the_table_is_honoured(cli):
@@ -185,8 +201,10 @@ def test_a_size_that_changes_the_table_is_honoured(cli):
     args = ["--family", "rope", "-d", 8, "--part", "inv_freq", *rope, "max_position_embeddings=64"]
     short = cli("generate", *args, "-l", 32, "-o", "-")
     long = cli("generate", *args, "-l", 256, "-o", "-")
-    assert short[0] == long[0] == 0, short[2] + long[2]
+    later = cli("generate", *args, "-l", 32, "--offset", 224, "-o", "-")
+    assert short[0] == long[0] == later[0] == 0, short[2] + long[2] + later[2]
     assert not np.array_equal(np.load(io.BytesIO(short[1])), np.load(io.BytesIO(long[1])))
+    assert np.array_equal(np.load(io.BytesIO(later[1])), np.load(io.BytesIO(long[1])))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ def compare(
 
         pe_cli.compare("exact", "hf-rope", family="rope", d_model=128, seq_len=4096)
     """
-    from ..spec import spec_from_keywords
+    from ..spec import check_keywords
 
-    spec_from_keywords(**table)  # a misspelt keyword is refused with the nearest name
+    check_keywords(table)
     found = [None if side is None else str(side) for side in (a, b)]
     return run(*found, table, atol, rtol).result
 

@@ -59,8 +59,10 @@ def library_distance(tables: dict[str, TableSpec], options: dict) -> Distance | 
                 spec, theirs = family.window(spec, first, rows), family.window(theirs, first, rows)
                 if spec is None or theirs is None:
                     raise _Unmeasured(
-                        f"the table has {rows * first_spec.cols} values, more than the "
-                        f"{MEASURED_ELEMENTS} measured"
+                        f"this table's {rows * first_spec.cols} values are more than the "
+                        f"{MEASURED_ELEMENTS} measured here, and its last rows are no table of "
+                        f"their own; pe-cli compare exact {library.variant} with the same "
+                        "options measures it"
                     )
             mine, other = from_spec(spec, "exact"), from_spec(theirs, library.variant)
             tally = Tally(mine.rows, mine.cols, spec.dtype, spec.offset)

@@ -39,7 +39,7 @@ def compare(
     from ..analysis.compare import run
     from ..core.errors import BadInput
     from ..io.read import looks_like_file
-    from ..spec import given_options, option_notes
+    from ..spec import check_used, given_options, option_notes, spec_from_options
 
     if plot is None:
         refuse_without("--plot FILE", force=force)
@@ -52,6 +52,8 @@ def compare(
             f"{' and '.join(files)} {read}, and {', '.join(given)} "
             f"{'describes' if alone else 'describe'} a table to build; drop {'it' if alone else 'them'}"
         )
+    if not files:
+        check_used(spec_from_options(table), table)
     notes = [] if files else option_notes(table)  # a file's length, not a config's, is used
     if plot is not None:
         from ..plotting import file_format

@@ -2936,6 +2936,12 @@ class Rope(Family):
             raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 3")
         if kind == "longrope":
             longrope_factors(rope, frequency_count(spec.d_model, rope), positions_end(spec))
+        if self._vector(spec) and spec.offset and kind not in ("dynamic", "longrope"):
+            # (dynamic NTK and LongRoPE choose their frequencies by the largest position)
+            raise BadInput(
+                "--part inv_freq is the frequencies, which no position changes: --offset does "
+                "not apply"
+            )
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
         if spec.part == "rotation" and spec.convention != "interleaved":
             raise BadInput(
