@@ -7,12 +7,14 @@ its last rows, where float32 angle rounding grows largest."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.errors import PeError
 from ..families import FAMILIES
 from ..spec import TableSpec
-from .metrics import Difference, Tally, gather
-from .tables import from_spec
+
+if TYPE_CHECKING:
+    from .metrics import Difference
 
 MEASURED_ELEMENTS = 1 << 24  # all tables' together: Llama 3.1's 131072 x 128 whole, about 1 s
 
@@ -47,6 +49,10 @@ def library_distance(tables: dict[str, TableSpec], options: dict) -> Distance | 
     library = family.library(options)
     if library is None:
         return None
+    # the comparison's machinery, for the tables that need it (not the plain summary's start)
+    from .metrics import Tally, gather
+    from .tables import from_spec
+
     rows = first_spec.rows
     share = max(1, MEASURED_ELEMENTS // (len(exact) * max(1, first_spec.cols)))
     first = max(0, rows - share)
