@@ -452,7 +452,7 @@ def _changes(spec: TableSpec, name: str) -> bool:
     value the family refuses is no evidence; a parameter with no other value allowed counts
     as one that changes it)."""
     family, value = FAMILIES[spec.family], getattr(spec, name)
-    others = (value + 1, 2 * value) + ((value + 2**20,) if name == "seq_len" else ())
+    others = (value + 1, 2 * value) + ((value + 2**20,) if name != "d_model" else ())
     tried = False
     for other in others:
         try:
@@ -466,15 +466,21 @@ def _changes(spec: TableSpec, name: str) -> bool:
 
 
 def check_used(spec: TableSpec, options: dict) -> None:
-    """Refuse a --d-model, --seq-len or --shape the command line gave that changes nothing in
-    the table (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are not
-    --seq-len's; a vector has no batch axis): the table would be built as if it were not
-    given."""
+    """Refuse a --d-model, --seq-len, --shape or --offset the command line gave that changes
+    nothing in the table (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are
+    not --seq-len's; a vector of frequencies has no batch axis and, unless they depend on the
+    largest position, no positions): the table would be built as if it were not given."""
     family = FAMILIES[spec.family]
-    if options.get("shape") not in (None, "2d") and spec.replace(shape="2d").dims == spec.dims:
+    vector = len(spec.replace(shape="2d").dims) == 1
+    if options.get("shape") not in (None, "2d") and vector:
         raise BadInput(
             f"--shape {spec.shape} changes nothing in --part {spec.part}'s table of "
-            f"{' x '.join(map(str, spec.dims))} values (one axis); drop --shape"
+            f"{spec.dims[0]} values (one axis); drop --shape"
+        )
+    if options.get("offset") and vector and not _changes(spec, "offset"):
+        raise BadInput(
+            f"--offset {spec.offset} changes nothing in --part {spec.part}'s table of "
+            f"{spec.dims[0]} values (no positions); drop --offset"
         )
     shaping = {p.flag for p in family.params} | {"--part"}
     for param in COMMON:

@@ -655,3 +655,17 @@ def test_a_files_length_goes_before_the_configs(cli, tmp_path):
     assert code == 0, err
     assert json.loads(out)["size"] == 64 * 128 and json.loads(out)["differing"] == 0
     assert "--seq-len" not in err
+
+
+def test_the_configs_length_is_for_tables_whose_rows_are_positions(cli, tmp_path):
+    """A multi-axis table's text tokens (no grid) are positions along one line: the config's
+    length; a grid's tokens are not, and nothing is said of a length."""
+    path = _small(tmp_path, max_position_embeddings=300)
+    axes = ("--rope-axes", "mrope", "--rope", "mrope_section=16,24,24")
+    note = "--seq-len 300: the config's max_position_embeddings (-l gives another length)"
+    code, out, err = cli("generate", "--rope-config", path, *axes, "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (300, 128) and note in err.splitlines()
+    code, out, err = cli("generate", "--rope-config", path, *axes, "--grid", "1x2x2", "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (4, 128) and "--seq-len" not in err

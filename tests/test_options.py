@@ -192,7 +192,8 @@ def test_a_size_that_changes_nothing_is_refused(cli, tmp_path, args, flag, becau
     ],
 )
 def test_a_layout_or_offset_a_vector_has_not_is_refused(cli, args, needles):
-    refused(cli("generate", *args), *needles, "apply" if "--offset" in args else "one axis")
+    why = "no positions" if "--offset" in args else "one axis"
+    refused(cli("generate", *args), *needles, "changes nothing", why)
 
 
 def test_a_size_that_changes_the_table_is_honoured(cli):

@@ -53,7 +53,8 @@ def compare(
             f"{'describes' if alone else 'describe'} a table to build; drop {'it' if alone else 'them'}"
         )
     if not files:
-        check_used(spec_from_options(table), table)
+        # the exact table of these options (--compute-dtype is the audit's recipes')
+        check_used(spec_from_options({**table, "compute_dtype": None}), table)
     notes = [] if files else option_notes(table)  # a file's length, not a config's, is used
     if plot is not None:
         from ..plotting import file_format

@@ -2616,6 +2616,7 @@ class _Input:
     values: dict
     rope: dict
     config: dict
+    lengthwise: bool = False  # the table's rows are --seq-len's positions (no grid, no ids)
 
 
 def _rope_items(given) -> list[tuple[str, str]]:
@@ -2838,14 +2839,11 @@ class Rope(Family):
             read_from["convention"] = style.convention
         values["convention"] = read_from["convention"]
         values["arithmetic"] = read_from["arithmetic"]
-        if (
-            "length" in read_from
-            and options.get("axes") is None
-            and "axes" not in values
-            and options.get("ids") is None
-        ):  # a 1-D table: the positions the model is made for
+        axes = AXES.get(options.get("axes") or values.get("axes") or "")
+        lengthwise = not (options.get("grid") or options.get("ids") or (axes and axes.split))
+        if lengthwise and "length" in read_from:  # the positions the model is made for
             values["seq_len"] = read_from["length"]
-        return _Input("config", values, read_from["rope"], read_from)
+        return _Input("config", values, read_from["rope"], read_from, lengthwise)
 
     def notes(self, options):
         try:
@@ -2881,7 +2879,7 @@ class Rope(Family):
                     f"--seq-len {found.values['seq_len']}: {config['length_from']} "
                     "(-l gives another length)"
                 )
-            elif "axes" not in found.values and options.get("ids") is None:
+            elif found.lengthwise:  # the config says nothing of the length
                 notes.append(
                     "--seq-len 1024, pe-cli's default: the config gives no "
                     "max_position_embeddings (-l gives another length)"
@@ -2936,12 +2934,6 @@ class Rope(Family):
             raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 3")
         if kind == "longrope":
             longrope_factors(rope, frequency_count(spec.d_model, rope), positions_end(spec))
-        if self._vector(spec) and spec.offset and kind not in ("dynamic", "longrope"):
-            # (dynamic NTK and LongRoPE choose their frequencies by the largest position)
-            raise BadInput(
-                "--part inv_freq is the frequencies, which no position changes: --offset does "
-                "not apply"
-            )
         choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
         if spec.part == "rotation" and spec.convention != "interleaved":
             raise BadInput(
