@@ -4,9 +4,13 @@
     >>> table = pe_cli.build(d_model=512, seq_len=1024)
     >>> table.numpy().shape
     (1024, 512)
+    >>> pe_cli.compare("exp-log", "exact", d_model=512, seq_len=1024).difference.max_abs > 0
+    True
 
-The names below are loaded on first use, so that `import pe_cli` (and `pe-cli --help`) does
-not load numpy or torch.
+build, blocks, Table and TableSpec make tables; write and read move them to and from files;
+compare, identify and plot look at them (as `pe-cli compare` and `pe-cli show --plot` do).
+The names are loaded on first use, so that `import pe_cli` (and `pe-cli --help`) does not load
+numpy or torch.
 """
 
 from .core.version import __version__
@@ -22,6 +26,8 @@ __all__ = [
     "PeError",
     "write",
     "read",
+    "compare",
+    "identify",
     "plot",
 ]
 
@@ -67,4 +73,14 @@ def __getattr__(name: str):
         from .plotting import plot
 
         return plot
+    if name in ("compare", "identify"):
+        from .analysis import api
+
+        return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names beside what is loaded: dir() and help() list them without loading
+    them first."""
+    return sorted(set(globals()) | set(__all__))

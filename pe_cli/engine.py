@@ -12,6 +12,7 @@ them to a callback from the threads that computed them, for writers that place t
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from .core.limits import available_memory, human_size, one_thread
 from .families import FAMILIES, find_variant
 from .numerics import exact, fast
 from .numerics.sinusoids import Sinusoids, Workspace
-from .spec import TableSpec, spec_from_keywords
+from .spec import TableSpec, keyword_help, keyword_signature, spec_from_keywords
 
 # float64 work arrays per block: sin, cos and the kernel's temporaries, about 12 of them
 _WORK_BYTES = 48 * 2**20
@@ -348,7 +349,10 @@ class Table:
 
 def build(spec: TableSpec | None = None, **params) -> Table:
     """Build a whole table: `build(d_model=512, seq_len=1024)`, `build(preset="flux",
-    grid="64x64", text_tokens=512)` or `build(TableSpec(...))`."""
+    grid="64x64", text_tokens=512)` or `build(TableSpec(...))`. A keyword that is no table
+    parameter is refused with the nearest one's name. The parameters:
+
+    """
     if spec is None:
         spec = spec_from_keywords(**params)
     elif params:
@@ -363,3 +367,12 @@ def build(spec: TableSpec | None = None, **params) -> Table:
     else:
         values = _import_torch().cat(parts)
     return Table(spec, values, time.perf_counter() - started)
+
+
+# help() and editors see every parameter by name, from their declarations
+build.__signature__ = keyword_signature(
+    inspect.Parameter(
+        "spec", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None, annotation="TableSpec | None"
+    )
+)
+build.__doc__ = build.__doc__.rstrip() + "\n\n" + keyword_help()

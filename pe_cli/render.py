@@ -13,11 +13,16 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .analysis.metrics import Summary
 from .core.limits import human_size
 from .families import FAMILIES, find_variant
 from .spec import TableSpec
+
+if TYPE_CHECKING:  # annotations only: imported here, numpy loaded one call deeper and `pe-cli
+    # generate` took 40 ms longer on CPython 3.11 (measured; its frame stack, not more work)
+    from .analysis.distance import Distance
 
 # spaces before a line's end (and before the escape codes closing its styles there)
 _TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
@@ -191,8 +196,11 @@ def _number(value: float, dtype: str) -> str:
     return str(width(value))
 
 
-def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> None:
-    """The short report `pe-cli generate` prints when it writes no data."""
+def summary(
+    spec: TableSpec, facts: Summary, seconds: float, device: str, library: Distance | None = None
+) -> None:
+    """The short report `pe-cli generate` prints when it writes no data; `library`: how far
+    the library's table the options name is from this one."""
     from rich.table import Table
     from rich.text import Text
 
@@ -216,6 +224,8 @@ def summary(spec: TableSpec, facts: Summary, seconds: float, device: str) -> Non
         ),
         ("sha256", f"{facts.sha256}\n(raw little-endian bytes, as --format raw writes)"),
     ]
+    if library is not None:
+        rows.append((library.library, distance(library)))
     for key, value in rows:
         params.add_row(key, Text(value))  # as written: a path or range is not markup
     out.print(params)
@@ -318,6 +328,46 @@ def wrote(written, specs: dict[str, TableSpec]) -> None:
         for name, spec in specs.items()
     )
     print(f"wrote {written.destination} ({human_size(written.nbytes)}): {tables}", file=sys.stderr)
+
+
+def distance(found: Distance) -> str:
+    """How far a library's table is from the exact one, in one sentence."""
+    flag = f"--variant {found.variant}"
+    if found.refusal is not None:
+        return f"its table ({flag}) was not measured against this one: {found.refusal}"
+    if found.first:
+        label = row_label(found.spec)
+        where = (
+            f"positions {label(found.first)} .. {label(found.stop - 1)}, the table's last "
+            f"{found.stop - found.first} rows"
+        )
+    else:
+        where = "the whole table"
+    several = len(found.differences) > 1
+    if found.max_abs == 0:
+        tables = "its tables are these" if several else "its table is this one"
+        return f"{tables} bit for bit ({flag}; over {where})"
+    if several:
+        each = ", ".join(f"{d.max_abs:.3g} ({name})" for name, d in found.differences.items())
+        return (
+            f"its tables ({flag}) differ from these by up to {each}: max |difference| over {where}"
+        )
+    return (
+        f"its table ({flag}) differs from this one by up to {found.max_abs:.3g}: "
+        f"max |difference| over {where}"
+    )
+
+
+def library_line(found: Distance | None) -> None:
+    """The distance from the library's table, on stderr after a write."""
+    if found is not None:
+        print(f"{found.library}: {distance(found)}", file=sys.stderr)
+
+
+def notes(lines: list[str]) -> None:
+    """What pe-cli decided on the user's behalf, one line each on stderr."""
+    for line in lines:
+        print(line, file=sys.stderr)
 
 
 def plotted(destination: str, fmt: str, kind: str) -> None:

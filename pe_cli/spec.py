@@ -10,13 +10,14 @@ saying why.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import math
 from itertools import product
 
 from .core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS
 from .core.errors import BadInput
 from .core.limits import MAX_POSITION
-from .core.names import choice, number, whole
+from .core.names import choice, did_you_mean, number, whole
 from .core.params import Param
 from .families import (
     CONVENTION_NAMES,
@@ -54,6 +55,7 @@ COMMON = (
         int,
         ("--seq-len", "-l"),
         minimum=1,
+        given_only=True,
     ),
     Param(
         "convention",
@@ -110,6 +112,7 @@ COMMON = (
         DEFAULT_FAMILY,
         f"The kind of table: {', '.join(FAMILIES)}.",
         choices=tuple(FAMILIES),
+        given_only=True,
     ),
     Param(
         "part",
@@ -281,13 +284,16 @@ class _Spec:
         return self.rows * self.cols * self.format.itemsize
 
     def describe(self) -> dict[str, str]:
-        """Every parameter as a string (for safetensors metadata): names as they are, other
-        values as JSON."""
+        """The parameters that describe this table, as strings (for safetensors metadata): the
+        common ones and its family's, less those that are unset (None); names as they are,
+        other values as JSON. Reading one back fills in the rest with their defaults."""
         import json
 
+        own = {p.name for p in COMMON} | {p.name for p in FAMILIES[self.family].params}
         return {
             k: v if isinstance(v, str) else json.dumps(v)
             for k, v in dataclasses.asdict(self).items()
+            if k in own and v is not None
         }
 
 
@@ -319,9 +325,65 @@ def spec_from_options(options: dict, **overrides) -> TableSpec:
     return TableSpec(**{**params_from_options(options), **overrides})
 
 
+def _every_param() -> list[Param]:
+    """Every table option's parameter: the TableSpec fields, then the inputs a family expands."""
+    return PARAMS + [p for _, p in family_params() if not p.field]
+
+
+class UnknownKeyword(BadInput, TypeError):
+    """A keyword that is no table parameter (from Python: build(d_modle=4))."""
+
+
+def check_keywords(params: dict) -> None:
+    """Refuse a keyword that is no table parameter, with the nearest one's name."""
+    known = [p.name for p in _every_param()]
+    for name in params:
+        if name not in known:
+            close = did_you_mean(name, known)
+            raise UnknownKeyword(
+                f"{name!r} is not a table parameter" + (close or "; help(pe_cli.build) lists them")
+            )
+
+
+def keyword_signature(*first: inspect.Parameter) -> inspect.Signature:
+    """The signature of a function that takes the table parameters as keywords (build,
+    TableSpec's inputs), for help() and editors: `first`, then each parameter by name with its
+    default."""
+    kinds = {list: "list[str] | dict", bool: "bool"}
+    keywords = []
+    for param in _every_param():
+        kind = kinds.get(param.kind, param.kind.__name__)
+        if param.default is None and param.kind is not bool:
+            kind += " | None"
+        keywords.append(
+            inspect.Parameter(
+                param.name, inspect.Parameter.KEYWORD_ONLY, default=param.default, annotation=kind
+            )
+        )
+    return inspect.Signature([*first, *keywords])
+
+
+def keyword_help() -> str:
+    """Each table parameter and what it is, for docstrings (indented by 4, as their bodies)."""
+    import textwrap
+
+    return "\n".join(
+        textwrap.fill(
+            f"{p.name}: {' '.join(p.help.split())}",
+            96,
+            initial_indent="    ",
+            subsequent_indent="        ",
+            break_on_hyphens=False,
+        )
+        for p in _every_param()
+    )
+
+
 def spec_from_keywords(**params) -> TableSpec:
     """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
-    fields as on the command line and the other keywords go on top."""
+    fields as on the command line and the other keywords go on top. A keyword that is no table
+    parameter is refused with the nearest one's name."""
+    check_keywords(params)
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
     if (
@@ -332,9 +394,9 @@ def spec_from_keywords(**params) -> TableSpec:
     return spec_from_options(given, **params) if given else TableSpec(**params)
 
 
-def export_specs(options: dict) -> dict[str, TableSpec]:
-    """The tables `export` writes: one per combination of the lists given for variant,
-    convention, dtype and part, each named by what varies among them ("pe" when one)."""
+def _export_lists(options: dict):
+    """(the tables an input describes several of, by name: the options that pick each; the
+    lists of values export combines)."""
     # an input may name the family (--rope-config), or describe several tables (a config's
     # layer types), which names it too
     selections, family = {}, None
@@ -348,6 +410,15 @@ def export_specs(options: dict) -> dict[str, TableSpec]:
         "dtype": options.get("dtype") or ["float32"],
         "part": options.get("part") or list(family.export_parts if family else (None,)),
     }
+    return selections, lists
+
+
+def export_specs(options: dict) -> dict[str, TableSpec]:
+    """The tables `export` writes: one per combination of the lists given for variant,
+    convention, dtype and part, each named by what varies among them, joined by dots (exact
+    and exp-log; exact.float16 and exp-log.float32 where the dtype varies too; cos and sin of
+    a rope table; a layer type's name first), "pe" when one."""
+    selections, lists = _export_lists(options)
     combos = list(dict.fromkeys(product(*lists.values())))
     varying = [len(set(values)) > 1 for values in zip(*combos)]
     tables = {}
@@ -358,3 +429,87 @@ def export_specs(options: dict) -> dict[str, TableSpec]:
             given = {k: v for k, v in zip(lists, combo) if v is not None}
             tables[name] = spec_from_options({**options, **chosen}, **given)
     return tables
+
+
+def choose_one(options: dict) -> str:
+    """How to ask `export` for one table where its options give several: '--part cos', 'one
+    --variant', ..."""
+    selections, lists = _export_lists(options)
+    flags = {p.name: p.flag for p in _every_param()}
+    choices = []
+    if selections:
+        key, value = next(iter(next(iter(selections.values())).items()))
+        choices.append(f"{flags.get(key, key)} {value}")
+    for name, values in lists.items():
+        if len(set(values)) > 1:
+            given = options.get(name)
+            choices.append(f"one {flags[name]}" if given else f"{flags[name]} {values[0]}")
+    return " and ".join(choices)
+
+
+def option_notes(options: dict) -> list[str]:
+    """What the command line says on stderr about the values it took on the user's behalf or
+    over an input: a length from a config, an option given over a config's or preset's value."""
+    return [note for family in FAMILIES.values() for note in family.notes(options)]
+
+
+def given_options(options: dict) -> list[str]:
+    """The flags of the table options the command line's values set (a value other than the
+    option's default; any value of an option whose default is left to pe-cli)."""
+    found = []
+    for param in _every_param():
+        value = options.get(param.name)
+        if isinstance(value, (list, tuple)) and not value:
+            continue
+        if value is not None and (param.given_only or value != param.default):
+            found.append(param.flag)
+    return list(dict.fromkeys(found))
+
+
+def _changes(spec: TableSpec, name: str) -> bool:
+    """Whether another value of a parameter changes the table's shape or its frequencies (a
+    value the family refuses is no evidence; a parameter with no other value allowed counts
+    as one that changes it)."""
+    family, value = FAMILIES[spec.family], getattr(spec, name)
+    others = (value + 1, 2 * value) + ((value + 2**20,) if name != "d_model" else ())
+    tried = False
+    for other in others:
+        try:
+            changed = spec.replace(**{name: other})
+        except BadInput:
+            continue
+        tried = True
+        if changed.dims != spec.dims or family.frequencies(changed) != family.frequencies(spec):
+            return True
+    return not tried
+
+
+def check_used(spec: TableSpec, options: dict) -> None:
+    """Refuse a --d-model, --seq-len, --shape or --offset the command line gave that changes
+    nothing in the table (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are
+    not --seq-len's; a vector of frequencies has no batch axis and, unless they depend on the
+    largest position, no positions): the table would be built as if it were not given."""
+    family = FAMILIES[spec.family]
+    vector = len(spec.replace(shape="2d").dims) == 1
+    if options.get("shape") not in (None, "2d") and vector:
+        raise BadInput(
+            f"--shape {spec.shape} changes nothing in --part {spec.part}'s table of "
+            f"{spec.dims[0]} values (one axis); drop --shape"
+        )
+    if options.get("offset") and vector and not _changes(spec, "offset"):
+        raise BadInput(
+            f"--offset {spec.offset} changes nothing in --part {spec.part}'s table of "
+            f"{spec.dims[0]} values (no positions); drop --offset"
+        )
+    shaping = {p.flag for p in family.params} | {"--part"}
+    for param in COMMON:
+        if param.name not in ("d_model", "seq_len") or options.get(param.name) is None:
+            continue
+        if not _changes(spec, param.name):
+            others = [f for f in given_options(options) if f in shaping]
+            raise BadInput(
+                f"{param.flag} {options[param.name]} changes nothing in this "
+                f"{' x '.join(map(str, spec.dims))} {spec.family} table"
+                + (f" (its shape comes from {', '.join(others)})" if others else "")
+                + f"; drop {param.flag}"
+            )

@@ -2641,3 +2641,27 @@ def test_cosmos3_sound_and_action_exact_positions_against_mpmath():
 def test_cosmos3_segments_refuse_what_they_cannot_build(cli, args, message):
     code, _, err = cli("generate", *args)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("case", [CASES[1], CASES[6], CASES[18]], ids=lambda c: c[0])
+def test_a_preset_says_how_far_diffusers_table_is(cli, tmp_path, case):
+    """generate --preset writes the exact table, and says how far the model's own diffusers
+    module's table is from it (run here), and which flag gives that one."""
+    preset, tokens, module = case
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in tokens.items()]
+    ours = _table(preset, "exact", "cos", **tokens)
+    theirs = module()[0].reshape(-1, ours.shape[1]).numpy()
+    gap = np.abs(ours.astype(np.float64) - theirs.astype(np.float64)).max()
+    code, _, err = cli("generate", "--preset", preset, *args, "-o", tmp_path / "t.npy")
+    assert code == 0, err
+    line = err.splitlines()[-1]
+    if gap == 0:
+        assert line == (
+            "diffusers: its table is this one bit for bit (--variant diffusers; over the whole "
+            "table)"
+        )
+    else:
+        assert line == (
+            f"diffusers: its table (--variant diffusers) differs from this one by up to "
+            f"{gap:.3g}: max |difference| over the whole table"
+        )

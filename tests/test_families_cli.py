@@ -62,9 +62,7 @@ def test_rope_config_file(cli, tmp_path):
             }
         )
     )
-    code, out, err = cli(
-        "generate", "--rope-config", config, "-l", 16, "--part", "inv_freq", "-o", "-"
-    )
+    code, out, err = cli("generate", "--rope-config", config, "--part", "inv_freq", "-o", "-")
     assert code == 0, err
     import io
 

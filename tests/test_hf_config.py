@@ -459,3 +459,213 @@ def test_a_bad_config_is_one_line_not_a_traceback(cli, tmp_path, config, message
         else cli("generate", "--rope-config", path, "-l", 4, "-o", "-", "--format", "csv")
     )
     assert code != 0 and message in err and "Traceback" not in err and out == b""
+
+
+# ---------------------------------------------------------------------------------------------
+# A config names transformers' table: its length is the default, and its distance is said
+
+LLAMA31 = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "rope_theta": 500000.0,
+    "max_position_embeddings": 131072,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    },
+}
+
+
+def _true_cos(config: dict, positions):
+    """The correctly rounded float32 cos table of a Llama 3.1 config (half pairs), from
+    arbitrary-precision frequencies (tests/reference.py), not from pe-cli."""
+    from . import figures, reference
+
+    rope = dict(config["rope_scaling"])
+    frequencies, _ = reference.rope_frequencies(
+        config["head_dim"], config["rope_theta"], rope, int(max(positions)) + 1
+    )
+    _, cos = figures.sin_cos(positions, frequencies)
+    return np.concatenate([cos, cos], axis=1).astype(np.float32)
+
+
+def _gap(path, config, positions, part="cos"):
+    """max |true table - transformers' table| over these positions, as the line writes it."""
+    cos, sin = hf_table(module_for(path), list(positions))
+    theirs = (cos if part == "cos" else sin).numpy().astype(np.float64)
+    if part == "cos":
+        truth = _true_cos(config, np.asarray(positions))
+    else:  # sin of the same angles: pe-cli's exact sin part, checked against mpmath elsewhere
+        truth = build(rope_config=str(path), seq_len=int(max(positions)) + 1, part="sin").numpy()
+        truth = truth[positions[0] :]
+    return f"{np.abs(truth.astype(np.float64) - theirs).max():.3g}"
+
+
+def _said(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_summary_says_how_far_transformers_table_is(cli, tmp_path):
+    """Llama 3.1 at its 131072 positions, the config's length by default: the exact table is
+    written, and the summary names transformers' distance from it and the flag that gives it."""
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    code, out, err = cli("generate", "--rope-config", path)
+    assert code == 0, err
+    gap = _gap(path, LLAMA31, np.arange(131072))
+    summary = _said(out.decode())
+    assert "positions 0 .. 131071" in summary and "131072 x 128" in summary
+    assert (
+        f"transformers its table (--variant hf-rope) differs from this one by up to {gap}: "
+        "max |difference| over the whole table" in summary
+    )
+    assert err.splitlines() == [
+        "--seq-len 131072: the config's max_position_embeddings (-l gives another length)"
+    ]
+
+
+def test_a_write_says_it_on_stderr(cli, tmp_path):
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    code, out, err = cli("generate", "--rope-config", path, "-l", 20000, "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (20000, 128)
+    gap = _gap(path, LLAMA31, np.arange(20000))
+    assert err.splitlines() == [
+        f"transformers: its table (--variant hf-rope) differs from this one by up to {gap}: "
+        "max |difference| over the whole table"
+    ]
+
+
+def test_past_the_budget_the_last_rows_are_measured_and_named(cli, tmp_path, monkeypatch):
+    from pe_cli.analysis import distance
+
+    monkeypatch.setattr(distance, "MEASURED_ELEMENTS", 2 * 128 * 3000)
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    out = tmp_path / "t.safetensors"
+    code, _, err = cli("export", out, "--rope-config", path, "-l", 10000)
+    assert code == 0, err
+    last = np.arange(7000, 10000)
+    cos, sin = _gap(path, LLAMA31, last), _gap(path, LLAMA31, last, "sin")
+    assert err.splitlines()[-1] == (
+        f"transformers: its tables (--variant hf-rope) differ from these by up to {cos} (cos), "
+        f"{sin} (sin): max |difference| over positions 7000 .. 9999, the table's last 3000 rows"
+    )
+
+
+def test_a_table_past_the_budget_without_rows_of_its_own_is_not_measured(
+    cli, tmp_path, monkeypatch
+):
+    """Rows listed by --ids are no table of their own: past the budget, the line says it did
+    not measure, and why, rather than a figure over some of them."""
+    from pe_cli.analysis import distance
+
+    monkeypatch.setattr(distance, "MEASURED_ELEMENTS", 64)
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    code, _, err = cli("generate", "--rope-config", path, "--ids", "0:5", "-o", "-")
+    assert code == 0, err
+    assert err.splitlines() == [
+        "transformers: its table (--variant hf-rope) was not measured against this one: this "
+        "table's 640 values are more than the 64 measured here, and its last rows are no table "
+        "of their own; pe-cli compare exact hf-rope with the same options measures it"
+    ]
+
+
+def test_no_distance_is_said_of_transformers_own_table_or_without_a_config(cli, tmp_path):
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    plain = ("--family", "rope", "-d", 128, "--base", 500000, "-l", 64)
+    for args in (("--rope-config", path, "--variant", "hf-rope", "-l", 64), plain):
+        code, out, err = cli("generate", *args)
+        assert code == 0, err
+        assert "--variant hf-rope)" not in out.decode() + err
+
+
+def _small(tmp_path, **config):
+    path = tmp_path / "config.json"
+    write(path, {**LLAMA31, **config})
+    return path
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("generate", "-o", "-"),
+        ("show", "--json"),
+        ("compare", "exact", "hf-rope", "--json"),
+        ("export", "OUT"),
+    ],
+)
+def test_the_length_defaults_to_max_position_embeddings(cli, tmp_path, command):
+    path = _small(tmp_path, max_position_embeddings=300)
+    out_file = tmp_path / "t.safetensors"
+    args = [out_file if a == "OUT" else a for a in command]
+    note = "--seq-len 300: the config's max_position_embeddings (-l gives another length)"
+    for given, rows in (((), 300), (("-l", 20), 20)):
+        out_file.unlink(missing_ok=True)
+        code, out, err = cli(*args, "--rope-config", path, *given)
+        assert code == 0, err
+        assert (note in err.splitlines()) == (not given)
+        if command[0] == "generate":
+            assert np.load(io.BytesIO(out)).shape == (rows, 128)
+        elif command[0] == "show":
+            assert json.loads(out)["shape"] == [rows, 128]
+        elif command[0] == "compare":
+            assert json.loads(out)["size"] == rows * 128
+        else:
+            assert load_file(str(out_file))["cos"].shape == (rows, 128)
+
+
+def test_a_config_without_max_position_embeddings(cli, tmp_path):
+    """config.json without the key: the value transformers' config class gives it, else
+    pe-cli's 1024; either way, said."""
+    config = {k: v for k, v in LLAMA31.items() if k != "max_position_embeddings"}
+    path = tmp_path / "config.json"
+    write(path, config)
+    length = transformers.LlamaConfig().max_position_embeddings
+    code, out, err = cli("generate", "--rope-config", path, "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (length, 128)
+    assert (
+        f"--seq-len {length}: max_position_embeddings of transformers' llama config class "
+        "(config.json gives none) (-l gives another length)" in err.splitlines()
+    )
+    write(path, {k: v for k, v in config.items() if k != "model_type"})
+    code, out, err = cli("generate", "--rope-config", path, "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (1024, 128)
+    assert (
+        "--seq-len 1024, pe-cli's default: the config gives no max_position_embeddings "
+        "(-l gives another length)" in err.splitlines()
+    )
+
+
+def test_a_files_length_goes_before_the_configs(cli, tmp_path):
+    path = _small(tmp_path, max_position_embeddings=300)
+    table = tmp_path / "t.npy"
+    np.save(table, build(rope_config=str(path), seq_len=64, variant="hf-rope").numpy())
+    code, out, err = cli("compare", table, "hf-rope", "--rope-config", path, "--json")
+    assert code == 0, err
+    assert json.loads(out)["size"] == 64 * 128 and json.loads(out)["differing"] == 0
+    assert "--seq-len" not in err
+
+
+def test_the_configs_length_is_for_tables_whose_rows_are_positions(cli, tmp_path):
+    """A multi-axis table's text tokens (no grid) are positions along one line: the config's
+    length; a grid's tokens are not, and nothing is said of a length."""
+    path = _small(tmp_path, max_position_embeddings=300)
+    axes = ("--rope-axes", "mrope", "--rope", "mrope_section=16,24,24")
+    note = "--seq-len 300: the config's max_position_embeddings (-l gives another length)"
+    code, out, err = cli("generate", "--rope-config", path, *axes, "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (300, 128) and note in err.splitlines()
+    code, out, err = cli("generate", "--rope-config", path, *axes, "--grid", "1x2x2", "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).shape == (4, 128) and "--seq-len" not in err

@@ -158,3 +158,92 @@ def test_refusals(tmp_path):
     with pytest.raises(BadInput, match="holds one table"):
         pe_io.write(str(tmp_path / "x.npy"), {"a": SPEC, "b": SPEC})
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        TableSpec(d_model=12, seq_len=40, offset=3),
+        TableSpec(family="rope", d_model=16, seq_len=8, rope={"rope_type": "linear", "factor": 2}),
+        TableSpec(family="sincos2d", d_model=16, grid="4x4", cls_token=True),
+    ],
+)
+def test_safetensors_metadata_holds_the_tables_parameters_and_no_nulls(tmp_path, spec):
+    """Only what describes the table: the common parameters and its family's, each set; the
+    spec read back from them is the one written."""
+    import dataclasses
+
+    from pe_cli.families import FAMILIES
+    from pe_cli.io.read import open_table
+    from pe_cli.spec import COMMON
+
+    path = tmp_path / "pe.safetensors"
+    pe_io.write(str(path), spec)
+    with safe_open(str(path), "np") as f:
+        meta = f.metadata()
+    values = {k[len("pe.") :]: v for k, v in meta.items() if k.startswith("pe.")}
+    assert "null" not in values.values()
+    own = {p.name for p in COMMON} | {p.name for p in FAMILIES[spec.family].params}
+    assert set(values) <= own
+    assert (
+        set(values)
+        == {f.name for f in dataclasses.fields(spec) if getattr(spec, f.name) is not None} & own
+    )
+    assert open_table(f"{path}:pe").spec == spec
+
+
+def test_metadata_written_before_with_every_parameter_still_reads(tmp_path):
+    """Files from before wrote every TableSpec field, unset ones as null."""
+    import dataclasses
+    import json
+
+    from safetensors.numpy import save_file
+
+    from pe_cli.io.read import open_table
+
+    spec = TableSpec(family="rope", d_model=16, seq_len=8, base=500000.0)
+    old = {
+        f"pe.{k}": v if isinstance(v, str) else json.dumps(v)
+        for k, v in dataclasses.asdict(spec).items()
+    }
+    assert "null" in old.values()
+    path = tmp_path / "old.safetensors"
+    save_file({"pe": np.ascontiguousarray(build(spec).numpy())}, str(path), metadata=old)
+    assert open_table(f"{path}:pe").spec == spec
+
+
+def test_export_names_its_tensors_as_its_help_and_the_readme_say(cli, tmp_path):
+    """Named by what varies among them, joined by dots: exact and exp-log for two variants,
+    exact.float16 ... where the dtype varies too, cos and sin for a rope table."""
+    from pathlib import Path
+
+    from pe_cli.cli.export import export
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    for args, names in (
+        (("--variant", "exact", "--variant", "exp-log"), ["exact", "exp-log"]),
+        (
+            (
+                "--variant",
+                "exact",
+                "--variant",
+                "exp-log",
+                "--dtype",
+                "float32",
+                "--dtype",
+                "float16",
+            ),
+            ["exact.float16", "exact.float32", "exp-log.float16", "exp-log.float32"],
+        ),
+        (("--family", "rope", "-d", 8), ["cos", "sin"]),
+    ):
+        path = tmp_path / "t.safetensors"
+        path.unlink(missing_ok=True)
+        code, _, err = cli("export", path, "-l", 4, *args)
+        assert code == 0, err
+        assert sorted(load_numpy(path)) == names
+    said = " ".join(export.__doc__.split())
+    for text in (said, readme):
+        assert (
+            "(exact and exp-log; exact.float16 and exp-log.float32 where the dtype varies" in text
+        )

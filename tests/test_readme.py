@@ -120,6 +120,21 @@ def _llama3_against_transformers() -> dict[str, str]:
     return figures.comparison_lines(figures.difference(exact, cos.astype(np.float64)))
 
 
+def _llama31_config() -> dict[str, str]:
+    """The line after `generate --rope-config llama31.json -o`: transformers' float32 table
+    (its own module, run here) against the true one, over all 131072 positions."""
+    d, base, length = 128, 500000.0, 131072
+    exact = _rope_truth(d, base, length, LLAMA3).astype(np.float32)
+    cos = hf_rotary(dict(LLAMA3, max_position_embeddings=131072), d, base, list(range(length)))[
+        0
+    ].numpy()
+    gap = np.abs(exact.astype(np.float64) - cos.astype(np.float64)).max()
+    return {
+        "transformers:": f"transformers: its table (--variant hf-rope) differs from this one by "
+        f"up to {gap:.3g}: max |difference| over the whole table"
+    }
+
+
 def _bloom() -> dict[str, str]:
     """`compare` of BLOOM's float32 slopes for 24 heads with the exact ones."""
     from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
@@ -136,6 +151,7 @@ MACHINE_FIGURES = {
     "--rope rope_type=llama3 --rope factor=8 --rope low_freq_factor=1 --rope high_freq_factor=4 "
     "--rope original_max_position_embeddings=8192": _llama3_against_transformers,
     "pe-cli compare bloom --family alibi --heads 24": _bloom,
+    "pe-cli generate --rope-config llama31.json -o llama31.npy": _llama31_config,
 }
 
 

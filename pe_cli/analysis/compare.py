@@ -314,6 +314,8 @@ def run(
     (the first file's shape, else 1024 x 512)."""
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
     rows, cols = next(iter(files.values())).shape if files else (1024, 512)
+    if files and options.get("seq_len") is None:  # the file's length, not a config's
+        options = {**options, "seq_len": rows}
     defaults = {"d_model": cols, "seq_len": rows, **params_from_options(options)}
     threshold = atol if atol is not None else DEFAULT_THRESHOLD
     tolerance = atol is not None or rtol is not None

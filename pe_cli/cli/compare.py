@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from .options import OUTPUT, ForceOpt, JsonOpt, PlotOpt, table_options
+from .output import refuse_without
 
 
 @table_options(from_file=("d_model", "seq_len"), skip=("variant", "dtype", "shape", "device"))
@@ -36,7 +37,25 @@ def compare(
     position."""
     from .. import render
     from ..analysis.compare import run
+    from ..core.errors import BadInput
+    from ..io.read import looks_like_file
+    from ..spec import check_used, given_options, option_notes, spec_from_options
 
+    if plot is None:
+        refuse_without("--plot FILE", force=force)
+    files = [s for s in (a, b) if s is not None and looks_like_file(s)]
+    given = given_options(table)
+    if a is not None and len(files) == (1 if b is None else 2) and given:
+        read = "is a file, read as it is" if len(files) == 1 else "are files, read as they are"
+        alone = len(given) == 1
+        raise BadInput(
+            f"{' and '.join(files)} {read}, and {', '.join(given)} "
+            f"{'describes' if alone else 'describe'} a table to build; drop {'it' if alone else 'them'}"
+        )
+    if not files:
+        # the exact table of these options (--compute-dtype is the audit's recipes')
+        check_used(spec_from_options({**table, "compute_dtype": None}), table)
+    notes = [] if files else option_notes(table)  # a file's length, not a config's, is used
     if plot is not None:
         from ..plotting import file_format
 
@@ -51,5 +70,6 @@ def compare(
         from ..plotting import draw, save
 
         render.plotted(plot, save(draw(errors(report.result)), plot, force), "errors")
+    render.notes(notes)
     if report.failed:
         raise typer.Exit(1)

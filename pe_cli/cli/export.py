@@ -18,9 +18,23 @@ def export(
     """Write tables with their parameters; repeat --variant, --convention, --dtype or --part
     for several.
 
-    Several tables go into one .safetensors file as named tensors (exact.float32, cos, sin,
-    exp-log.float32, ...); its metadata holds every parameter of each.
+    Several tables go into one .safetensors file as named tensors, each named by what varies
+    among them (exact and exp-log; exact.float16 and exp-log.float32 where the dtype varies
+    too; a rope table's cos and sin); its metadata holds the parameters of each.
     """
-    from ..spec import export_specs
+    from ..core.errors import BadInput
+    from ..io.write import output_format
+    from ..spec import check_used, choose_one, export_specs, option_notes
 
-    write(path, export_specs(table), fmt, force)
+    tables = export_specs(table)
+    found = output_format(path, fmt.value if fmt else None)
+    if found != "safetensors" and len(tables) > 1:
+        where = "stdout" if path == "-" else path
+        raise BadInput(
+            f"{where} is {found}, which holds one table, and these options give {len(tables)} "
+            f"({', '.join(tables)}); choose one with {choose_one(table)}, or write a "
+            ".safetensors file"
+        )
+    for spec in tables.values():
+        check_used(spec, table)
+    write(path, tables, fmt, force, table, option_notes(table))

@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from .options import OUTPUT, ForceOpt, FormatOpt, table_options
-from .output import write
+from .output import refuse_without, write
 
 
 @table_options()
@@ -26,11 +26,19 @@ def generate(
 ) -> None:
     """Build one table; print a summary, or write it with -o (a file, or - for a pipe)."""
     from .. import render
-    from ..analysis.metrics import summarize
-    from ..spec import spec_from_options
+    from ..analysis.distance import library_distance
+    from ..spec import check_used, option_notes, spec_from_options
 
-    spec = spec_from_options(table)
     if output is None:
-        render.summary(spec, *summarize(spec))
+        refuse_without("-o FILE (or -o - for a pipe)", format=fmt, force=force)
+    spec = spec_from_options(table)
+    check_used(spec, table)
+    notes = option_notes(table)
+    if output is None:
+        from ..analysis.metrics import summarize
+
+        facts = summarize(spec)
+        render.summary(spec, *facts, library=library_distance({"pe": spec}, table))
+        render.notes(notes)
     else:
-        write(output, {"pe": spec}, fmt, force)
+        write(output, {"pe": spec}, fmt, force, table, notes)

@@ -102,6 +102,15 @@ TEXT_TOKENS = Param(
 )
 
 
+@dataclass(frozen=True)
+class Library:
+    """A library whose table an input names: who it is, for a person ("transformers"), and
+    the variant that builds its table."""
+
+    name: str
+    variant: str
+
+
 def variant(registry: dict, name: str, **fields):
     """Register the decorated compute function as variant `name` in a family's registry."""
 
@@ -152,6 +161,17 @@ class Family:
     def default_convention(self, spec) -> str:
         """The convention when none is given: the first."""
         return next(iter(self.conventions))
+
+    def notes(self, options: dict) -> list[str]:
+        """One line each for what the command line took from this family's inputs on the
+        user's behalf (a length from a config) or where an option goes over an input's value
+        (--rope factor=4 over a config's factor 8): stderr's notes."""
+        return []
+
+    def library(self, options: dict) -> Library | None:
+        """The library whose table an input names (a transformers config.json: the model's
+        rotary module), and the variant that builds it, or None."""
+        return None
 
     def selections(self, options: dict) -> dict[str, dict]:
         """Tables an input describes several of (a config's layer types): their names and the
@@ -286,6 +306,12 @@ class Family:
         """The spec of the first `rows` rows of spec's table as a table of their own, where
         they are the same numbers (a library's table then need not be built whole to check
         its first rows); None where a table's rows depend on its length."""
+        return None
+
+    def window(self, spec, start: int, stop: int):
+        """The spec of rows start..stop of spec's table as a table of their own, where they
+        are the same numbers (a library's last rows are then measured without building its
+        whole table); None where they are not."""
         return None
 
 

@@ -403,7 +403,26 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
         "arithmetic": table.get("arithmetic", "cos-sin"),
         "axes": table.get("axes"),
         "merge": int(settings.get("spatial_merge_size") or 1),
+        **_length(settings),
     }
+
+
+def _length(settings: Settings) -> dict:
+    """The positions the model is made for, max_position_embeddings (under its model type's
+    name), from config.json or else its config class's default: {"length": N, "length_from":
+    where it came from, for a person}; {} where neither gives a positive whole number."""
+    name = "max_position_embeddings"
+    value = settings.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return {}
+    if any(settings.node.get(key) is not None for key in (settings.key(name), name)):
+        where = f"the config's {settings.names(name)}"
+    else:
+        where = (
+            f"{settings.names(name)} of transformers' {settings.model_type} config class "
+            "(config.json gives none)"
+        )
+    return {"length": value, "length_from": where}
 
 
 def _divide(settings: Settings, keys: list[str]):

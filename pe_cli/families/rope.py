@@ -30,6 +30,7 @@ from ..numerics.frequencies import PI, context
 from .base import (
     TEXT_TOKENS,
     Family,
+    Library,
     Norm,
     binary_fractions,
     plausible_bases,
@@ -2602,6 +2603,39 @@ PRESETS = {
 # The family
 
 
+@dataclass(frozen=True)
+class _Input:
+    """What a --rope-config or --preset sets: what it is, for a person ("config", "preset
+    flux"), the TableSpec fields, the rope parameters, and the config as read (empty for a
+    preset)."""
+
+    what: str
+    values: dict
+    rope: dict
+    config: dict
+    lengthwise: bool = False  # the table's rows are --seq-len's positions (no grid, no ids)
+
+
+def _rope_items(given) -> list[tuple[str, str]]:
+    """--rope's KEY=VALUE items as (key, value) pairs."""
+    items = []
+    for item in given:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise BadInput(f"--rope {item!r} is not KEY=VALUE")
+        items.append((key.strip(), value.strip()))
+    return items
+
+
+def _shown(value) -> str:
+    """An option's or a config's value as a person reads it: 500000 for 500000.0, 16,56,56."""
+    if isinstance(value, (tuple, list)):
+        return ",".join(_shown(v) for v in value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+    return str(value)
+
+
 class Rope(Family):
     name = "rope"
     summary = "rotary embedding tables, every Hugging Face rope_type"
@@ -2732,62 +2766,130 @@ class Rope(Family):
     export_parts = ("cos", "sin")
 
     def from_options(self, options):
-        """--rope KEY=VALUE pairs over a --rope-config file's settings; the model's layout and
-        arithmetic where --convention and --rope-arithmetic are not given."""
-        values, rope = super().from_options(options), {}
-        if options.get("preset") and options.get("rope_config"):
-            raise BadInput("--preset and --rope-config each give the model's RoPE: choose one")
-        for name in ("layer_type", "config_part"):
-            if options.get(name) and not options.get("rope_config"):
-                raise BadInput(f"--{name.replace('_', '-')} selects within a --rope-config")
-        if options.get("rope_config"):
-            config = read(
-                options["rope_config"], options.get("config_part"), options.get("layer_type")
-            )
-            rope = config["rope"]
-            values.update(family=self.name, base=config["base"], d_model=config["d_model"])
-            self._given_over(values, options)
-            style = AXES.get(config["axes"] or "")
-            if style and options.get("axes") is None and (style.vision or options.get("grid")):
-                values["axes"] = style.name  # a text model's 1-D positions need no axes
-                if style.merged and options.get("merge") is None:
-                    values["merge"] = config["merge"]
-                config["convention"] = style.convention
-            for name in ("convention", "arithmetic"):
-                if options.get(name) is None:
-                    values[name] = config[name]
-        if options.get("preset"):
-            preset = PRESETS[
-                choice(
-                    "--preset", options["preset"], PRESETS, more="--family rope --help lists them"
-                )
-            ]
-            values.update(
-                family=self.name, d_model=preset.head_dim, base=preset.theta, axes=preset.axes
-            )
-            self._given_over(values, options)
-            if options.get("convention") is None:
-                values["convention"] = preset.convention
-            if options.get("freqs_dtype") is None:  # the model's, for --variant diffusers
-                values["freqs_dtype"] = preset.freqs_dtype
-            rope = dict(preset.rope)
+        """--rope KEY=VALUE pairs over a --rope-config's or --preset's settings, and each
+        option given over the value the config or preset sets (the model's head dim, theta,
+        layout, arithmetic and, for a 1-D table, its length)."""
+        values = super().from_options(options)
+        found = self._input(options)
+        rope = {}
+        if found is not None:
+            values.update({k: v for k, v in found.values.items() if options.get(k) is None})
+            values["family"] = self.name
+            rope = dict(found.rope)
         given = options.get("rope") or []
         if isinstance(given, dict):  # from Python: build(preset=..., rope={...})
             rope.update(given)
             given = []
-        for item in given:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise BadInput(f"--rope {item!r} is not KEY=VALUE")
-            rope[key.strip()] = value.strip()
+        for key, value in _rope_items(given):
+            rope[key] = value
         return values | ({"rope": rope} if rope else {})
 
-    @staticmethod
-    def _given_over(values: dict, options: dict) -> None:
-        """--base and --d-model, where given, over a preset's or config's theta and head dim."""
-        for name in ("base", "d_model"):
-            if options.get(name) is not None:
-                values[name] = options[name]
+    def _input(self, options) -> _Input | None:
+        """What --rope-config or --preset sets, checked against the options given beside it;
+        None without either."""
+        config, preset = options.get("rope_config"), options.get("preset")
+        if preset and config:
+            raise BadInput("--preset and --rope-config each give the model's RoPE: choose one")
+        for name in ("layer_type", "config_part"):
+            if options.get(name) and not config:
+                raise BadInput(f"--{name.replace('_', '-')} selects within a --rope-config")
+        if not config and not preset:
+            return None
+        flag = "--rope-config" if config else f"--preset {preset}"
+        family = options.get("family")
+        if family is not None and family != self.name:
+            raise BadInput(
+                f"{flag} gives a {self.name} table, not {family}: drop --family {family}"
+            )
+        if preset:
+            found = PRESETS[
+                choice("--preset", preset, PRESETS, more="--family rope --help lists them")
+            ]
+            values = {
+                "d_model": found.head_dim,
+                "base": found.theta,
+                "axes": found.axes,
+                "convention": found.convention,
+                "freqs_dtype": found.freqs_dtype,  # the model's, for --variant diffusers
+            }
+            return _Input(f"preset {preset}", values, found.rope, {})
+        read_from = read(config, options.get("config_part"), options.get("layer_type"))
+        given = options.get("d_model")
+        if given is not None and given != read_from["d_model"]:
+            raise BadInput(
+                f"--d-model {given}: the config's head dim is {read_from['d_model']}, and a "
+                "--rope-config table is the model's; drop --d-model (--rope "
+                "partial_rotary_factor=F rotates part of it)"
+            )
+        values = {"d_model": read_from["d_model"], "base": read_from["base"]}
+        style = AXES.get(read_from["axes"] or "")
+        if style and options.get("axes") is None and (style.vision or options.get("grid")):
+            values["axes"] = style.name  # a text model's 1-D positions need no axes
+            if style.merged:
+                values["merge"] = read_from["merge"]
+            read_from["convention"] = style.convention
+        values["convention"] = read_from["convention"]
+        values["arithmetic"] = read_from["arithmetic"]
+        axes = AXES.get(options.get("axes") or values.get("axes") or "")
+        lengthwise = not (options.get("grid") or options.get("ids") or (axes and axes.split))
+        if lengthwise and "length" in read_from:  # the positions the model is made for
+            values["seq_len"] = read_from["length"]
+        return _Input("config", values, read_from["rope"], read_from, lengthwise)
+
+    def notes(self, options):
+        try:
+            found = self._input(options)
+        except LayerTypes as e:  # export writes every layer type's tables: each one's notes
+            lines = []
+            for name in e.names:
+                lines += [n for n in self.notes({**options, "layer_type": name}) if n not in lines]
+            return lines
+        if found is None:
+            return []
+        flags = {p.name: p.flag for p in self.params} | {
+            "d_model": "--d-model",
+            "base": "--base",
+            "convention": "--convention",
+        }
+        over, short = [], found.what.split()[0]
+        for name, value in found.values.items():
+            given = options.get(name)
+            if name != "seq_len" and given is not None and _shown(given) != _shown(value):
+                over.append(f"{flags[name]} {_shown(given)} ({short}: {_shown(value)})")
+        rope = dict(rope_parameters(found.rope))
+        for key, value in _rope_items(options.get("rope") or []):
+            if key not in rope:
+                over.append(f"--rope {key}={value} ({short}: none)")
+            elif _typed(key, value) != rope[key]:
+                over.append(f"--rope {key}={value} ({short}: {_shown(rope[key])})")
+        notes = [f"options over the {found.what}'s values: {', '.join(over)}"] if over else []
+        config = found.config
+        if config and options.get("seq_len") is None and options.get("part") != "inv_freq":
+            if "seq_len" in found.values:
+                notes.append(
+                    f"--seq-len {found.values['seq_len']}: {config['length_from']} "
+                    "(-l gives another length)"
+                )
+            elif found.lengthwise:  # the config says nothing of the length
+                notes.append(
+                    "--seq-len 1024, pe-cli's default: the config gives no "
+                    "max_position_embeddings (-l gives another length)"
+                )
+        return notes
+
+    def library(self, options):
+        if options.get("rope_config"):  # the model's rotary module in transformers
+            return Library("transformers", "hf-rope")
+        if options.get("preset"):  # the model's positional module in diffusers
+            return Library("diffusers", "diffusers")
+        return None
+
+    def window(self, spec, start, stop):
+        # a 1-D table's rows are its positions: rows start..stop are the table from offset +
+        # start, whose largest position, which dynamic NTK and LongRoPE read, is the same
+        if spec.axes or spec.ids is not None or self._vector(spec):
+            return None
+        return spec.replace(offset=spec.offset + start, seq_len=stop - start)
 
     def normalize(self, spec):
         return {

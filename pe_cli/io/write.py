@@ -39,15 +39,24 @@ class Written:
 
 
 def output_format(destination: str, fmt: str | None) -> str:
+    """The format a destination is written in: `fmt`, else its extension's (npy for '-'); a
+    `fmt` that another format's extension contradicts is refused (x.npy holding CSV)."""
+    suffix = "" if destination == "-" else Path(destination).suffix.lower()
     if fmt is not None:
         if fmt not in OUTPUT_FORMATS:
             raise BadInput(f"unknown format {fmt!r}; choose from {', '.join(OUTPUT_FORMATS)}")
+        named = EXTENSIONS.get(suffix, fmt)
+        if named != fmt:
+            ours = [ext for ext, found in EXTENSIONS.items() if found == fmt]
+            raise BadInput(
+                f"--format {fmt} contradicts the name {destination} ({suffix} is {named}); "
+                f"drop --format, or name the file {' or '.join(ours)}"
+            )
         return fmt
     if destination == "-":
         return "npy"
     if Path(destination).is_dir():
         raise BadInput(f"{destination} is a directory")
-    suffix = Path(destination).suffix.lower()
     if suffix not in EXTENSIONS:
         raise BadInput(
             f"cannot tell the format of {destination!r} from its extension; "
@@ -60,7 +69,10 @@ def _check_tables(tables: dict[str, TableSpec], fmt: str) -> None:
     if not tables:
         raise BadInput("nothing to write")
     if fmt != "safetensors" and len(tables) > 1:
-        raise BadInput(f"{fmt} holds one table and {len(tables)} were asked for; use .safetensors")
+        raise BadInput(
+            f"{fmt} holds one table, and these are {len(tables)} ({', '.join(tables)}); write "
+            "them to a .safetensors file, or one at a time"
+        )
     for spec in tables.values():
         if fmt == "npy" and spec.dtype == "bfloat16":
             raise BadInput(

@@ -1,0 +1,297 @@
+"""Every option is honoured or refused: an option that does nothing where it is given, that
+contradicts another, or that goes over a config's value is refused with the reason (one line on
+stderr, exit 2, nothing on stdout, no file written), or honoured and said on stderr."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from pe_cli import build
+
+LLAMA31 = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "rope_theta": 500000.0,
+    "max_position_embeddings": 131072,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    },
+}
+
+
+@pytest.fixture
+def llama31(tmp_path):
+    path = tmp_path / "llama31.json"
+    path.write_text(json.dumps(LLAMA31))
+    return path
+
+
+def refused(result, *needles):
+    code, out, err = result
+    assert code == 2, err
+    assert out == b"", out[:200]
+    assert err.startswith("Error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def written(folder) -> list[str]:
+    """Every file in a folder, temporary ones included."""
+    return sorted(p.name for p in folder.iterdir())
+
+
+# ---------------------------------------------------------------------------------------------
+# generate's and export's output options
+
+
+def test_format_without_output_is_refused(cli):
+    refused(cli("generate", "-d", 8, "-l", 4, "--format", "csv"), "--format", "-o")
+
+
+@pytest.mark.parametrize(
+    "command", [("generate",), ("show",), ("compare", "--family", "alibi", "--heads", 2)]
+)
+def test_force_with_nothing_to_replace_is_refused(cli, command):
+    needed = "-o" if command[0] == "generate" else "--plot"
+    refused(cli(*command, "-l", 4, "--force"), "--force", needed)
+
+
+@pytest.mark.parametrize("command", ["generate", "export"])
+@pytest.mark.parametrize(
+    "name, fmt, expected",
+    [("x.npy", "csv", ".csv"), ("x.safetensors", "npy", ".npy"), ("x.csv", "tsv", ".tsv")],
+)
+def test_a_format_the_extension_contradicts_writes_nothing(
+    cli, tmp_path, command, name, fmt, expected
+):
+    path = tmp_path / name
+    target = ("-o", path) if command == "generate" else (path,)
+    refused(
+        cli(command, *target, "-d", 8, "-l", 4, "--format", fmt),
+        f"--format {fmt}",
+        name,
+        expected,
+    )
+    assert written(tmp_path) == []
+
+
+def test_a_format_for_a_name_without_one_is_honoured(cli, tmp_path):
+    path = tmp_path / "table.dat"
+    code, _, err = cli("generate", "-o", path, "-d", 4, "-l", 3, "--format", "csv")
+    assert code == 0, err
+    assert path.read_text().splitlines()[0] == "position,d0,d1,d2,d3"
+    code, out, err = cli("generate", "-o", "-", "-d", 4, "-l", 3, "--format", "tsv")
+    assert code == 0 and err == "" and out.decode().startswith("position\td0")
+
+
+def test_export_to_npy_of_several_tables_names_the_option(cli, tmp_path, llama31):
+    err = refused(
+        cli("export", tmp_path / "x.npy", "--rope-config", llama31, "-l", 4),
+        "npy",
+        "(cos, sin)",
+        "--part cos",
+        ".safetensors",
+    )
+    assert "were asked for" not in err
+    refused(
+        cli("export", tmp_path / "x.npy", "-l", 4, "--variant", "exact", "--variant", "pow"),
+        "one --variant",
+    )
+    assert written(tmp_path) == ["llama31.json"]
+    code, out, err = cli(
+        "export", tmp_path / "x.npy", "--rope-config", llama31, "-l", 4, "--part", "sin"
+    )
+    assert code == 0, err
+    assert np.load(tmp_path / "x.npy").shape == (4, 128)
+
+
+# ---------------------------------------------------------------------------------------------
+# show: every option is checked before anything is printed
+
+
+def test_show_checks_rows_before_printing(cli, tmp_path):
+    path = tmp_path / "t.npy"
+    np.save(path, build(d_model=16, seq_len=64).numpy())
+    refused(cli("show", path, "--rows", "0-8"), "--rows '0-8'")
+    refused(cli("show", path, "--cols", "a:b"), "--cols 'a:b'")
+    code, out, err = cli("show", path, "--rows", "0:8")
+    assert code == 0 and err == "" and b"row norms" in out
+
+
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (("--heatmap", "--rows", "0:3"), ("--rows", "--heatmap")),
+        (("--heatmap", "--cols", "0:3"), ("--cols", "--heatmap")),
+        (("--json", "--rows", "0:3"), ("--rows", "--json")),
+        (("--json", "--heatmap"), ("--json", "--heatmap", "choose one")),
+        (("--plot-kind", "curves"), ("--plot-kind", "--plot")),
+    ],
+)
+def test_show_refuses_options_its_output_ignores(cli, args, needles):
+    refused(cli("show", "-d", 8, "-l", 8, *args), *needles)
+
+
+def test_show_of_a_file_refuses_table_options(cli, tmp_path):
+    path = tmp_path / "t.npy"
+    np.save(path, build(d_model=16, seq_len=8).numpy())
+    refused(cli("show", path, "-d", 64), "--d-model", "describes a table to build")
+    refused(cli("show", path, "-l", 4, "--family", "rope"), "--seq-len, --family", "them")
+    assert cli("show", path)[0] == 0
+
+
+def test_compare_of_files_refuses_table_options(cli, tmp_path):
+    path = tmp_path / "t.npy"
+    np.save(path, build(d_model=16, seq_len=8).numpy())
+    refused(cli("compare", path, "-d", 64), "is a file", "--d-model")
+    refused(cli("compare", path, path, "--base", 100), "are files", "--base")
+    code, _, err = cli("compare", path, "exact", "-d", 16)  # the built side takes them
+    assert code == 0, err
+
+
+# ---------------------------------------------------------------------------------------------
+# an option that changes nothing in the table
+
+
+@pytest.mark.parametrize(
+    "args, flag, because",
+    [
+        (("--family", "alibi", "-d", 64, "-l", 4), "--d-model 64", ""),
+        (("--family", "sincos2d", "--grid", "4x4", "-d", 8, "-l", 100), "--seq-len 100", "--grid"),
+        (("--family", "rope", "-d", 8, "--part", "inv_freq", "-l", 100), "--seq-len 100", "--part"),
+        (("--timesteps", "0:10", "-d", 8, "-l", 100), "--seq-len 100", "--timesteps"),
+    ],
+)
+def test_a_size_that_changes_nothing_is_refused(cli, tmp_path, args, flag, because):
+    refused(cli("generate", *args), flag, "changes nothing", because)
+    refused(cli("export", tmp_path / "t.safetensors", *args), flag, "changes nothing")
+    refused(cli("show", *args), flag, "changes nothing")
+    refused(cli("compare", *args), flag, "changes nothing")
+    assert written(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "args, needles",
+    [
+        (
+            ("--family", "rope", "-d", 8, "--part", "inv_freq", "--shape", "batch-first"),
+            ("--shape",),
+        ),
+        (("--family", "alibi", "--part", "slopes", "--shape", "batch-first"), ("--shape",)),
+        (("--family", "rope", "-d", 8, "--part", "inv_freq", "--offset", 7), ("--offset",)),
+    ],
+)
+def test_a_layout_or_offset_a_vector_has_not_is_refused(cli, args, needles):
+    why = "no positions" if "--offset" in args else "one axis"
+    refused(cli("generate", *args), *needles, "changes nothing", why)
+
+
+def test_a_size_that_changes_the_table_is_honoured(cli):
+    """Dynamic NTK's frequencies depend on the table's length: -l changes its inv_freq."""
+    rope = ["--rope", "rope_type=dynamic", "--rope", "factor=2", "--rope"]
+    args = ["--family", "rope", "-d", 8, "--part", "inv_freq", *rope, "max_position_embeddings=64"]
+    short = cli("generate", *args, "-l", 32, "-o", "-")
+    long = cli("generate", *args, "-l", 256, "-o", "-")
+    later = cli("generate", *args, "-l", 32, "--offset", 224, "-o", "-")
+    assert short[0] == long[0] == later[0] == 0, short[2] + long[2] + later[2]
+    assert not np.array_equal(np.load(io.BytesIO(short[1])), np.load(io.BytesIO(long[1])))
+    assert np.array_equal(np.load(io.BytesIO(later[1])), np.load(io.BytesIO(long[1])))
+
+
+# ---------------------------------------------------------------------------------------------
+# options beside a config or a preset
+
+
+@pytest.mark.parametrize("command", ["generate", "show", "export"])
+def test_a_family_the_config_contradicts_is_refused(cli, tmp_path, llama31, command):
+    target = (tmp_path / "t.safetensors",) if command == "export" else ()
+    refused(
+        cli(command, *target, "--rope-config", llama31, "--family", "sinusoidal", "-l", 4),
+        "--rope-config gives a rope table",
+        "--family sinusoidal",
+    )
+    refused(
+        cli(command, *target, "--preset", "flux", "--grid", "2x2", "--family", "alibi"),
+        "--preset flux gives a rope table",
+    )
+    assert written(tmp_path) == ["llama31.json"]
+
+
+def test_a_width_over_the_configs_head_dim_is_refused(cli, tmp_path, llama31):
+    refused(
+        cli("generate", "--rope-config", llama31, "-d", 64, "-l", 4, "-o", tmp_path / "t.npy"),
+        "--d-model 64",
+        "head dim is 128",
+    )
+    assert written(tmp_path) == ["llama31.json"]
+    code, out, err = cli("generate", "--rope-config", llama31, "-d", 128, "-l", 4, "-o", "-")
+    assert code == 0 and "over the config" not in err
+    assert np.load(io.BytesIO(out)).shape == (4, 128)
+
+
+def test_values_given_over_the_config_are_honoured_and_said(cli, llama31):
+    code, out, err = cli(
+        "generate",
+        "--rope-config",
+        llama31,
+        "-l",
+        16,
+        "--base",
+        1e6,
+        "--rope",
+        "factor=4",
+        "--rope",
+        "beta_fast=3",
+        "--convention",
+        "interleaved",
+        "-o",
+        "-",
+    )
+    assert code == 0, err
+    lines = err.splitlines()
+    said = [line for line in lines if line.startswith("options over the config's values: ")]
+    assert said == [
+        "options over the config's values: --base 1000000 (config: 500000), --convention "
+        "interleaved (config: half), --rope factor=4 (config: 8), --rope beta_fast=3 "
+        "(config: none)"
+    ]
+    rope = dict(LLAMA31["rope_scaling"], factor=4.0, beta_fast=3.0)
+    expected = build(
+        family="rope", d_model=128, seq_len=16, base=1e6, convention="interleaved", rope=rope
+    )
+    assert np.load(io.BytesIO(out)).tobytes() == expected.numpy().tobytes()
+
+
+def test_values_equal_to_the_configs_are_not_said(cli, llama31):
+    code, _, err = cli(
+        "generate", "--rope-config", llama31, "-l", 8, "-d", 128, "--base", 500000,
+        "--rope", "factor=8", "--convention", "half", "-o", "-",
+    )  # fmt: skip
+    assert code == 0 and "over the config" not in err
+
+
+def test_values_given_over_a_preset_are_said(cli):
+    code, _, err = cli("generate", "--preset", "flux", "--base", 1000, "--grid", "2x2", "-o", "-")
+    assert code == 0, err
+    said = [line for line in err.splitlines() if not line.startswith("diffusers: ")]
+    assert said == ["options over the preset flux's values: --base 1000 (preset: 10000)"]
+    code, _, err = cli("generate", "--preset", "flux", "--grid", "2x2", "-o", "-")
+    assert code == 0 and "options over" not in err
+
+
+def test_a_plain_table_says_nothing_on_stderr(cli, tmp_path):
+    for args in (("-d", 8, "-l", 4), ("-d", 8, "-l", 4, "-o", "-")):
+        code, _, err = cli("generate", *args)
+        assert code == 0 and err == ""
+    code, _, err = cli("generate", "-d", 8, "-l", 4, "-o", tmp_path / "t.npy")
+    assert code == 0 and len(err.splitlines()) == 1 and err.startswith(f"wrote {tmp_path}")
