@@ -62,7 +62,7 @@ def resolve_device(device: str) -> str:
         else:
             why = (
                 "built without CUDA): use --device cpu, or install a CUDA build of torch "
-                "(Linux: pip install --force-reinstall torch, PyPI's; others: "
+                "(on Linux PyPI's own: pip install --force-reinstall torch; elsewhere see "
                 "pytorch.org/get-started)"
             )
         raise Unavailable(

@@ -93,7 +93,7 @@ def audit_row(name: str, d: dict) -> str:
         _e(d["max"]),
         _e(d["mean"]),
         _e(d["rms"]),
-        f"{d['ulps']:.4g}",
+        f"{d['ulps']:.4g}" if d["max"] <= 1e-2 * d["size"] else "-",  # as large as the values
         f"({d['worst'][0]}, {d['worst'][1]})",
         first,
     ]
