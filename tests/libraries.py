@@ -4,6 +4,23 @@ pe-cli with them on the machine the tests run on."""
 import pytest
 import torch
 
+# Llama 3.1's config.json, as far as its rotary embedding reads it
+LLAMA31 = {
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "num_attention_heads": 32,
+    "head_dim": 128,
+    "rope_theta": 500000.0,
+    "max_position_embeddings": 131072,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    },
+}
+
 
 def hf_rotary(rope: dict, d: int, base: float, positions):
     """cos, sin, inv_freq and attention factor from transformers' own rotary embedding for rope

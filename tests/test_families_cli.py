@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
+from .libraries import LLAMA31
+
 
 def test_export_rope_writes_cos_and_sin_with_their_parameters(cli, tmp_path):
     path = tmp_path / "rope.safetensors"
@@ -45,23 +47,7 @@ def test_export_rope_writes_cos_and_sin_with_their_parameters(cli, tmp_path):
 
 def test_rope_config_file(cli, tmp_path):
     config = tmp_path / "config.json"
-    config.write_text(
-        json.dumps(
-            {
-                "hidden_size": 4096,
-                "num_attention_heads": 32,
-                "rope_theta": 500000.0,
-                "max_position_embeddings": 131072,
-                "rope_scaling": {
-                    "rope_type": "llama3",
-                    "factor": 8.0,
-                    "low_freq_factor": 1.0,
-                    "high_freq_factor": 4.0,
-                    "original_max_position_embeddings": 8192,
-                },
-            }
-        )
-    )
+    config.write_text(json.dumps(LLAMA31))
     code, out, err = cli("generate", "--rope-config", config, "--part", "inv_freq", "-o", "-")
     assert code == 0, err
     import io

@@ -15,6 +15,8 @@ from pe_cli.core.errors import BadInput
 from pe_cli.families.hf_config import read
 from pe_cli.spec import spec_from_options
 
+from .libraries import LLAMA31
+
 transformers = pytest.importorskip("transformers", reason="transformers is not installed")
 
 
@@ -463,22 +465,6 @@ def test_a_bad_config_is_one_line_not_a_traceback(cli, tmp_path, config, message
 
 # ---------------------------------------------------------------------------------------------
 # A config names transformers' table: its length is the default, and its distance is said
-
-LLAMA31 = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "head_dim": 128,
-    "rope_theta": 500000.0,
-    "max_position_embeddings": 131072,
-    "rope_scaling": {
-        "rope_type": "llama3",
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-    },
-}
 
 
 def _true_cos(config: dict, positions):

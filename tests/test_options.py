@@ -10,21 +10,7 @@ import pytest
 
 from pe_cli import build
 
-LLAMA31 = {
-    "model_type": "llama",
-    "hidden_size": 4096,
-    "num_attention_heads": 32,
-    "head_dim": 128,
-    "rope_theta": 500000.0,
-    "max_position_embeddings": 131072,
-    "rope_scaling": {
-        "rope_type": "llama3",
-        "factor": 8.0,
-        "low_freq_factor": 1.0,
-        "high_freq_factor": 4.0,
-        "original_max_position_embeddings": 8192,
-    },
-}
+from .libraries import LLAMA31
 
 
 @pytest.fixture
