@@ -2638,7 +2638,7 @@ def _shown(value) -> str:
 
 class Rope(Family):
     name = "rope"
-    summary = "rotary embedding tables, every Hugging Face rope_type"
+    summary = "rotary embedding tables, every Hugging Face rope_type; --rope-config, --preset"
     conventions = {
         "half": "frequencies i and i+dim/2 pair up (GPT-NeoX, Hugging Face rotate_half)",
         "interleaved": "columns 2i and 2i+1 pair up (GPT-J, RoFormer, Meta's llama, Cohere)",
