@@ -24,6 +24,7 @@ from ..engine import build, memory_needed
 from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.base import digits
+from ..families.readers import READERS
 from ..spec import TableSpec
 from .metrics import Difference, Tally, difference
 from .tables import Source, from_spec, runs
@@ -298,13 +299,11 @@ def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Benc
             )
             return [], None
     found = []
-    for family in FAMILIES.values():
+    for read in READERS.values():
         try:  # any table may come in (constant, zero or NaN columns): no numpy warning goes out
             with np.errstate(all="ignore"):
                 found += [
-                    c
-                    for c in family.candidates(values, target.dtype, target.notes, bench)
-                    if c is not None
+                    c for c in read(values, target.dtype, target.notes, bench) if c is not None
                 ]
         except BadInput:  # a reading the family cannot have
             continue

@@ -299,7 +299,8 @@ class Family:
     def candidates(self, values, dtype: str, notes: list[str], bench):
         """Scored candidates (through `bench`, analysis.identify.Bench) of this family for an
         unknown 2-D table, fitted from `values`: its first rows (bench.length in all; every row
-        unless bench.sampled); notes for the user may be appended."""
+        unless bench.sampled); notes for the user may be appended. Identification reaches it
+        through families.readers, where a family that grew registers modules of its own."""
         return ()
 
     def prefix(self, spec, rows: int):
