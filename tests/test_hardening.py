@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from pe_cli.core.dtypes import DTYPE_NAMES
-from pe_cli.families.sinusoidal import CONVENTIONS
+from pe_cli.families.sinusoidal.conventions import CONVENTIONS
 from pe_cli.spec import SHAPES, VARIANT_NAMES, TableSpec
 
 from . import reference

@@ -1,5 +1,8 @@
 """Seed variants reproduce their notebooks bit for bit on CPU in float32."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -119,3 +122,30 @@ def test_library_tables_are_computed_on_one_thread(monkeypatch):
     before = torch.get_num_threads()
     engine.build(TableSpec(d_model=16, seq_len=8, variant="hf-rope", family="rope"))
     assert seen == [1] and torch.get_num_threads() == before
+
+
+def test_building_sinusoidal_tables_loads_no_identification():
+    """Every sinusoidal table (each variant, the exact table, at --timesteps) and its facts are
+    built without loading the family's identification modules; identifying a table loads them,
+    through families.readers."""
+    probe = (
+        "import sys, pe_cli\n"
+        "from pe_cli.families import FAMILIES\n"
+        "family = FAMILIES['sinusoidal']\n"
+        "for name, found in family.variants.items():\n"
+        "    for convention in found.conventions:\n"
+        "        pe_cli.build(variant=name, convention=convention, d_model=16, seq_len=8).numpy()\n"
+        "table = pe_cli.build(convention='timestep', d_model=16, timesteps='999:-1:-20')\n"
+        "family.facts(table.spec)\n"
+        "print(sorted(m for m in sys.modules if 'identify' in m or 'readers' in m))\n"
+        "found = pe_cli.identify(table.numpy())\n"
+        "print(sorted(m for m in sys.modules if m.startswith('pe_cli.families.sinusoidal.')))\n"
+        "print(found.candidates[0].spec.timesteps)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    building, identifying, timesteps = done.stdout.splitlines()
+    assert building == "[]"
+    assert "pe_cli.families.sinusoidal.identify" in identifying
+    assert "pe_cli.families.sinusoidal.identify_timesteps" in identifying
+    assert timesteps == "999:-1:-20"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
+from typing import NamedTuple
 
 from ..core.errors import BadInput
 from ..core.params import Param
@@ -56,17 +57,22 @@ def box_values(text: str):
     return rounded.astype(np.float64)
 
 
+class Fractions(NamedTuple):
+    """Each coordinate's values as integers over its power of two."""
+
+    numerators: object  # (count, 4) int64
+    denominators: tuple[int, int, int, int]  # x0's, y0's, x1's, y1's
+
+
 @lru_cache(maxsize=4)
-def _fractions(text: str):
-    """Each coordinate's values as integers over its power of two: ((count, 4) numerators,
-    the four denominators)."""
+def _fractions(text: str) -> Fractions:
     import numpy as np
 
     values = box_values(text)
     found = [
         binary_fractions(values[:, c], f"--boxes, {name}") for c, name in enumerate(COORDINATES)
     ]
-    return np.stack([n for n, _ in found], axis=1), tuple(q for _, q in found)
+    return Fractions(np.stack([n for n, _ in found], axis=1), tuple(q for _, q in found))
 
 
 def boxes_text(values) -> str:
@@ -158,12 +164,12 @@ class Boxes(Family):
 
     def frequencies(self, spec):
         # coordinate c at k / q_c: integers k at frequencies w / q_c, each coordinate in turn
-        law, (_, denominators) = self._law(spec), _fractions(spec.boxes)
+        law = self._law(spec)
         with context():
-            return [w / q for q in denominators for w in law], Decimal(1)
+            return [w / q for q in _fractions(spec.boxes).denominators for w in law], Decimal(1)
 
     def exact_rows(self, spec, start, stop, work):
-        numerators, _ = _fractions(spec.boxes)
+        numerators = _fractions(spec.boxes).numerators
         n = spec.d_model // 8
         out = work.zeros(stop - start, spec.d_model)
         for c in range(4):

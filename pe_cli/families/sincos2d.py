@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import NamedTuple
 
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
@@ -79,10 +80,17 @@ def _power_law(spec) -> list[Decimal]:
     return _power_law_of(spec.d_model, spec.base)
 
 
-def _steps(spec) -> tuple[tuple[int, int], int, tuple[int, int]]:
+class PatchPositions(NamedTuple):
     """Patch k of each axis (rows, columns) sits at (first + k) * step / denominator, integers:
     k, or diffusers' k * base_size / G / interpolation_scale, exactly; with SD3's
     pos_embed_max_size M, G is M and the grid is the centre of it (first (M - size) // 2)."""
+
+    steps: tuple[int, int]  # (rows', columns')
+    denominator: int  # one for both axes
+    firsts: tuple[int, int]  # (rows', columns')
+
+
+def _patch_positions(spec) -> PatchPositions:
     scale = Fraction(spec.interpolation_scale)
     extent = [spec.pos_embed_max_size or size for size in spec.grid]
     exact = [
@@ -90,7 +98,7 @@ def _steps(spec) -> tuple[tuple[int, int], int, tuple[int, int]]:
     ]
     denominator = math.lcm(*(f.denominator for f in exact))
     firsts = tuple((m - size) // 2 for m, size in zip(extent, spec.grid))
-    return tuple(int(f * denominator) for f in exact), denominator, firsts
+    return PatchPositions(tuple(int(f * denominator) for f in exact), denominator, firsts)
 
 
 def _zero_rows(spec) -> int:
@@ -289,9 +297,12 @@ class Sincos2d(Family):
                 f"--grid {spec.grid[0]}x{spec.grid[1]} is larger than --pos-embed-max-size "
                 f"{spec.pos_embed_max_size}: it is a crop of that grid"
             )
-        steps, _, firsts = _steps(spec)
+        where = _patch_positions(spec)
         if (
-            max(step * (first + size - 1) for step, first, size in zip(steps, firsts, spec.grid))
+            max(
+                step * (first + size - 1)
+                for step, first, size in zip(where.steps, where.firsts, spec.grid)
+            )
             > MAX_POSITION
         ):
             scale = Fraction(spec.interpolation_scale)
@@ -308,7 +319,7 @@ class Sincos2d(Family):
         # w_i = T**(-i/n), i < n = ceil(D/4), in MAE, timm and positional-encodings alike; a
         # patch at position k * step / denominator is k * step at frequencies w_i / denominator
         frequencies = _power_law(spec)
-        _, denominator, _ = _steps(spec)
+        denominator = _patch_positions(spec).denominator
         if denominator != 1:
             with context():
                 frequencies = [w / denominator for w in frequencies]
@@ -325,7 +336,8 @@ class Sincos2d(Family):
         width = spec.grid[1]
         patch = np.arange(start, stop) - _zero_rows(spec)
         live = patch >= 0
-        (step_y, step_x), _, (first_y, first_x) = _steps(spec)
+        where = _patch_positions(spec)
+        (step_y, step_x), (first_y, first_x) = where.steps, where.firsts
         coordinate = {
             "y": ((first_y + patch[live] // width) * step_y).tolist(),
             "x": ((first_x + patch[live] % width) * step_x).tolist(),
@@ -359,7 +371,7 @@ class Sincos2d(Family):
             ("grid", f"{rows} x {cols} patches{zeros}"),
         ]
         if spec.base_size is not None or spec.interpolation_scale != 1.0 or spec.pos_embed_max_size:
-            _, _, firsts = _steps(spec)
+            firsts = _patch_positions(spec).firsts
 
             def rule(size: int, first: int) -> str:
                 extent = spec.pos_embed_max_size or size

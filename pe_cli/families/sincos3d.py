@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+from typing import NamedTuple
 
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
@@ -66,20 +67,36 @@ def _cogvideox_columns(d_model: int) -> dict:
     return found
 
 
-def _steps(spec) -> tuple[Fraction, Fraction]:
-    """(t's, h and w's) position step: 1 / the interpolation scale, exactly."""
-    return 1 / Fraction(spec.temporal_interpolation_scale), 1 / Fraction(spec.interpolation_scale)
+class Steps(NamedTuple):
+    """The step between positions along each axis: 1 / its interpolation scale, exactly."""
+
+    frame: Fraction  # t's: 1 / --temporal-interpolation-scale
+    patch: Fraction  # h's and w's: 1 / --interpolation-scale
 
 
-def _coordinates(spec, rows):
-    """(t, h, w) of table rows (numpy integer arrays), text rows at -1."""
+def _steps(spec) -> Steps:
+    return Steps(
+        1 / Fraction(spec.temporal_interpolation_scale), 1 / Fraction(spec.interpolation_scale)
+    )
+
+
+class Coordinates(NamedTuple):
+    """Table rows' frame, row and column of patches (numpy integer arrays, in AXES order),
+    text rows at -1."""
+
+    t: object
+    h: object
+    w: object
+
+
+def _coordinates(spec, rows) -> Coordinates:
     import numpy as np
 
     _, height, width = spec.grid
     patch = rows - spec.text_tokens
     t, h, w = patch // (height * width), patch // width % height, patch % width
     text = patch < 0
-    return tuple(np.where(text, -1, c) for c in (t, h, w))
+    return Coordinates(*(np.where(text, -1, c) for c in (t, h, w)))
 
 
 VARIANTS: dict = {}
@@ -201,7 +218,8 @@ class Sincos3d(Family):
         ):
             if not (0 < value < math.inf):
                 raise BadInput(f"{flag} must be a positive number, got {value}")
-        for step, size in zip((*_steps(spec), _steps(spec)[1]), spec.grid):
+        steps = _steps(spec)
+        for step, size in zip((steps.frame, steps.patch, steps.patch), spec.grid):
             if step.numerator * (size - 1) > MAX_POSITION:
                 raise BadInput(
                     "an interpolation scale whose float value is a fraction too fine for exact "
@@ -219,7 +237,7 @@ class Sincos3d(Family):
         nt, ns = _cogvideox_counts(spec.d_model)
         found = []
         with context():
-            for n, step in zip((nt, ns), _steps(spec)):
+            for n, step in zip((nt, ns), (_steps(spec).frame, _steps(spec).patch)):
                 found += [
                     w / step.denominator
                     for w in power_law([Fraction(i, n) for i in range(n)], spec.base)
@@ -242,12 +260,11 @@ class Sincos3d(Family):
                 if columns:  # a narrow table may have no columns of h or w
                     out[:, columns] = planes[axis][fn][:, : len(columns)]
             return out
-        live = coordinates[0] >= 0  # text rows stay zero
+        live = coordinates.t >= 0  # text rows stay zero
         if not live.any():
             return out
-        steps = dict(
-            zip(("t", "h", "w"), (_steps(spec)[0].numerator, *[_steps(spec)[1].numerator] * 2))
-        )
+        frame, patch = _steps(spec).frame.numerator, _steps(spec).patch.numerator
+        steps = {"t": frame, "h": patch, "w": patch}
         planes = {
             axis: dict(zip(("sin", "cos"), work.planes((c[live] * steps[axis]).tolist())))
             for axis, c in zip(AXES, coordinates)
@@ -293,7 +310,7 @@ class Sincos3d(Family):
         else:
             columns = _cogvideox_columns(spec.d_model)
             nt, _ = _cogvideox_counts(spec.d_model)
-            steps = [_steps(spec)[0]] * nt + [_steps(spec)[1]] * (len(frequencies) - nt)
+            steps = [_steps(spec).frame] * nt + [_steps(spec).patch] * (len(frequencies) - nt)
             with context():  # per unit of position, as the model has them (not per patch)
                 frequencies = [w * step.denominator for w, step in zip(frequencies, steps)]
         return {"frequencies": axes_facts(frequencies, columns)}

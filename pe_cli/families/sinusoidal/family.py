@@ -1,0 +1,191 @@
+"""The sinusoidal family: the 1-D tables of "Attention Is All You Need" and the libraries after it.
+
+For positions p and angular frequencies w_i = base**(-e_i), a convention (conventions.py)
+computes the planes sin(p*w_i) and cos(p*w_i) and places them into d_model columns. The rows'
+positions are --offset onwards, or --timesteps (timesteps.py). Each seed notebook's formula
+(seeds.py) and each library's table (libraries.py, timesteps.py) is one entry in VARIANTS beside
+its function. Reading a table back (identify.py) lives apart; this module is the family's
+interface.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+from ...core.errors import BadInput
+from ...core.params import Param
+from ...numerics.frequencies import context, power_law
+from ..base import Family
+from .conventions import CONVENTIONS
+from .libraries import LIBRARIES
+from .seeds import SEEDS
+from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_positions, shown, timesteps
+
+# the seed formulas, then the libraries: --help, errors and identification list them in order
+VARIANTS = {**SEEDS, **LIBRARIES}
+
+
+def _zero_padding_row(spec, block, start: int, stop: int):
+    """Rows start..stop of a table with fairseq's padding row, when it falls among them, zeroed."""
+    if spec.padding_idx is not None and start <= spec.padding_idx - spec.offset < stop:
+        block[spec.padding_idx - spec.offset - start] = 0
+    return block
+
+
+class Sinusoidal(Family):
+    name = "sinusoidal"
+    summary = "1-D sin/cos tables (Vaswani et al. and the libraries after it)"
+    conventions = {name: c.summary for name, c in CONVENTIONS.items()}
+    params = (
+        Param(
+            "padding_idx",
+            None,
+            "The position whose row is all zeros (the fairseq convention).",
+            int,
+            minimum=0,
+            fixed="has no padding row",
+        ),
+        Param(
+            "min_timescale",
+            1.0,
+            "tensor2tensor's min_timescale (--base is its max_timescale).",
+            float,
+            fixed="has no min_timescale",
+        ),
+        TIMESTEP_SCALE,
+        TIMESTEPS,
+    )
+    variants = VARIANTS
+    shapes = ("2d", "batch-first", "seq-first")
+    paired_columns = True
+
+    def check(self, spec) -> None:
+        convention = CONVENTIONS[spec.convention]
+        convention.check(spec.d_model)
+        if spec.padding_idx is not None and not convention.padding:
+            padded = ", ".join(c.name for c in CONVENTIONS.values() if c.padding)
+            raise BadInput(
+                f"--padding-idx belongs to the {padded} convention, not {spec.convention!r}"
+            )
+        if not (0 < spec.timestep_scale < math.inf):
+            raise BadInput(f"--timestep-scale must be a positive number, got {spec.timestep_scale}")
+        if spec.min_timescale != 1.0:
+            if not convention.timescales:
+                timed = ", ".join(c.name for c in CONVENTIONS.values() if c.timescales)
+                raise BadInput(f"--min-timescale belongs to the {timed} convention")
+            if not (0 < spec.min_timescale < spec.base):
+                raise BadInput(
+                    f"--min-timescale must be between 0 and --base, got {spec.min_timescale}"
+                )
+        if spec.timesteps is not None:
+            if spec.offset or spec.padding_idx is not None:
+                raise BadInput(
+                    "--timesteps gives every row's position: drop --offset and --padding-idx"
+                )
+            timesteps(spec)
+
+    def rows(self, spec):
+        return spec.seq_len if spec.timesteps is None else len(timesteps(spec).numerators)
+
+    def frequencies(self, spec):
+        exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
+        frequencies = power_law(exponents, spec.base, spec.min_timescale)
+        q = 1 if spec.timesteps is None else timesteps(spec).denominator
+        if spec.timestep_scale != 1.0 or q != 1:  # t = k / q: whole k at frequencies w / q
+            with context():
+                frequencies = [w * Decimal(spec.timestep_scale) / q for w in frequencies]
+        return frequencies, Decimal(1)
+
+    def exact_rows(self, spec, start, stop, work):
+        sin, cos = work.planes(row_positions(spec, start, stop))
+        out = work.zeros(stop - start, spec.d_model)
+        CONVENTIONS[spec.convention].place(out, sin, cos, spec.d_model)
+        return _zero_padding_row(spec, out, start, stop)
+
+    def fast_columns(self, spec):
+        if spec.timesteps is not None:  # the kernel steps through consecutive positions
+            return None
+        return CONVENTIONS[spec.convention].columns(spec.d_model)
+
+    def fast_finish(self, spec, block, start, stop):
+        return _zero_padding_row(spec, block, start, stop)
+
+    def settings(self, spec):
+        lines = [("convention", spec.convention), ("base", f"{spec.base:g}")]
+        if spec.min_timescale != 1.0:
+            lines.append(("min timescale", f"{spec.min_timescale:g}"))
+        if spec.timestep_scale != 1.0:
+            lines.append(("angle scale", f"{spec.timestep_scale:g} (every angle multiplied by it)"))
+        if spec.timesteps is None:
+            lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
+        else:
+            values = timesteps(spec).values
+            lines.append(
+                (
+                    "positions",
+                    f"timesteps {shown(spec.timesteps)} ({len(values)}: {values[0]:g} .. "
+                    f"{values[-1]:g})",
+                )
+            )
+        if spec.padding_idx is not None:
+            lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
+        return lines
+
+    def identity(self, spec) -> str:
+        where = (
+            f"first position {spec.offset}"
+            if spec.timesteps is None
+            else f"timesteps {shown(spec.timesteps)}"
+        )
+        return f"base {spec.base:g}, {where}"
+
+    def row_label(self, spec):
+        if spec.timesteps is None:
+            return super().row_label(spec)
+        values = timesteps(spec).values
+        return lambda i: f"{values[i]:g}"
+
+    def facts(self, spec) -> dict:
+        frequencies, _ = self.frequencies(spec)
+        columns = CONVENTIONS[spec.convention].columns(spec.d_model)
+        return {
+            "frequencies": [
+                {
+                    "index": i,
+                    "sin_column": int(columns.sin[i]),
+                    "cos_column": int(columns.cos[i]) if columns.cos[i] >= 0 else None,
+                    "frequency": float(w),
+                    "wavelength": 2 * math.pi / float(w),
+                }
+                for i, w in enumerate(frequencies)
+            ],
+            "positions": [spec.offset, spec.last_position]
+            if spec.timesteps is None
+            else [float(timesteps(spec).values.min()), float(timesteps(spec).values.max())],
+        }
+
+    def audit(self, spec, compute):
+        compute = compute or "float32"
+        recipes = [
+            (name, spec.replace(variant=name, compute_dtype=compute, dtype=compute))
+            for name, found in VARIANTS.items()
+            if found.kind == "seed"
+        ]
+        title = (
+            f"seed formulas computed in {compute} vs the exact table (d_model={spec.d_model}, "
+            f"positions {spec.offset}..{spec.last_position}, base {spec.base:g})"
+        )
+        return title, compute, recipes
+
+    def explain(self, va, vb, la, lb):
+        """Another base, or another frequency layout, where both tables' angles are clean lines."""
+        from .fit import explain  # compare's alone: building and --help never load the fit
+
+        return explain(va, vb, la, lb)
+
+    def prefix(self, spec, rows):
+        return spec.replace(seq_len=rows) if spec.timesteps is None else None
+
+
+FAMILY = Sinusoidal()

@@ -1,0 +1,113 @@
+"""What a sinusoidal table's angles say: the layout whose (sin, cos) column pairs turn at a
+steady rate per row, its base, first position and zero rows. Two readers use it: compare's
+finding that two tables differ by their base (`explain`), and identification (identify.py).
+Numbers only: building a table never needs it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# column pairs (sin, cos) and frequency exponents e_i (w_i = base^-e_i) of each layout
+_LAYOUTS = {
+    "interleaved": lambda d: ([(2 * i, 2 * i + 1) for i in range(d // 2)], lambda i: 2 * i / d),
+    "concat": lambda d: (
+        [(i, (d + 1) // 2 + i) for i in range(d // 2)],
+        lambda i: 2 * i / d,
+    ),
+    "timescale": lambda d: (
+        [(i, d // 2 + i) for i in range(d // 2)],
+        lambda i: i / max(d // 2 - 1, 1),
+    ),
+    "cos-timescale": lambda d: (
+        [(d // 2 + i, i) for i in range(d // 2)],
+        lambda i: i / max(d // 2 - 1, 1),
+    ),
+    "cos-half": lambda d: ([(d // 2 + i, i) for i in range(d // 2)], lambda i: i / (d // 2)),
+}
+LAYOUT_CONVENTIONS = {
+    "interleaved": "vaswani",
+    "concat": "concat",
+    "timescale": "tensor2tensor",
+    "cos-timescale": "musicgen",
+    "cos-half": "timestep",
+}
+
+
+@dataclass
+class Fit:
+    """What a table's angles say: its layout, base, first position and zero rows."""
+
+    layout: str
+    base: float
+    offset: int
+    padding: object  # the all-zero rows (numpy indices)
+    residual: float  # largest deviation of any angle from a straight line in position (radians)
+
+
+_FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
+
+
+def fit(values) -> list[Fit]:
+    """Every layout whose (sin, cos) column pairs turn at a steady rate per row."""
+    import numpy as np
+
+    rows, d = values.shape
+    if rows < 3 or d < 2:
+        return []
+    padding = np.nonzero(~values.any(axis=1))[0]
+    live = np.nonzero(values.any(axis=1))[0]
+    if len(live) < 3:  # too few rows that are not all zeros to fit a line through
+        return []
+    rows_live = values[live]
+    fits, lines = [], {}  # the angles' lines, by column pairs (layouts share them)
+    for layout, columns in _LAYOUTS.items():
+        pairs, exponent = columns(d)
+        if not pairs:
+            continue
+        first = np.unwrap(np.arctan2(rows_live[:, pairs[0][0]], rows_live[:, pairs[0][1]]))
+        if not math.isclose(np.polyfit(live, first, 1)[0], 1.0, rel_tol=1e-2):
+            continue  # every layout has w_0 = 1 (a cheap look at one pair before all of them)
+        sin = rows_live[:, [p[0] for p in pairs]]
+        cos = rows_live[:, [p[1] for p in pairs]]
+        if not np.allclose(np.hypot(sin, cos), 1, atol=2e-2):
+            continue
+        key = tuple(pairs)
+        if key not in lines:
+            angle = np.unwrap(np.arctan2(sin, cos), axis=0)
+            lines[key] = (angle, *np.polyfit(live, angle, 1))  # radians per row, one per pair
+        angle, slope, intercept = lines[key]
+        if not math.isclose(slope[0], 1.0, rel_tol=1e-2):
+            continue  # every layout has w_0 = 1
+        residual = float(np.max(np.abs(angle - intercept - np.outer(live, slope))))
+        logs = [-math.log(w) / exponent(i) for i, w in enumerate(slope) if i > 0 and 0 < w < 1]
+        base = math.exp(float(np.median(logs))) if logs else 10000.0
+        lowest = slope[-1] if slope[-1] > 0 else 1.0
+        start = float(np.mod(np.arctan2(sin[0, -1], cos[0, -1]), 2 * math.pi))
+        offset = max(0, round(start / lowest - live[0]))
+        fits.append(Fit(layout, base, offset, padding, residual))
+    return fits
+
+
+def explain(va, vb, la: str, lb: str) -> list[str]:
+    """compare's finding for two tables of the same shape: another base, or another frequency
+    layout, where both tables' angles are clean lines."""
+    fits_a = {f.layout: f for f in fit(va) if f.residual < _FIT_RESIDUAL}
+    fits_b = {f.layout: f for f in fit(vb) if f.residual < _FIT_RESIDUAL}
+    if not fits_a or not fits_b:
+        return []
+    for layout in fits_a.keys() & fits_b.keys():
+        if math.isclose(fits_a[layout].base, fits_b[layout].base, rel_tol=1e-4):
+            return []  # same frequencies: the difference is elsewhere
+    shared = fits_a.keys() & fits_b.keys()
+    if shared:
+        layout = sorted(shared)[0]
+        return [
+            f"another base: with {LAYOUT_CONVENTIONS[layout]} frequencies {la} fits base "
+            f"{fits_a[layout].base:.6g} and {lb} base {fits_b[layout].base:.6g}"
+        ]
+    return [
+        f"another frequency family or layout: {la} fits {', '.join(sorted(fits_a))}, "
+        f"{lb} fits {', '.join(sorted(fits_b))}"
+    ]

@@ -1,0 +1,107 @@
+"""Identification of sinusoidal tables: what `compare FILE` proposes an unknown table could be.
+Each layout the angles fit (fit.py) becomes a convention with a plausible base, first position
+and padding row, followed by the seed recipes and libraries that could have written it; then
+the timestep tables read back at a scheduler's timesteps (identify_timesteps.py).
+
+Registered in families/readers.py; building a table never imports it.
+"""
+
+from __future__ import annotations
+
+from ...core.errors import BadInput
+from ..base import digits, plausible_bases
+from .conventions import CONVENTIONS
+from .family import VARIANTS
+from .fit import LAYOUT_CONVENTIONS, fit
+from .identify_timesteps import schedules
+
+
+def candidates(values, dtype: str, notes: list[str], bench):
+    """Each layout the angles fit, with a plausible base, offset and padding row, and the
+    seed recipes and libraries that could have written the table."""
+    d = values.shape[1]
+    for found in fit(values):
+        names = [LAYOUT_CONVENTIONS[found.layout]]
+        if found.layout == "timescale":
+            names = ["fairseq"] if len(found.padding) else ["tensor2tensor", "whisper", "fairseq"]
+        for name in names:
+            try:
+                CONVENTIONS[name].check(d)
+            except BadInput:
+                continue
+            pad = (
+                int(found.offset + found.padding[0])
+                if CONVENTIONS[name].padding and len(found.padding)
+                else None
+            )
+            spec = bench.spec(
+                d_model=d,
+                seq_len=bench.length,
+                convention=name,
+                base=found.base,
+                offset=found.offset,
+                padding_idx=pad,
+                dtype="float64",
+            )
+            spec = _choose_base(values, spec, dtype, bench)
+            reference = bench.reference(spec)
+            label = name + (f" (padding_idx={pad})" if pad is not None else "")
+            yield bench.candidate(label, spec, reference=reference)
+            yield from _formulas(spec, dtype, bench, reference)
+    yield from schedules(values, notes, bench)
+
+
+def _choose_base(values, spec, dtype: str, bench):
+    """The base the fit suggests, or the roundest number near it that explains the first
+    rows as well (within float rounding): a cheap look before the whole table is built."""
+    import numpy as np
+
+    from ...core.dtypes import FORMATS
+
+    head = min(len(values), 64)
+    scored = [
+        (
+            float(
+                np.abs(values[:head] - bench.reference(spec.replace(base=b, seq_len=head))).max()
+            ),
+            b,
+        )
+        for b in plausible_bases(spec.base)
+    ]
+    best = min(error for error, _ in scored)
+    allowed = 2 * best + 4 * FORMATS[dtype].epsilon
+    base = min((b for error, b in scored if error <= allowed), key=lambda b: (digits(b), b))
+    return spec.replace(base=base)
+
+
+def _formulas(spec, dtype: str, bench, reference):
+    """A candidate for each seed recipe and library that could have written a `dtype` table of
+    this convention, size, base and offset."""
+    for name, found in VARIANTS.items():
+        if found.kind == "seed":
+            if spec.convention in found.conventions and dtype in (
+                "float32",
+                "float16",
+                "bfloat16",
+            ):
+                yield bench.candidate(
+                    f"seed variant {name} in {dtype}",
+                    spec.replace(variant=name, compute_dtype=dtype, dtype=dtype),
+                    "",
+                    reference,
+                )
+            continue
+        if dtype != "float32" or spec.convention not in found.conventions:
+            continue  # every library computes in float32
+        candidate = bench.spec(
+            d_model=spec.d_model,
+            seq_len=spec.seq_len,
+            variant=name,
+            convention=spec.convention,
+            base=spec.base,
+            offset=spec.offset,
+            padding_idx=spec.padding_idx,
+            shape="2d",
+        )
+        if candidate is not None:  # None: the library cannot make this table
+            yield bench.candidate(f"library {name}", candidate, found.source, reference)
