@@ -17,6 +17,7 @@ against an independent reference (tests/figures.py), and pe-cli's output must ca
 figures.
 """
 
+import functools
 import os
 import re
 import subprocess
@@ -172,24 +173,28 @@ LLAMA3 = {
 }
 
 
-def _llama3_against_transformers() -> dict[str, str]:
-    """`compare` of the exact Llama 3.1 cos table (float32) with transformers' (131072 positions)."""
+@functools.cache
+def _llama3_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Llama 3.1's cos table at 131072 positions: the exact one (float32) and transformers'
+    (its own module, run here)."""
     d, base, length = 128, 500000.0, 131072
     exact = _rope_truth(d, base, length, LLAMA3).astype(np.float32)
     cos = hf_rotary(dict(LLAMA3, max_position_embeddings=131072), d, base, list(range(length)))[
         0
     ].numpy()
+    return exact, cos
+
+
+def _llama3_against_transformers() -> dict[str, str]:
+    """`compare` of the exact Llama 3.1 cos table (float32) with transformers' (131072 positions)."""
+    exact, cos = _llama3_tables()
     return figures.comparison_lines(figures.difference(exact, cos.astype(np.float64)))
 
 
 def _llama31_config() -> dict[str, str]:
     """The line after `generate --rope-config llama31.json -o`: transformers' float32 table
-    (its own module, run here) against the true one, over all 131072 positions."""
-    d, base, length = 128, 500000.0, 131072
-    exact = _rope_truth(d, base, length, LLAMA3).astype(np.float32)
-    cos = hf_rotary(dict(LLAMA3, max_position_embeddings=131072), d, base, list(range(length)))[
-        0
-    ].numpy()
+    against the true one, over all 131072 positions."""
+    exact, cos = _llama3_tables()
     gap = np.abs(exact.astype(np.float64) - cos.astype(np.float64)).max()
     return {
         "transformers:": f"transformers: its table (--variant hf-rope) differs from this one by "
