@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's figures, each one pe-cli command (needs the plot extra: pip install 'pe-cli[plot]').
+# The figures of docs/figures.md, each one pe-cli command (needs the plot extra: pip install 'pe-cli[plot]').
 # Writes into the folder given (default: this script's folder); tests/test_plot.py runs it.
 set -euo pipefail
 out="${1:-$(dirname "$0")}"

@@ -77,6 +77,7 @@ def difference(candidate, reference, threshold=1e-4):
         "worst": (int(worst[0]), int(worst[1])),
         "first_over": int(over[0]) if len(over) else None,
         "bands": [rows[a:b].max() for a, b in bands(len(rows))],
+        "rows": len(rows),
         "size": float(size.max()),
     }
 
@@ -107,7 +108,8 @@ def band_row(name: str, d: dict) -> str:
 
 def comparison_lines(d: dict, threshold=1e-4) -> dict[str, str]:
     """The lines of `compare A B` that carry figures, by their label (the two `where` lines
-    by their first words)."""
+    by their first words; `growth`, where the difference grows in proportion to position, up
+    to its rate: the rest of the line may fold onto the next)."""
     if d["max"] == 0:
         verdict = "bit for bit identical"
     elif d["ulps"] <= 1:
@@ -129,9 +131,19 @@ def comparison_lines(d: dict, threshold=1e-4) -> dict[str, str]:
         within = (
             f"within {threshold:g} up to position {first - 1}; beyond it first at position {first}"
         )
-    return {
+    lines = {
         "verdict": f"verdict {verdict}",
         "the largest": f"the largest difference is at position {d['worst'][0]}, dimension "
         f"{d['worst'][1]}",
         "within": within,
     }
+    # growth: the largest error per band, from the first band where it is not 0, over the
+    # band's last position; said where it is in proportion to position (the rates within a
+    # factor 4 of each other) and grows at least 8-fold
+    live = [(b - 1, m) for (_, b), m in zip(bands(d["rows"]), d["bands"]) if b > 1]
+    live = live[next((k for k, (_, m) in enumerate(live) if m > 0), len(live)) :]
+    if d["ulps"] > 1 and len(live) >= 3 and min(m for _, m in live) > 0:
+        rates = [m / p for p, m in live]
+        if max(rates) <= 4 * min(rates) and live[-1][1] >= 8 * live[0][1]:
+            lines["growth"] = f"growth grows in proportion to position, up to {_e(max(rates))} x p"
+    return lines

@@ -219,7 +219,7 @@ def test_export_names_its_tensors_as_its_help_and_the_readme_say(cli, tmp_path):
 
     from pe_cli.cli.export import export
 
-    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).parents[1] / "docs" / "options.md").read_text().split())
     for args, names in (
         (("--variant", "exact", "--variant", "exp-log"), ["exact", "exp-log"]),
         (

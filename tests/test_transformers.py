@@ -226,6 +226,6 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
 
 
 def test_readme_model_table_is_the_tests_results():
-    """The README's table of models is what these tests find (rewrite it with
+    """docs/rope.md's table of models is what these tests find (rewrite it with
     `python -m tests.transformers_models --readme`)."""
     assert tm.readme_section() in tm.README.read_text()

@@ -859,9 +859,10 @@ def sinusoidal_table(sinusoid: Sinusoid, rows: int, width: int, padding_idx: int
 
 
 # ---------------------------------------------------------------------------------------------
-# The README's table of models, from the conformance results
+# The table of models in docs/rope.md (`--readme` rewrites it there), from the conformance
+# results
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "rope.md"
 MARKERS = (
     "<!-- models: made by tests/transformers_models.py from the conformance tests -->",
     "<!-- models: end -->",
