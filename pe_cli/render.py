@@ -428,7 +428,8 @@ def heatmap(table, low: float, high: float, first_position: int, title: str) -> 
     drawn, where = np.unique(row_index, return_inverse=True)
     sample = table.at(drawn)[where][:, col_index]
     scaled = (sample - low) / (high - low) if high > low else np.full(sample.shape, 0.5)
-    out.print(
+    words = console()  # the title and legend wrap at spaces: those are trimmed
+    words.print(
         f"{title}: positions {first_position}..{first_position + rows - 1} down, "
         f"dimensions 0..{d - 1} across ({height} x {width} samples)",
         highlight=False,
@@ -450,7 +451,7 @@ def heatmap(table, low: float, high: float, first_position: int, title: str) -> 
             text.append("".join(_RAMP[min(9, int(v * 10))] for v in scaled[r]) + "\n")
         legend = Text(f"scale: '{_RAMP}' from {low:+.3g} to {high:+.3g}")
     out.print(text, end="")
-    out.print(legend)
+    words.print(legend)
 
 
 def facts(report: dict) -> None:

@@ -331,6 +331,13 @@ def test_a_plain_heatmap_keeps_its_lowest_value(cli):
     picture rows keep their width."""
     text = cli("show", "-d", "64", "-l", "64", "--heatmap")[1].decode()
     assert all(len(line) == 64 for line in text.splitlines()[1:-1])
+    # its title and legend are words, which wrap at spaces and are trimmed (the ramp has no
+    # letters)
+    for width in (60, 80):
+        text = cli("show", "-d", "128", "-l", "100", "--heatmap", env={"COLUMNS": str(width)})[1]
+        words = [line for line in text.decode().splitlines() if any(c.isalpha() for c in line)]
+        assert len(words) >= (3 if width == 60 else 2), words  # at 60 the title wraps
+        assert not any(line.endswith(" ") for line in words), words
 
 
 # ------------------------------------------------------------------------------- sizes
