@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
+import pe_cli
 from pe_cli.engine import build
 
 from . import notebooks
@@ -400,6 +401,25 @@ def test_identify_json(cli, tmp_path):
     report = _json(cli, "compare", path)
     best = report["candidates"][0]
     assert best["name"] == "vaswani" and best["spec"]["offset"] == 9 and best["differing"] == 0
+
+
+def test_a_familys_note_is_said_only_where_its_reading_matters(cli, tmp_path):
+    """The rope fit's note on a scaling it cannot name is not said of a table another family
+    names bit for bit (MAE's grid with its class row read as RoPE frequencies), and is said
+    where nothing names the table (RoPE frequencies divided by a ramp no rope_type has)."""
+    mae = pe_cli.build(
+        family="sincos2d", grid=(14, 14), d_model=768, variant="mae", cls_token=True
+    ).numpy()
+    got = _json(cli, "compare", _save(tmp_path / "mae.npy", mae))
+    assert got["explained"] and got["candidates"][0]["differing"] == 0
+    assert not any("rotary frequencies" in note for note in got["notes"]), got["notes"]
+    n, positions = 32, np.arange(2048)[:, None]
+    w = 10000.0 ** (-np.arange(n) / n) / np.where(np.arange(n) < n // 2, 1, np.linspace(1, 3, n))
+    cos = np.cos(positions * w)
+    ramp = _save(tmp_path / "ramp.npy", np.concatenate([cos, cos], axis=1).astype(np.float32))
+    got = _json(cli, "compare", ramp)
+    assert not got["explained"]
+    assert any("a frequency-dependent scaling" in note for note in got["notes"]), got["notes"]
 
 
 # ---------------------------------------------------------------------------------- bad input

@@ -241,12 +241,12 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     """Rank what every family says the table could be; an (L, D) table wider than long that
     no family explains is tried transposed. A long table's best candidates are confirmed over
     every row."""
-    found, bench = _candidates(target, threshold)
+    found, bench, said = _candidates(target, threshold)
     if bench is None:  # NaN or infinite values: no formula writes them
         return []
     if not found and target.rows < target.cols:
         target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
-        found, bench = _candidates(target.transposed(), threshold)
+        found, bench, said = _candidates(target.transposed(), threshold)
     if bench.deferred and any(c.difference.identical for c in found):
         names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
         target.notes.append(
@@ -266,6 +266,13 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
             f"2-D grids and ALiBi biases are looked for in tables of up to {WHOLE_ELEMENTS} "
             f"elements; this one has {target.rows * target.cols}"
         )
+    # what a family noticed while reading (a scaling it could not fit) is said where its
+    # candidate is the best, or where none is bit for bit; a table another family names bit
+    # for bit is not the subject of a rope fit's note
+    if found and found[0].identical:
+        target.notes += said.get(found[0].spec.family, [])
+    else:
+        target.notes += [note for notes in said.values() for note in notes]
     return found
 
 
@@ -281,7 +288,11 @@ def _order(c: Candidate):
     )
 
 
-def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Bench | None]:
+def _candidates(
+    target: Source, threshold: float
+) -> tuple[list[Candidate], Bench | None, dict[str, list[str]]]:
+    """Every family's scored candidates, the bench they were scored on (None for a table of
+    NaN or infinite values), and each family's notes on what it read."""
     sampled = target.rows * target.cols > WHOLE_ELEMENTS
     values = (
         target.block(0, min(FIT_ROWS, max(16, FIT_ELEMENTS // target.cols)))
@@ -297,17 +308,16 @@ def _candidates(target: Source, threshold: float) -> tuple[list[Candidate], Benc
                 f"it holds NaN or infinite values (the first at position {row}, dimension "
                 f"{int(bad[0][1])}), which no formula writes"
             )
-            return [], None
-    found = []
-    for read in READERS.values():
+            return [], None, {}
+    found, said = [], {}
+    for name, read in READERS.items():
+        said[name] = []
         try:  # any table may come in (constant, zero or NaN columns): no numpy warning goes out
             with np.errstate(all="ignore"):
-                found += [
-                    c for c in read(values, target.dtype, target.notes, bench) if c is not None
-                ]
+                found += [c for c in read(values, target.dtype, said[name], bench) if c is not None]
         except BadInput:  # a reading the family cannot have
             continue
-    return found, bench
+    return found, bench, said
 
 
 def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
