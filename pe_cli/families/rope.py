@@ -15,7 +15,6 @@ file), with a --preset for each diffusion model whose table diffusers builds fro
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from decimal import Decimal
@@ -23,21 +22,15 @@ from functools import lru_cache
 
 from ..core.dtypes import DTYPE_ALIASES, FORMATS
 from ..core.errors import BadInput
-from ..core.limits import MAX_POSITION, available_memory, one_thread
+from ..core.limits import MAX_POSITION, one_thread
 from ..core.names import choice, unknown
 from ..core.params import Param
 from ..numerics.frequencies import PI, context
-from .base import (
-    TEXT_TOKENS,
-    Family,
-    Library,
-    Norm,
-    binary_fractions,
-    plausible_bases,
-    positions_file,
-    variant,
-)
+from .base import TEXT_TOKENS, Family, Library, Norm, variant
 from .hf_config import LayerTypes, read
+from .positions import ids_positions as ids_tokens
+from .positions import parse_grid
+from .reading import plausible_bases
 
 # ---------------------------------------------------------------------------------------------
 # RoPE parameters, named and typed as in Hugging Face's rope_parameters
@@ -1468,8 +1461,6 @@ def axis_names(spec) -> tuple[str, ...]:
 def grid_shape(spec) -> tuple[int, ...]:
     """The --grid of a multi-axis table, checked against its layout and merge size. A split
     layout's grid may leave out leading axes, which stay at position 0 (FLUX's image index)."""
-    from .base import parse_grid
-
     style = AXES[spec.axes]
     names = tuple(a.upper() for a in axis_names(spec))
     if style.split:  # the axes a grid can cover, its given number of them the last
@@ -1709,109 +1700,6 @@ def divisors(spec) -> tuple[float, ...]:
     scales), or --rope axes_scale (Kandinsky 5's scale_factor), or 1."""
     scales = AXES[spec.axes].divisors or dict(spec.rope).get("axes_scale")
     return tuple(scales) if scales else (1.0,) * len(split_laws(spec))
-
-
-@lru_cache(maxsize=4)
-def ids_tokens(path: str, axes: int):
-    """An --ids file's positions (.npy, (tokens, axes), integers or floats), or inline runs
-    (`token_runs`), each axis as integers over the power of two that makes them whole."""
-    import numpy as np
-
-    if _RUNS.fullmatch(path):
-        numerators, denominators = token_runs(path, axes)
-        return (
-            numerators,
-            denominators,
-            lambda: (numerators / np.array(denominators)).astype(np.float32),
-        )
-    values = positions_file(path, "--ids", axes)
-    found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
-    numerators = np.stack([n for n, _ in found], axis=1)
-    return (
-        numerators,
-        tuple(q for _, q in found),
-        lambda: values.astype(np.float32),
-    )  # FLUX's ids.float()
-
-
-# Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
-# image and a reference image). What `compare` writes for a table whose tokens it reads back.
-_RUNS = re.compile(r"[-0-9:,;*/\s]*[0-9][-0-9:,;*/\s]*")
-_LARGEST_DENOMINATOR = (
-    1 << 16
-)  # an entry's /Q: a power of two, so that its float32 positions are exact
-
-
-def _run_entry(text: str, run: str) -> tuple[range, int]:
-    """An entry's positions over its denominator: V or START:STOP[:STEP], then /Q for positions
-    over Q (FLUX.3's rows and columns at k/2: 0:64/2)."""
-    body, slash, below = text.partition("/")
-    try:
-        numbers = [int(n) for n in body.split(":")]
-        q = int(below) if slash else 1
-    except ValueError:
-        numbers, q = [], 1
-    if not (0 < q <= _LARGEST_DENOMINATOR and q & (q - 1) == 0):
-        raise BadInput(
-            f"--ids run {run.strip()!r}: {text.strip()!r} divides by {below.strip()}: a denominator is a "
-            f"power of two up to {_LARGEST_DENOMINATOR}"
-        )
-    if len(numbers) == 1:
-        return range(numbers[0], numbers[0] + 1), q
-    if len(numbers) in (2, 3) and (len(numbers) == 2 or numbers[2]) and len(range(*numbers)):
-        return range(*numbers), q
-    raise BadInput(
-        f"--ids run {run.strip()!r}: {text.strip()!r} is not a position V or a range START:STOP[:STEP] "
-        "(over /Q) with at least one position"
-    )
-
-
-def token_runs(text: str, axes: int):
-    """Inline --ids: runs separated by ';', each one entry per axis, a position V or a range
-    START:STOP[:STEP] (STOP excluded), either over /Q. A run is the row-major product of its
-    ranges (a grid), or with a leading COUNT*, COUNT tokens along a line: every range, COUNT
-    long, advances together and every position stays (text tokens at (k, k, k) or at 0).
-    ((tokens, axes) int64 numerators, each axis's denominator: the largest of its entries')."""
-    import numpy as np
-
-    runs, denominators = [], [1] * axes
-    for run in text.split(";"):
-        count, star, body = run.rpartition("*")
-        entries = [_run_entry(e, run) for e in body.split(",")]
-        if len(entries) != axes:
-            raise BadInput(f"--ids run {run.strip()!r} has {len(entries)} entries for {axes} axes")
-        if star:
-            try:
-                n = int(count)
-            except ValueError:
-                raise BadInput(
-                    f"--ids run {run.strip()!r}: {count.strip()!r} is not a count of tokens"
-                ) from None
-            if n < 1 or any(len(e) not in (1, n) for e, _ in entries):
-                raise BadInput(
-                    f"--ids run {run.strip()!r}: a line of {n} tokens takes ranges of {n} positions"
-                )
-        runs.append((n if star else math.prod(len(e) for e, _ in entries), star, entries))
-        denominators = [max(d, q) for d, (_, q) in zip(denominators, entries)]
-    total = sum(n for n, _, _ in runs)
-    if total * axes * 16 > available_memory() // 2:
-        raise BadInput(f"--ids: {total} tokens need more memory than there is room for")
-    found = []
-    for n, line, entries in runs:  # each axis over its denominator
-        values = [
-            np.array(e, dtype=np.int64) * (d // q) for (e, q), d in zip(entries, denominators)
-        ]
-        if line:
-            found.append(np.stack([np.resize(v, n) for v in values], axis=1))
-        else:
-            grids = np.meshgrid(*values, indexing="ij")
-            found.append(np.stack([g.reshape(-1) for g in grids], axis=1))
-    numerators = np.concatenate(found)
-    if np.abs(numerators).max() > MAX_POSITION:
-        raise BadInput(
-            "--ids: positions pass 2^32 (over their denominators), beyond pe-cli's exact positions"
-        )
-    return numerators, tuple(denominators)
 
 
 def _entry(start: int, size: int, step: int) -> str:

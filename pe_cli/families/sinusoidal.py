@@ -18,19 +18,10 @@ from functools import lru_cache
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import (
-    Family,
-    binary_fractions,
-    diffusers_sincos,
-    digits,
-    even_width,
-    float32_near,
-    plausible_bases,
-    positional_encodings_axis,
-    positions_file,
-    read_positions,
-    variant,
-)
+from .base import Family, even_width, variant
+from .libraries import diffusers_sincos, positional_encodings_axis
+from .positions import binary_fractions, positions_file
+from .reading import digits, float32_near, plausible_bases, read_positions
 
 # ---------------------------------------------------------------------------------------------
 # Conventions: which frequencies, and where sin and cos go
