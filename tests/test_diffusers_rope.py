@@ -332,7 +332,7 @@ def test_ids_file_is_the_grid_it_lists(tmp_path):
         grid="6x8",
         text_tokens=5,
     )
-    from pe_cli.families.rope import axes_positions
+    from pe_cli.families.rope.tokens import axes_positions
 
     np.save(tmp_path / "ids.npy", axes_positions(spec).astype(np.int32))
     by_ids = pe_cli.build(preset="flux", ids=str(tmp_path / "ids.npy"), part="cos").numpy()
@@ -514,7 +514,7 @@ def test_runs_read_back_any_layout_of_grids_and_lines():
     """runs_of, then token_runs, gives back the positions: 200 random layouts of grids (steps
     of either sign) and lines."""
     from pe_cli.families.positions import token_runs
-    from pe_cli.families.rope import runs_of
+    from pe_cli.families.rope.identify.runs import runs_of
 
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -539,7 +539,7 @@ def test_fractional_runs_read_back_any_layout():
     """runs_of over each axis's denominator, then token_runs, gives back the same positions
     (numerators over denominators, whole entries written whole): 200 random layouts."""
     from pe_cli.families.positions import token_runs
-    from pe_cli.families.rope import runs_of
+    from pe_cli.families.rope.identify.runs import runs_of
 
     rng = np.random.default_rng(11)
     for _ in range(200):
@@ -565,7 +565,7 @@ def test_unsigned_runs_give_back_the_same_magnitudes():
     either sign), then token_runs, gives positions of the same |p| in as few runs as the signed
     grids."""
     from pe_cli.families.positions import token_runs
-    from pe_cli.families.rope import runs_of
+    from pe_cli.families.rope.identify.runs import runs_of
 
     rng = np.random.default_rng(13)
     for _ in range(200):

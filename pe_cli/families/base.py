@@ -1,6 +1,6 @@
 """The interface between a family of tables and the rest of pe-cli.
 
-A family module (sinusoidal.py, rope.py, ...) makes one `Family` object: its parameters and
+A family module (sinusoidal.py, rope/, ...) makes one `Family` object: its parameters and
 their checks, its conventions (column layouts) and parts, its exact mathematics and whether
 the C fast path serves it, its library and precision variants, the facts `show` prints, and
 how `compare` audits, explains and identifies its tables. The engine, io, analysis, render and
@@ -27,6 +27,32 @@ class Norm(NamedTuple):
     value: float
     formula: str  # "sqrt(d/2)"
     reason: str  # "d/2 sin/cos pairs"
+
+
+class Frequencies(NamedTuple):
+    """A table's exact angular frequencies (Decimals) and the factor every sin and cos is
+    multiplied by (Family.frequencies)."""
+
+    values: list
+    factor: object  # a Decimal
+
+
+class Scaling(NamedTuple):
+    """A table's frequency scaling, as the wavelengths figure draws it (Family.scaling): the
+    same table without it (None where it has none), and the context lengths it is for, as
+    (length, what)."""
+
+    plain: object  # a TableSpec, or None
+    contexts: list
+
+
+class Audit(NamedTuple):
+    """What `compare` with no tables puts against the exact table (Family.audit): its title,
+    the dtype whose ulps it counts, and (label, spec) of each table."""
+
+    title: str
+    ulps: str
+    recipes: list
 
 
 def _never(spec) -> str | None:
@@ -202,9 +228,9 @@ class Family:
 
     # ------------------------------------------------------------------------------- numbers
 
-    def frequencies(self, spec):
-        """(exact angular frequencies as Decimals, the factor every sin and cos is multiplied
-        by), or None for a family that is not made of sinusoids."""
+    def frequencies(self, spec) -> Frequencies | None:
+        """The exact angular frequencies as Decimals and the factor every sin and cos is
+        multiplied by, or None for a family that is not made of sinusoids."""
         return None
 
     def exact_rows(self, spec, start: int, stop: int, work):
@@ -251,16 +277,15 @@ class Family:
             return Norm(math.sqrt(self.cols(spec) / 2), "sqrt(d/2)", "d/2 sin/cos pairs")
         return None
 
-    def scaling(self, spec):
-        """(the same table without its frequency scaling, None where it has none; the context
-        lengths the scaling is for, as (length, what)): the wavelengths figure's."""
-        return None, []
+    def scaling(self, spec) -> Scaling:
+        """The same table without its frequency scaling, and the context lengths the scaling
+        is for: the wavelengths figure's."""
+        return Scaling(None, [])
 
     # ------------------------------------------------------------------------------- compare
 
-    def audit(self, spec, compute: str | None):
-        """What `compare` with no tables puts against the exact table: (title, ulp dtype,
-        [(label, spec)]). By default every variant of the family that can build this table,
+    def audit(self, spec, compute: str | None) -> Audit:
+        """What `compare` with no tables puts against the exact table. By default every variant of the family that can build this table,
         precision recipes with one stage in `compute` (bfloat16 unless given)."""
         recipes = []
         for name, found in self.variants.items():
@@ -282,7 +307,7 @@ class Family:
             f"{self.name} libraries and precision recipes vs the exact table "
             f"(d_model={spec.d_model}, {spec.part}, {settings})"
         )
-        return title, "float32", recipes
+        return Audit(title, "float32", recipes)
 
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import FAMILIES
+from . import FAMILIES, rope
+from .rope import identify as rope_identify
 
 READERS: dict[str, Callable] = {name: family.candidates for name, family in FAMILIES.items()}
+READERS[rope.FAMILY.name] = rope_identify.candidates
