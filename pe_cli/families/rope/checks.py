@@ -10,9 +10,9 @@ from ..positions import ids_positions
 from . import exact
 from .keys import KEYS, refusal
 from .layouts import LAYOUTS, axes_plan, grid_shape, layout_of, split_laws
-from .parameters import frequency_count, longrope_factors, rotary_dim
 from .split import pool_blocks, split_tokens
 from .tokens import axes_positions, line_ids, positions_end
+from .types import ROPE_TYPES, rotary_dim
 
 
 def check(spec) -> None:
@@ -24,10 +24,8 @@ def check(spec) -> None:
             f"the rotary dim int(d_model * partial_rotary_factor) = {dim} must be at least 1"
         )
     kind = rope.get("rope_type", "default")
-    if kind == "dynamic" and dim < 3:
-        raise BadInput("dynamic NTK divides by rotary dim - 2: it needs a rotary dim >= 3")
-    if kind == "longrope":
-        longrope_factors(rope, frequency_count(spec.d_model, rope), positions_end(spec))
+    if ROPE_TYPES[kind].check is not None:
+        ROPE_TYPES[kind].check(rope, spec.d_model, dim, lambda: positions_end(spec))
     choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
     if spec.part == "rotation" and spec.convention != "interleaved":
         raise BadInput(
@@ -75,9 +73,9 @@ def _largest_angle(spec) -> float:
 def _check_axes(spec, kind: str) -> None:
     style = layout_of(spec)
     if style is None:
-        if kind == "axial":
+        if not ROPE_TYPES[kind].line:
             raise BadInput(
-                "rope_type axial is a vision encoder's 2-D RoPE: it needs the model's "
+                f"rope_type {kind} is a vision encoder's 2-D RoPE: it needs the model's "
                 "layout (--rope-axes, set by --rope-config for the models pe-cli knows) "
                 "and a --grid of patches"
             )
@@ -114,7 +112,7 @@ def _check_axes(spec, kind: str) -> None:
         raise BadInput(
             f"--rope-axes {style.name} pairs its columns {style.convention}, not {spec.convention}"
         )
-    if kind not in ("default", "axial") and style.vision:
+    if not ROPE_TYPES[kind].vision and style.vision:
         raise BadInput(f"a vision encoder's RoPE takes no rope_type {kind}")
     if spec.arithmetic != "cos-sin":
         raise BadInput("--rope-arithmetic polar is for 1-D tables")
@@ -186,8 +184,9 @@ def _check_split(spec, style, kind: str) -> None:
             f"--rope-axes {style.name} pairs its columns {style.convention}{also}, "
             f"not {spec.convention}"
         )
-    if kind not in ("default", "linear"):
-        raise BadInput(f"--rope-axes {style.name} takes rope_type default or linear, not {kind}")
+    if not ROPE_TYPES[kind].diffusers:
+        takes = " or ".join(t.name for t in ROPE_TYPES.values() if t.diffusers)
+        raise BadInput(f"--rope-axes {style.name} takes rope_type {takes}, not {kind}")
     if style.law and spec.freqs_dtype not in (None, *style.law.dtypes):
         raise BadInput(
             f"--rope-axes {style.name} computes its frequencies in {' or '.join(style.law.dtypes)} (as "

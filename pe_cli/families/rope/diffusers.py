@@ -11,6 +11,7 @@ from .layouts import axes_plan, layout_of
 from .pairing import both_parts, lay_out
 from .split import divisors, pool_blocks, row_major, split_tokens
 from .tokens import line_positions
+from .types import ROPE_TYPES
 
 VARIANTS: dict = {}
 
@@ -22,7 +23,7 @@ def _diffusers_refusal(spec) -> str | None:
     if style is not None and not style.split:
         return f"--variant diffusers builds 1-D and diffusers' own multi-axis layouts, not --rope-axes {spec.axes}"
     kind = dict(spec.rope).get("rope_type", "default")
-    if kind not in ("default", "linear"):
+    if not ROPE_TYPES[kind].diffusers:
         return f"diffusers' get_1d_rotary_pos_embed has no rope_type {kind} (it takes linear_factor and ntk_factor)"
     if dict(spec.rope).get("partial_rotary_factor", 1.0) != 1.0:
         return "diffusers' get_1d_rotary_pos_embed has no partial_rotary_factor"

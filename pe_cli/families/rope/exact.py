@@ -11,9 +11,9 @@ from ..base import Frequencies
 from ..positions import ids_positions
 from .layouts import axes_plan, grid_shape, layout_of
 from .pairing import lay_out, part_of
-from .parameters import frequency_count, rope_frequencies
 from .split import divisors, law_frequencies, pool_blocks, split_tokens, token_rows
 from .tokens import axes_positions, line_positions, positions_end
+from .types import frequency_count, rope_frequencies
 
 
 def vector(spec) -> bool:

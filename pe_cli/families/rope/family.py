@@ -25,6 +25,7 @@ from . import checks, diffusers, exact, inputs, show, transformers
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
+from .types import rope_type
 
 
 class Rope(Family):
@@ -221,11 +222,7 @@ class Rope(Family):
 
     def prefix(self, spec, rows):
         # dynamic NTK and LongRoPE choose their frequencies by the table's length
-        if (
-            spec.axes
-            or spec.ids is not None
-            or dict(spec.rope).get("rope_type") in ("dynamic", "longrope")
-        ):
+        if spec.axes or spec.ids is not None or rope_type(dict(spec.rope)).lengthwise:
             return None
         return spec.replace(seq_len=rows)
 

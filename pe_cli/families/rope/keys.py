@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ...core.errors import BadInput
 from ...core.names import unknown
-from .parameters import _REQUIRED, ROPE_TYPES
+from .types import ROPE_TYPES
 
 LARGEST_POOL = 64  # tokens along one axis of a pooling block
 
@@ -292,7 +292,7 @@ def rope_parameters(items) -> tuple:
     kind = out.get("rope_type", "default")
     if kind not in ROPE_TYPES:
         raise BadInput(unknown("rope_type", kind, ROPE_TYPES))
-    missing = [k for k in _REQUIRED.get(kind, ()) if k not in out]
+    missing = [k for k in ROPE_TYPES[kind].required if k not in out]
     if missing:
         raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
     for key in KEYS.values():
@@ -300,10 +300,8 @@ def rope_parameters(items) -> tuple:
             raise BadInput(f"rope parameter {key.name} must be > 0, got {out[key.name]}")
     if "partial_rotary_factor" in out and out["partial_rotary_factor"] > 1:
         raise BadInput("rope parameter partial_rotary_factor must be at most 1")
-    if kind == "llama3" and out["high_freq_factor"] <= out["low_freq_factor"]:
-        raise BadInput("llama3 needs high_freq_factor > low_freq_factor")
-    if kind == "longrope" and "factor" not in out and "max_position_embeddings" not in out:
-        raise BadInput("rope_type longrope needs factor, or max_position_embeddings to derive it")
+    if ROPE_TYPES[kind].validate is not None:
+        ROPE_TYPES[kind].validate(out)
     for key in KEYS.values():
         if key.parse is not None and key.name in out:
             out[key.name] = key.parse(out[key.name])

@@ -7,7 +7,7 @@ type)."""
 from __future__ import annotations
 
 from .layouts import Mrope
-from .parameters import rotary_dim
+from .types import rotary_dim
 
 
 def _contiguous(n, sections):  # frequency j takes the axis of the section holding it

@@ -9,11 +9,12 @@ import math
 from ..base import Norm, Scaling
 from . import exact
 from .exact import cols, vector
+from .keys import KEYS
 from .layouts import axes_plan, axis_names, grid_shape, layout_of
 from .pairing import pair_columns
-from .parameters import SCALING_KEYS
 from .split import law_frequencies, split_positions
 from .tokens import axes_positions, line_ids
+from .types import ROPE_TYPES
 
 
 def settings(spec, common: list) -> list[tuple[str, str]]:
@@ -59,16 +60,13 @@ def settings(spec, common: list) -> list[tuple[str, str]]:
 
 def scaling(spec) -> Scaling:
     rope = dict(spec.rope)
-    kind = rope.get("rope_type", "default")
-    plain = {k: v for k, v in rope.items() if k not in SCALING_KEYS}
-    if kind in ("proportional", "axial"):  # a layout more than a scaling: kept, less its factor
-        plain["rope_type"] = kind
-    original, longest = (
-        rope.get("original_max_position_embeddings"),
-        rope.get("max_position_embeddings"),
-    )
-    if kind == "dynamic":  # max_position_embeddings is where the scaling starts
-        original, longest = longest, None
+    kind = ROPE_TYPES[rope.get("rope_type", "default")]
+    plain = {k: v for k, v in rope.items() if not KEYS[k].scales}
+    if kind.kept:  # a layout more than a scaling: kept, less its factor
+        plain["rope_type"] = kind.name
+    original, longest = rope.get(kind.starts), rope.get("max_position_embeddings")
+    if kind.starts == "max_position_embeddings":  # where the scaling starts, not its length
+        longest = None
     marks = [(original, "original context")] if original else []
     if longest and longest != original:
         marks.append((longest, "scaled context" if original else "context"))

@@ -14,8 +14,8 @@ from ...core.limits import MAX_POSITION
 from ...numerics.frequencies import context
 from ..positions import Positions, ids_positions
 from .layouts import Split, grid_shape, layout_of, split_laws
-from .parameters import rope_frequencies
 from .places import counting, doubled_row, text_at_zero
+from .types import rope_frequencies
 
 SPLIT = Split(
     name="split",

@@ -9,7 +9,8 @@ import math
 from ....core.dtypes import FORMATS
 from ....core.limits import one_thread
 from ...reading import plausible_bases
-from ..transformers import hf_exponents, hf_part, longrope_attention, longrope_inv_freq
+from ..transformers import hf_part
+from ..types import hf_exponents, longrope_attention, longrope_inv_freq
 from .common import BASES, FACTORS, ORIGINAL_LENGTHS
 
 

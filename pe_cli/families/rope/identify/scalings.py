@@ -1,18 +1,24 @@
-"""The rope parameters that explain fitted frequencies: a plain power law, linear scaling,
-dynamic NTK, and the llama3 and YaRN settings among common values whose exact frequencies fit;
-else LongRoPE's factors, read from the table."""
+"""The rope parameters that explain fitted frequencies: each rope type's fit, registered by its
+name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, linear scaling, the
+llama3 and YaRN settings among common values whose exact frequencies fit, else LongRoPE's
+factors, read from the table)."""
 
 from __future__ import annotations
 
 import math
 
 from ...reading import plausible_bases
-from ..parameters import rope_frequencies
+from ..types import rope_frequencies
 from .common import BASES, FACTORS, ORIGINAL_LENGTHS
 from .longrope import read_longrope
 
 
-def _dynamic(dim: int, base: float, rows: int) -> list:
+def _default(dim: int, base: float, w, rows: int) -> list:
+    """A power law from w_0 = 1 at the round bases near the fitted one."""
+    return [(dim, b, {}) for b in plausible_bases(base) or [base]]
+
+
+def _dynamic(dim: int, base: float, w, rows: int) -> list:
     """Dynamic NTK settings among common values whose grown base (for a table of `rows`
     positions, longer than max_position_embeddings) is the fitted one."""
     if dim < 3:
@@ -37,6 +43,61 @@ def _dynamic(dim: int, base: float, rows: int) -> list:
                         )
                     )
     return found
+
+
+def _linear(dim: int, base: float, w, rows: int) -> list:
+    """w_0 = 1/factor: linear scaling, the roundest factors near the fit."""
+    factor = 1 / float(w[0])
+    factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
+    return [
+        (dim, b, {"rope_type": "linear", "factor": f})
+        for b in plausible_bases(base) or [base]
+        for f in factors
+        if math.isclose(f, factor, rel_tol=1e-3)
+    ]
+
+
+def _llama3(original: int, factor: float) -> list[dict]:
+    return [
+        {
+            "rope_type": "llama3",
+            "factor": factor,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": original,
+        }
+    ]
+
+
+def _yarn(original: int, factor: float) -> list[dict]:
+    return [
+        {
+            "rope_type": "yarn",
+            "factor": factor,
+            "beta_fast": 32.0,
+            "beta_slow": 1.0,
+            "original_max_position_embeddings": original,
+            **extra,
+        }
+        for extra in ({}, {"truncate": False}, {"mscale": 1.0, "mscale_all_dim": 1.0})
+    ]
+
+
+# How each rope type is read from a table's fitted frequencies, by its name in ROPE_TYPES: a
+# power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> candidates) or from w_0 = 1/factor
+# (DIVIDED); the frequency-dependent scalings tried at common original lengths and factors
+# (TRIED: (original, factor) -> rope parameters); the factors read from a float32 table's
+# columns where no trial fits (READ: (plane, part, attention, base, rows) -> candidates).
+PLAIN = {"default": _default, "dynamic": _dynamic}
+DIVIDED = {"linear": _linear}
+TRIED = {"llama3": _llama3, "yarn": _yarn}
+READ = {"longrope": read_longrope}
+NOT_FITTED = {
+    "proportional": "its zero tail reads as frequencies the table does not resolve: the power "
+    "law of its rotated head is proposed instead",
+    "axial": "a vision encoder's 2-D table: identification reads 1-D and diffusers' multi-axis "
+    "tables",
+}
 
 
 def scalings(
@@ -66,46 +127,19 @@ def scalings(
     if len(ratio) == 0 or np.allclose(ratio, 1, rtol=1e-3):
         found = []
         for dim, base, _ in fits:
-            if math.isclose(w[0], 1, rel_tol=1e-4):
-                found += [(dim, b, {}) for b in plausible_bases(base) or [base]]
-                found += _dynamic(dim, base, rows)
-                continue
-            factor = 1 / float(
-                w[0]
-            )  # w_0 = 1/factor: linear scaling, the roundest factors near the fit
-            factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
-            found += [
-                (dim, b, {"rope_type": "linear", "factor": f})
-                for b in plausible_bases(base) or [base]
-                for f in factors
-                if math.isclose(f, factor, rel_tol=1e-3)
-            ]
+            fit = PLAIN if math.isclose(w[0], 1, rel_tol=1e-4) else DIVIDED
+            for read in fit.values():
+                found += read(dim, base, w, rows)
         return found
-    trials = []
     # the lowest frequencies are divided by the whole factor when the table resolves them
     fitted = {float(f"{1 / ratio.min():.{k}g}") for k in (1, 2)}
-    for original in ORIGINAL_LENGTHS:
-        for factor in sorted(set(FACTORS) | fitted):
-            trials.append(
-                {
-                    "rope_type": "llama3",
-                    "factor": factor,
-                    "low_freq_factor": 1.0,
-                    "high_freq_factor": 4.0,
-                    "original_max_position_embeddings": original,
-                }
-            )
-            for extra in ({}, {"truncate": False}, {"mscale": 1.0, "mscale_all_dim": 1.0}):
-                trials.append(
-                    {
-                        "rope_type": "yarn",
-                        "factor": factor,
-                        "beta_fast": 32.0,
-                        "beta_slow": 1.0,
-                        "original_max_position_embeddings": original,
-                        **extra,
-                    }
-                )
+    trials = [
+        rope
+        for original in ORIGINAL_LENGTHS
+        for factor in sorted(set(FACTORS) | fitted)
+        for tried in TRIED.values()
+        for rope in tried(original, factor)
+    ]
     found = []
     for b in plausible_bases(base) or [base]:
         for rope in trials:
@@ -118,7 +152,7 @@ def scalings(
                 found.append((error, b, rope))
     if not found:
         read = (
-            read_longrope(plane, part, attention, base, rows)
+            [c for reader in READ.values() for c in reader(plane, part, attention, base, rows)]
             if dtype == "float32" and part != "angle"
             else []
         )

@@ -13,8 +13,8 @@ from ....core.limits import MAX_POSITION
 from ..keys import KEYS, Key
 from ..layouts import Law, Preset, Split, Tail, first_frequencies, grid_shape, split_laws
 from ..mrope import qwen3_axes
-from ..parameters import rope_frequencies
 from ..places import counting, text_on
+from ..types import rope_frequencies
 
 SEGMENTS = "its sound and action tokens follow a video, --preset cosmos3 --grid FxHxW"
 

@@ -11,8 +11,8 @@ from decimal import Decimal
 from ....core.errors import BadInput
 from ..keys import Key
 from ..layouts import Law, Preset, Split, split_laws
-from ..parameters import rope_frequencies
 from ..places import counting
+from ..types import rope_frequencies
 
 
 def _kandinsky_law(torch, spec, axis: int, dim: int, theta: float):
