@@ -94,39 +94,12 @@ def binary_fractions(values, flag: str):
 
 
 # ---------------------------------------------------------------------------------------------
-# --ids: a file of positions, or inline runs of tokens
+# --ids: a file of positions, or inline runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0;
+# 10,0:32,0:32,0" (FLUX.2's text, its image and a reference image): what `compare` writes for a
+# table whose tokens it reads back
 
-
-@lru_cache(maxsize=4)
-def ids_positions(path: str, axes: int) -> Positions:
-    """An --ids file's positions (.npy, (tokens, axes), integers or floats), or inline runs
-    (`token_runs`), each axis as integers over the power of two that makes them whole."""
-    import numpy as np
-
-    if _RUNS.fullmatch(path):
-        numerators, denominators = token_runs(path, axes)
-        return Positions(
-            numerators,
-            denominators,
-            lambda: (numerators / np.array(denominators)).astype(np.float32),
-        )
-    values = positions_file(path, "--ids", axes)
-    found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
-    numerators = np.stack([n for n, _ in found], axis=1)
-    return Positions(
-        numerators,
-        tuple(q for _, q in found),
-        lambda: values.astype(np.float32),  # FLUX's ids.float()
-    )
-
-
-# Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
-# image and a reference image). What `compare` writes for a table whose tokens it reads back.
 _RUNS = re.compile(r"[-0-9:,;*/\s]*[0-9][-0-9:,;*/\s]*")
-
-_LARGEST_DENOMINATOR = (
-    1 << 16
-)  # an entry's /Q: a power of two, so that its float32 positions are exact
+_LARGEST_DENOMINATOR = 1 << 16  # an entry's /Q: a power of two, so its float32 positions are exact
 
 
 def _run_entry(text: str, run: str) -> tuple[range, int]:
@@ -199,3 +172,30 @@ def token_runs(text: str, axes: int):
             "--ids: positions pass 2^32 (over their denominators), beyond pe-cli's exact positions"
         )
     return numerators, tuple(denominators)
+
+
+@lru_cache(maxsize=4)
+def ids_positions(path: str, axes: int) -> Positions:
+    """An --ids file's positions (.npy, (tokens, axes), integers or floats), or inline runs
+    (`token_runs`), each axis as integers over the power of two that makes them whole."""
+    import numpy as np
+
+    if _RUNS.fullmatch(path):
+        numerators, denominators = token_runs(path, axes)
+        return Positions(
+            numerators,
+            denominators,
+            lambda: (numerators / np.array(denominators)).astype(np.float32),
+        )
+    values = positions_file(path, "--ids", axes)
+    found = [binary_fractions(values[:, a], f"--ids {path}, axis {a}") for a in range(axes)]
+    numerators = np.stack([n for n, _ in found], axis=1)
+    return Positions(
+        numerators,
+        tuple(q for _, q in found),
+        lambda: values.astype(np.float32),  # FLUX's ids.float()
+    )
+
+
+# Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
+# image and a reference image). What `compare` writes for a table whose tokens it reads back.

@@ -2,8 +2,8 @@
 attention factor, each frequency in two columns, and the frequencies themselves (inv_freq).
 This class is the family's interface; each method hands its work to the module that holds it:
 
-    parameters.py   rope types' exact frequencies (Hugging Face's rope_type, in Decimal)
-    keys.py         the --rope keys and their checks
+    types.py        the rope types (ROPE_TYPES): keys, checks, exact and transformers' arithmetic
+    keys.py         the --rope keys, as data, and their checks
     pairing.py      which columns hold frequency i, and the rotation part
     layouts.py      tables of several position axes: M-RoPE's (mrope.py), diffusers' (split.py)
     models/         each diffusion model's positions, laws and --preset, and their registry
