@@ -195,7 +195,3 @@ def ids_positions(path: str, axes: int) -> Positions:
         tuple(q for _, q in found),
         lambda: values.astype(np.float32),  # FLUX's ids.float()
     )
-
-
-# Inline --ids: runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0; 10,0:32,0:32,0" (FLUX.2's text, its
-# image and a reference image). What `compare` writes for a table whose tokens it reads back.

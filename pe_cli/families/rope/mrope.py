@@ -6,8 +6,10 @@ type)."""
 
 from __future__ import annotations
 
-from .layouts import Mrope
-from .types import rotary_dim
+from decimal import Decimal
+
+from .layouts import Law, Mrope, first_frequencies, split_laws
+from .types import rope_frequencies, rotary_dim
 
 
 def _contiguous(n, sections):  # frequency j takes the axis of the section holding it
@@ -140,3 +142,47 @@ LAYOUTS = (
         merged=True,
     ),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Qwen3-VL's interleaved M-RoPE as a diffusion model lays it over its split axes (Cosmos 3): one
+# power law over the whole head dim, frequency j on the axis qwen3_axes gives it with sections
+# axes_dim / 2 (only the h and w sections count: t takes the rest), each axis's law its own
+# frequencies in order.
+
+
+def _split_axes(laws):
+    """Qwen3-VL's interleaved M-RoPE over split axes of sections axes_dim / 2: frequency i of the
+    one power law over the whole head dim on axis qwen3_axes's."""
+    sections = [dim // 2 for dim, _ in laws]
+    return qwen3_axes(sum(sections), sections)
+
+
+def _interleaved_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
+    laws = split_laws(spec)
+    every = rope_frequencies(sum(d for d, _ in laws), theta, {}, 0)[0]
+    return [w for w, a in zip(every, _split_axes(laws)) if a == axis]
+
+
+def _interleaved_torch_law(torch, spec, axis: int, dim: int, theta: float):
+    # Cosmos3VLTextRotaryEmbedding's inv_freq: float32 1 / theta**(arange(0, head dim, 2) / head
+    # dim), each axis taking its own
+    laws = split_laws(spec)
+    head = sum(d for d, _ in laws)
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head, 2, dtype=torch.float32) / head))
+    return inv_freq[torch.tensor([a == axis for a in _split_axes(laws)])]
+
+
+def interleaved_columns(laws, convention):
+    """Column i takes frequency i on its axis (frequency j counting through the axes' own
+    lists), doubled: cat((freqs, freqs))."""
+    firsts = first_frequencies(laws)
+    seen = [0] * len(laws)
+    columns = []
+    for axis in _split_axes(laws):
+        columns.append((axis, firsts[axis] + seen[axis]))
+        seen[axis] += 1
+    return columns * 2
+
+
+INTERLEAVED_LAW = Law(torch=_interleaved_torch_law, exact=_interleaved_law)

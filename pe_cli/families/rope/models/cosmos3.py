@@ -6,15 +6,13 @@ at k * 24/fps with its fps modulation), then its sound and action tokens at (t, 
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 
 from ....core.errors import BadInput
 from ....core.limits import MAX_POSITION
 from ..keys import KEYS, Key
-from ..layouts import Law, Preset, Split, Tail, first_frequencies, grid_shape, split_laws
-from ..mrope import qwen3_axes
+from ..layouts import Preset, Split, Tail, grid_shape
+from ..mrope import INTERLEAVED_LAW, interleaved_columns
 from ..places import counting, text_on
-from ..types import rope_frequencies
 
 SEGMENTS = "its sound and action tokens follow a video, --preset cosmos3 --grid FxHxW"
 
@@ -161,39 +159,6 @@ def _check(spec):
         )
 
 
-def _interleaved_axes(laws):
-    """Qwen3-VL's interleaved M-RoPE over split axes of sections axes_dim / 2: frequency i of the
-    one power law over the whole head dim on axis qwen3_axes's."""
-    sections = [dim // 2 for dim, _ in laws]
-    return qwen3_axes(sum(sections), sections)
-
-
-def _interleaved_law(spec, axis: int, dim: int, theta: float) -> list[Decimal]:
-    laws = split_laws(spec)
-    every = rope_frequencies(sum(d for d, _ in laws), theta, {}, 0)[0]
-    return [w for w, a in zip(every, _interleaved_axes(laws)) if a == axis]
-
-
-def _interleaved_torch_law(torch, spec, axis: int, dim: int, theta: float):
-    # Cosmos3VLTextRotaryEmbedding: float32 1 / theta**(arange(0, head dim, 2) / head dim), each axis its own
-    laws = split_laws(spec)
-    head = sum(d for d, _ in laws)
-    inv_freq = 1.0 / (theta ** (torch.arange(0, head, 2, dtype=torch.float32) / head))
-    return inv_freq[torch.tensor([a == axis for a in _interleaved_axes(laws)])]
-
-
-def _interleaved_columns(laws, convention):
-    """Column i takes frequency i on its axis (frequency j counting through the axes' own
-    lists), doubled: cat((freqs, freqs))."""
-    firsts = first_frequencies(laws)
-    seen = [0] * len(laws)
-    columns = []
-    for axis in _interleaved_axes(laws):
-        columns.append((axis, firsts[axis] + seen[axis]))
-        seen[axis] += 1
-    return columns * 2
-
-
 # Cosmos 3's joint sequence: sound and action tokens after the video, at (t, 0, 0) from its
 # first frame's time; with --rope fps, sound token k at k * 24 / sound_fps (its config's
 # sound_latent_fps, 25) and action token k at (k + 1) * 6 / fps
@@ -226,12 +191,12 @@ COSMOS3_LAYOUT = Split(
     "sections), text token k at (k, k, k), vision tokens at (L + 15000 + frame, row, column) (frames at "
     "k * 24/fps with --rope fps), then sound and action tokens at (L + 15000 + time, 0, 0)",
     axes=("t", "h", "w"),
-    columns=_interleaved_columns,
+    columns=interleaved_columns,
     convention="half",
     place=_cosmos3_place,
     floats=_cosmos3_floats,
     text=text_on(0, 1, 2),
-    law=Law(torch=_interleaved_torch_law, exact=_interleaved_law),
+    law=INTERLEAVED_LAW,
     tail=Tail(tokens=_cosmos3_tail, settings=_tail_settings),
     keys=(KEYS["fps"], SOUND_TOKENS, ACTION_TOKENS, SOUND_FPS),
     check=_check,
