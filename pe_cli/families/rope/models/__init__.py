@@ -27,6 +27,7 @@ from . import (
     hunyuan_dit,
     hunyuan_image,
     hunyuan_video,
+    ideogram4,
     kandinsky,
     krea2,
     longcat_image,
@@ -82,6 +83,7 @@ PRESETS = {
         cosmos3.COSMOS3,
         glm_image.GLM_IMAGE,
         cosmos.COSMOS,
+        ideogram4.IDEOGRAM4,
     )
 }
 
