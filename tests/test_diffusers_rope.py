@@ -332,7 +332,7 @@ def test_ids_file_is_the_grid_it_lists(tmp_path):
         grid="6x8",
         text_tokens=5,
     )
-    from pe_cli.families.rope import axes_positions
+    from pe_cli.families.rope.tokens import axes_positions
 
     np.save(tmp_path / "ids.npy", axes_positions(spec).astype(np.int32))
     by_ids = pe_cli.build(preset="flux", ids=str(tmp_path / "ids.npy"), part="cos").numpy()
@@ -504,7 +504,7 @@ def test_joyimage_text_after_the_image_is_named(cli, tmp_path):
     ],
 )
 def test_inline_ids_are_the_positions_they_name(text, expected):
-    from pe_cli.families.rope import token_runs
+    from pe_cli.families.positions import token_runs
 
     numerators, denominators = token_runs(text, 4)
     assert numerators.tolist() == expected and denominators == (1, 1, 1, 1)
@@ -513,7 +513,8 @@ def test_inline_ids_are_the_positions_they_name(text, expected):
 def test_runs_read_back_any_layout_of_grids_and_lines():
     """runs_of, then token_runs, gives back the positions: 200 random layouts of grids (steps
     of either sign) and lines."""
-    from pe_cli.families.rope import runs_of, token_runs
+    from pe_cli.families.positions import token_runs
+    from pe_cli.families.rope.identify.runs import runs_of
 
     rng = np.random.default_rng(7)
     for _ in range(200):
@@ -537,7 +538,8 @@ def test_runs_read_back_any_layout_of_grids_and_lines():
 def test_fractional_runs_read_back_any_layout():
     """runs_of over each axis's denominator, then token_runs, gives back the same positions
     (numerators over denominators, whole entries written whole): 200 random layouts."""
-    from pe_cli.families.rope import runs_of, token_runs
+    from pe_cli.families.positions import token_runs
+    from pe_cli.families.rope.identify.runs import runs_of
 
     rng = np.random.default_rng(11)
     for _ in range(200):
@@ -562,7 +564,8 @@ def test_unsigned_runs_give_back_the_same_magnitudes():
     """A cos table tells |p|: runs_of(unsigned) over |p| of random grids centred on 0 (steps of
     either sign), then token_runs, gives positions of the same |p| in as few runs as the signed
     grids."""
-    from pe_cli.families.rope import runs_of, token_runs
+    from pe_cli.families.positions import token_runs
+    from pe_cli.families.rope.identify.runs import runs_of
 
     rng = np.random.default_rng(13)
     for _ in range(200):

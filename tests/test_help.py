@@ -175,7 +175,8 @@ def test_app_view_lists_the_commands_and_completion_in_two_rows():
 
 def test_wrapping_breaks_between_names_only():
     """A list of hyphenated names (--rope-axes's, --preset's) wraps between names, at 80."""
-    from pe_cli.families.rope import AXES, PRESETS
+    from pe_cli.families.rope import LAYOUTS as AXES
+    from pe_cli.families.rope import PRESETS
 
     text = _help("generate", "--family", "rope", "--help", width=80)
     for word in re.findall(r"[\w.-]+", text):

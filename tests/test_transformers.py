@@ -179,7 +179,8 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
     import torch
     from safetensors.numpy import load_file
 
-    from pe_cli.families.rope import AXES, axes_positions
+    from pe_cli.families.rope import LAYOUTS as AXES
+    from pe_cli.families.rope.tokens import axes_positions
     from pe_cli.spec import spec_from_options
 
     data = json.loads(tm.DATA.read_text())

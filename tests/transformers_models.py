@@ -553,7 +553,8 @@ def axes_match(rotary, module, node):
     import torch
 
     from pe_cli import build as pe_build
-    from pe_cli.families.rope import AXES, axes_positions
+    from pe_cli.families.rope import LAYOUTS as AXES
+    from pe_cli.families.rope.tokens import axes_positions
 
     sections = getattr(module, "mrope_section", None)
     # (row, column) first: only a module that fits no layout so takes (x, y)
@@ -702,7 +703,8 @@ def conformance(rotary: Rotary, starts=(0, 100_000), rows=256, folder=None) -> R
     import torch
 
     from pe_cli.core.errors import PeError
-    from pe_cli.families.rope import AXES, axes_positions
+    from pe_cli.families.rope import LAYOUTS as AXES
+    from pe_cli.families.rope.tokens import axes_positions
     from pe_cli.spec import export_specs
 
     if not rotary.takes_positions:
@@ -887,7 +889,7 @@ def _examples(models: list[str]) -> str:
 def model_table() -> str:
     """Markdown: each way transformers makes a positional table, the models that do, and
     what pe-cli does with their config.json; then the sinusoidal modules."""
-    from pe_cli.families.rope import AXES
+    from pe_cli.families.rope import LAYOUTS as AXES
 
     data = json.loads(DATA.read_text())
     rows: dict = {}

@@ -23,8 +23,8 @@ from ..core.limits import available_memory
 from ..engine import build, memory_needed
 from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
-from ..families.base import digits
 from ..families.readers import READERS
+from ..families.reading import digits
 from ..spec import TableSpec
 from .metrics import Difference, Tally, difference
 from .tables import Source, from_spec, runs

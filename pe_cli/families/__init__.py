@@ -1,7 +1,8 @@
 """The registry of families: one line each. Everything above this layer finds a family, its
 conventions, parts, parameters and variants here, never by name in its own code.
 
-A family is one module (sinusoidal.py, rope.py, ...) that makes one `Family` (base.py).
+A family is one module (sinusoidal.py, ...), or one package when it grows (rope/), that makes
+one `Family` (base.py).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The interface between a family of tables and the rest of pe-cli.
 
-A family module (sinusoidal.py, rope.py, ...) makes one `Family` object: its parameters and
+A family module (sinusoidal.py, rope/, ...) makes one `Family` object: its parameters and
 their checks, its conventions (column layouts) and parts, its exact mathematics and whether
 the C fast path serves it, its library and precision variants, the facts `show` prints, and
 how `compare` audits, explains and identifies its tables. The engine, io, analysis, render and
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..core.errors import BadInput
-from ..core.limits import MAX_POSITION
 from ..core.params import Param
 
 
@@ -28,6 +27,32 @@ class Norm(NamedTuple):
     value: float
     formula: str  # "sqrt(d/2)"
     reason: str  # "d/2 sin/cos pairs"
+
+
+class Frequencies(NamedTuple):
+    """A table's exact angular frequencies (Decimals) and the factor every sin and cos is
+    multiplied by (Family.frequencies)."""
+
+    values: list
+    factor: object  # a Decimal
+
+
+class Scaling(NamedTuple):
+    """A table's frequency scaling, as the wavelengths figure draws it (Family.scaling): the
+    same table without it (None where it has none), and the context lengths it is for, as
+    (length, what)."""
+
+    plain: object  # a TableSpec, or None
+    contexts: list
+
+
+class Audit(NamedTuple):
+    """What `compare` with no tables puts against the exact table (Family.audit): its title,
+    the dtype whose ulps it counts, and (label, spec) of each table."""
+
+    title: str
+    ulps: str
+    recipes: list
 
 
 def _never(spec) -> str | None:
@@ -203,9 +228,9 @@ class Family:
 
     # ------------------------------------------------------------------------------- numbers
 
-    def frequencies(self, spec):
-        """(exact angular frequencies as Decimals, the factor every sin and cos is multiplied
-        by), or None for a family that is not made of sinusoids."""
+    def frequencies(self, spec) -> Frequencies | None:
+        """The exact angular frequencies as Decimals and the factor every sin and cos is
+        multiplied by, or None for a family that is not made of sinusoids."""
         return None
 
     def exact_rows(self, spec, start: int, stop: int, work):
@@ -252,16 +277,15 @@ class Family:
             return Norm(math.sqrt(self.cols(spec) / 2), "sqrt(d/2)", "d/2 sin/cos pairs")
         return None
 
-    def scaling(self, spec):
-        """(the same table without its frequency scaling, None where it has none; the context
-        lengths the scaling is for, as (length, what)): the wavelengths figure's."""
-        return None, []
+    def scaling(self, spec) -> Scaling:
+        """The same table without its frequency scaling, and the context lengths the scaling
+        is for: the wavelengths figure's."""
+        return Scaling(None, [])
 
     # ------------------------------------------------------------------------------- compare
 
-    def audit(self, spec, compute: str | None):
-        """What `compare` with no tables puts against the exact table: (title, ulp dtype,
-        [(label, spec)]). By default every variant of the family that can build this table,
+    def audit(self, spec, compute: str | None) -> Audit:
+        """What `compare` with no tables puts against the exact table. By default every variant of the family that can build this table,
         precision recipes with one stage in `compute` (bfloat16 unless given)."""
         recipes = []
         for name, found in self.variants.items():
@@ -283,7 +307,7 @@ class Family:
             f"{self.name} libraries and precision recipes vs the exact table "
             f"(d_model={spec.d_model}, {spec.part}, {settings})"
         )
-        return title, "float32", recipes
+        return Audit(title, "float32", recipes)
 
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family
@@ -316,126 +340,6 @@ class Family:
         return None
 
 
-def digits(value: float) -> int:
-    """Significant digits needed to write a float64 exactly as it reads back."""
-    return next(k for k in range(1, 18) if float(f"{value:.{k}g}") == value)
-
-
-def plausible_bases(base: float) -> list[float]:
-    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
-    candidates = {base, 10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 10.0}
-    for places in (2, 3, 4, 6):
-        candidates.add(float(f"{base:.{places}g}"))
-    return sorted(b for b in candidates if b > 1 and math.isclose(b, base, rel_tol=0.05))
-
-
-def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
-    """'14x14', '14', (14, 14) -> (14, 14) for axes ("ROWS", "COLUMNS"); one number stands
-    for every axis."""
-    if isinstance(text, (tuple, list)):
-        parts = list(text)
-    else:
-        parts = str(text).lower().replace("*", "x").split("x")
-    shape = "x".join(axes)
-    try:
-        numbers = [int(p) for p in parts]
-    except (TypeError, ValueError):
-        raise BadInput(
-            f"--grid {text!r} is not {shape} (e.g. {'x'.join(['14'] * len(axes))})"
-        ) from None
-    if len(numbers) == 1:
-        numbers *= len(axes)
-    if len(numbers) != len(axes) or min(numbers) < 1:
-        raise BadInput(f"--grid {text!r} is not {shape} with each at least 1")
-    return tuple(numbers)
-
-
-def positions_file(path: str, flag: str, columns: int | None):
-    """Positions from a .npy file a user hands us (never unpickled): (rows, columns) float64,
-    or (rows,) where `columns` is None; finite numbers of an integer or float dtype."""
-    import numpy as np
-
-    try:
-        found = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError) as e:
-        raise BadInput(f"{flag} {path}: not a readable .npy file ({e})") from None
-    shape = "(count,)" if columns is None else f"(tokens, {columns})"
-    if (
-        found.ndim != (1 if columns is None else 2)
-        or found.shape[0] < 1
-        or (columns is not None and found.shape[1] != columns)
-    ):
-        raise BadInput(f"{flag} {path}: shape {tuple(found.shape)} is not {shape}")
-    if found.dtype.kind not in "iuf" or found.dtype.itemsize > 8:
-        raise BadInput(f"{flag} {path}: dtype {found.dtype} is not an integer or float type")
-    values = np.asarray(found, dtype=np.float64)
-    if not np.all(np.isfinite(values)):
-        raise BadInput(f"{flag} {path}: positions must be finite")
-    return values
-
-
-def binary_fractions(values, flag: str):
-    """Positions (float64, any shape) as integers over the power of two that makes them all
-    whole: (numerators, denominator), so that exact tables take them at frequencies w / q."""
-    import numpy as np
-
-    scale = 0  # the finest binary place the values use
-    while scale <= 32 and not np.array_equal(
-        np.ldexp(values, scale), np.round(np.ldexp(values, scale))
-    ):
-        scale += 1
-    whole = np.ldexp(values, scale)
-    if scale > 32 or np.max(np.abs(whole)) > MAX_POSITION:
-        raise BadInput(
-            f"{flag}: positions that need {scale} binary places reach past 2^32 times 2^-{scale}, "
-            "beyond pe-cli's exact positions"
-        )
-    return whole.astype(np.int64), 1 << scale
-
-
-def read_positions(angles, frequencies, turns: int = 0):
-    """Each row's position from the angles of its sin/cos pairs (atan2, known up to whole turns)
-    at these frequencies: from the lowest frequency up, each angle taken in the turn nearest
-    the estimate so far. Exact for positions below pi / the lowest frequency; past it (up to
-    `turns` more whole turns of the lowest frequency's angle), each row keeps the number of
-    turns whose reading its angles agree with best."""
-    import numpy as np
-
-    order = np.argsort(frequencies)
-    w = np.asarray(frequencies, dtype=np.float64)[order]
-    angles = np.asarray(angles)[:, order]
-    estimate = (angles[:, :1] + 2 * np.pi * np.arange(turns + 1)) / w[0]  # (rows, turns)
-    for i in range(1, len(w)):
-        angle = angles[:, i : i + 1]
-        estimate = (angle + 2 * np.pi * np.round((estimate * w[i] - angle) / (2 * np.pi))) / w[i]
-    if not turns:
-        return estimate[:, 0]
-    misfit = np.zeros(estimate.shape)
-    for i in np.unique(
-        np.linspace(0, len(w) - 1, _MISFIT_FREQUENCIES).astype(int)
-    ):  # spread from low to high
-        misfit += np.abs(np.exp(1j * estimate * w[i]) - np.exp(1j * angles[:, i : i + 1]))
-    return estimate[np.arange(len(estimate)), np.argmin(misfit, axis=1)]
-
-
-_MISFIT_FREQUENCIES = 16  # frequencies that say which number of turns a row's angles agree with
-
-
-def float32_near(values, steps: int = 3):
-    """Each value as float32 and its `steps` float32 neighbours on either side: (..., 2 steps + 1),
-    in order (a position read back from a float32 table is off by an ulp or two of its own).
-    Those below 2^-32 are 0: exact positions take no finer binary places (binary_fractions)."""
-    import numpy as np
-
-    down, up = [np.asarray(values, dtype=np.float32)], [np.asarray(values, dtype=np.float32)]
-    for _ in range(steps):
-        down.append(np.nextafter(down[-1], np.float32(-np.inf)))
-        up.append(np.nextafter(up[-1], np.float32(np.inf)))
-    near = np.stack(down[:0:-1] + up, axis=-1)
-    near[np.abs(near) < 2.0**-32] = 0
-    return near
-
-
 def axes_facts(frequencies, columns: dict) -> list[dict]:
     """show's frequency facts for a table of several coordinates: each frequency, its
     wavelength and its columns {"sin x": ..., "cos x": ...}, from {(axis, "sin" or "cos"):
@@ -454,22 +358,3 @@ def axes_facts(frequencies, columns: dict) -> list[dict]:
         }
         for i, w in enumerate(frequencies)
     ]
-
-
-def diffusers_sincos(torch, width: int, positions, dtype=None):
-    """diffusers' get_1d_sincos_pos_embed_from_grid: omega = 1 / 10000**(i / (width/2)) in float64
-    (or `dtype`), torch.outer with the positions (promoted to omega's dtype), [sin | cos]; the
-    2-D and 3-D tables are made of it."""
-    omega = torch.arange(width // 2, dtype=dtype or torch.float64)
-    omega /= width / 2.0
-    omega = 1.0 / 10000**omega
-    angles = torch.outer(positions.reshape(-1), omega)
-    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)
-
-
-def positional_encodings_axis(torch, size: int, inv_freq):
-    """positional-encodings' get_emb for positions 0 .. size-1: an einsum outer product with
-    inv_freq, sin and cos stacked and flattened, (size, 2n) float32, as its 1-D, 2-D and 3-D
-    encodings compute each axis."""
-    sin_inp = torch.einsum("i,j->ij", torch.arange(size, dtype=inv_freq.dtype), inv_freq)
-    return torch.flatten(torch.stack((sin_inp.sin(), sin_inp.cos()), dim=-1), -2, -1)

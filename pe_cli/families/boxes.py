@@ -15,16 +15,9 @@ from typing import NamedTuple
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import (
-    Family,
-    axes_facts,
-    binary_fractions,
-    float32_near,
-    plausible_bases,
-    positions_file,
-    read_positions,
-    variant,
-)
+from .base import Family, axes_facts, variant
+from .positions import binary_fractions, positions_file
+from .reading import float32_near, plausible_bases, read_positions
 
 COORDINATES = ("x0", "y0", "x1", "y1")
 BASE = 100.0  # diffusers' get_fourier_embeds_from_boundingbox

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import FAMILIES
+from .rope import identify as rope
 from .sinusoidal import identify as sinusoidal
 
 # the families that read their tables in modules of their own, in place of `candidates`
-GROWN: dict[str, Callable] = {"sinusoidal": sinusoidal.candidates}
+GROWN: dict[str, Callable] = {"sinusoidal": sinusoidal.candidates, "rope": rope.candidates}
 
 READERS: dict[str, Callable] = {
     name: GROWN.get(name, family.candidates) for name, family in FAMILIES.items()

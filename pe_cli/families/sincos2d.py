@@ -17,16 +17,10 @@ from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import (
-    TEXT_TOKENS,
-    Family,
-    axes_facts,
-    diffusers_sincos,
-    parse_grid,
-    positional_encodings_axis,
-    read_positions,
-    variant,
-)
+from .base import TEXT_TOKENS, Family, axes_facts, variant
+from .libraries import diffusers_sincos, positional_encodings_axis
+from .positions import parse_grid
+from .reading import read_positions
 
 
 def _blocks(*order: tuple[str, str]) -> Callable:

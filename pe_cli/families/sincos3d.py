@@ -21,15 +21,9 @@ from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import (
-    TEXT_TOKENS,
-    Family,
-    axes_facts,
-    diffusers_sincos,
-    parse_grid,
-    positional_encodings_axis,
-    variant,
-)
+from .base import TEXT_TOKENS, Family, axes_facts, variant
+from .libraries import diffusers_sincos, positional_encodings_axis
+from .positions import parse_grid
 
 AXES = ("t", "h", "w")
 

@@ -9,7 +9,7 @@ Registered in families/readers.py; building a table never imports it.
 from __future__ import annotations
 
 from ...core.errors import BadInput
-from ..base import digits, plausible_bases
+from ..reading import digits, plausible_bases
 from .conventions import CONVENTIONS
 from .family import VARIANTS
 from .fit import LAYOUT_CONVENTIONS, fit

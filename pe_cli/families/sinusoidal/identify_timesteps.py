@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ...core.errors import BadInput
-from ..base import digits, float32_near, plausible_bases, read_positions
+from ..reading import digits, float32_near, plausible_bases, read_positions
 from .conventions import CONVENTIONS
 from .family import FAMILY, VARIANTS
 from .timesteps import listed, shown

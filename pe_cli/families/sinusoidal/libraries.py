@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 
-from ..base import even_width, positional_encodings_axis, variant
+from ..base import even_width, variant
+from ..libraries import positional_encodings_axis
 from .timesteps import TIMESTEP_LIBRARIES
 
 LIBRARIES: dict = {}

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ...core.errors import BadInput
 from ...core.params import Param
-from ..base import binary_fractions, diffusers_sincos, even_width, positions_file, variant
+from ..base import even_width, variant
+from ..libraries import diffusers_sincos
+from ..positions import binary_fractions, positions_file
 
 if TYPE_CHECKING:  # annotations only: numpy is loaded where the values are made
     import numpy as np

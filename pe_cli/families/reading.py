@@ -1,0 +1,64 @@
+"""What the families' identification shares: reading positions back from sin/cos angles,
+the float32 neighbours of a reading, and the round numbers a fitted base may be. Only
+identification uses these; building a table never does.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def digits(value: float) -> int:
+    """Significant digits needed to write a float64 exactly as it reads back."""
+    return next(k for k in range(1, 18) if float(f"{value:.{k}g}") == value)
+
+
+def plausible_bases(base: float) -> list[float]:
+    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
+    candidates = {base, 10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 10.0}
+    for places in (2, 3, 4, 6):
+        candidates.add(float(f"{base:.{places}g}"))
+    return sorted(b for b in candidates if b > 1 and math.isclose(b, base, rel_tol=0.05))
+
+
+def read_positions(angles, frequencies, turns: int = 0):
+    """Each row's position from the angles of its sin/cos pairs (atan2, known up to whole turns)
+    at these frequencies: from the lowest frequency up, each angle taken in the turn nearest
+    the estimate so far. Exact for positions below pi / the lowest frequency; past it (up to
+    `turns` more whole turns of the lowest frequency's angle), each row keeps the number of
+    turns whose reading its angles agree with best."""
+    import numpy as np
+
+    order = np.argsort(frequencies)
+    w = np.asarray(frequencies, dtype=np.float64)[order]
+    angles = np.asarray(angles)[:, order]
+    estimate = (angles[:, :1] + 2 * np.pi * np.arange(turns + 1)) / w[0]  # (rows, turns)
+    for i in range(1, len(w)):
+        angle = angles[:, i : i + 1]
+        estimate = (angle + 2 * np.pi * np.round((estimate * w[i] - angle) / (2 * np.pi))) / w[i]
+    if not turns:
+        return estimate[:, 0]
+    misfit = np.zeros(estimate.shape)
+    for i in np.unique(
+        np.linspace(0, len(w) - 1, _MISFIT_FREQUENCIES).astype(int)
+    ):  # spread from low to high
+        misfit += np.abs(np.exp(1j * estimate * w[i]) - np.exp(1j * angles[:, i : i + 1]))
+    return estimate[np.arange(len(estimate)), np.argmin(misfit, axis=1)]
+
+
+_MISFIT_FREQUENCIES = 16  # frequencies that say which number of turns a row's angles agree with
+
+
+def float32_near(values, steps: int = 3):
+    """Each value as float32 and its `steps` float32 neighbours on either side: (..., 2 steps + 1),
+    in order (a position read back from a float32 table is off by an ulp or two of its own).
+    Those below 2^-32 are 0: exact positions take no finer binary places (binary_fractions)."""
+    import numpy as np
+
+    down, up = [np.asarray(values, dtype=np.float32)], [np.asarray(values, dtype=np.float32)]
+    for _ in range(steps):
+        down.append(np.nextafter(down[-1], np.float32(-np.inf)))
+        up.append(np.nextafter(up[-1], np.float32(np.inf)))
+    near = np.stack(down[:0:-1] + up, axis=-1)
+    near[np.abs(near) < 2.0**-32] = 0
+    return near

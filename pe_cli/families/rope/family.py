@@ -1,0 +1,247 @@
+"""The rope family: rotary embeddings' cos and sin tables, cos(p*w_i) and sin(p*w_i) times an
+attention factor, each frequency in two columns, and the frequencies themselves (inv_freq).
+This class is the family's interface; each method hands its work to the module that holds it:
+
+    types.py        the rope types (ROPE_TYPES): keys, checks, exact and transformers' arithmetic
+    keys.py         the --rope keys, as data, and their checks
+    pairing.py      which columns hold frequency i, and the rotation part
+    layouts.py      tables of several position axes: M-RoPE's (mrope.py), diffusers' (split.py)
+    models/         each diffusion model's positions, laws and --preset, and their registry
+    tokens.py       the positions of a table's rows
+    exact.py        the exact table's shape, frequencies and rows
+    transformers.py, diffusers.py   the libraries' arithmetic (--variant hf-rope, diffusers)
+    inputs.py       what --rope-config and --preset set
+    checks.py       what the family refuses
+    show.py         what show and compare say of a table
+    identify/       reading tables back (registered in families/readers.py)
+"""
+
+from __future__ import annotations
+
+from ...core.dtypes import DTYPE_ALIASES
+from ...core.params import Param
+from ..base import TEXT_TOKENS, Family
+from . import checks, diffusers, exact, inputs, show, transformers
+from .keys import rope_parameters
+from .layouts import LAYOUTS, layout_of
+from .models import PRESETS
+from .types import rope_type
+
+
+class Rope(Family):
+    name = "rope"
+    summary = "rotary embedding tables, every Hugging Face rope_type; --rope-config, --preset"
+    conventions = {
+        "half": "frequencies i and i+dim/2 pair up (GPT-NeoX, Hugging Face rotate_half)",
+        "interleaved": "columns 2i and 2i+1 pair up (GPT-J, RoFormer, Meta's llama, Cohere)",
+        "single": "one column per frequency (complex tables' real and imaginary parts; gpt-oss)",
+    }
+    parts = {
+        "cos": "cos(p*w_i) * attention factor, (positions, rotary dim)",
+        "sin": "sin(p*w_i) * attention factor, (positions, rotary dim)",
+        "inv_freq": "the frequencies w_i, (rotary dim / 2,)",
+        "rotation": "each interleaved pair's 2x2 rotation [[cos, -sin], [sin, cos]] flattened, (positions, "
+        "2 x rotary dim): HiDream's and Kandinsky 5's tables",
+        "angle": "the angles p*w_i themselves, laid out as cos (no attention factor), (positions, rotary dim): "
+        "ERNIE-Image's and Stable Audio 3's tables, whose cos and sin the attention takes",
+    }
+    params = (
+        Param(
+            "rope",
+            (),
+            "A Hugging Face rope parameter KEY=VALUE (rope_type=yarn, factor=4, ...); repeat.",
+            list,
+        ),
+        Param(
+            "rope_config",
+            None,
+            "Take theta, head dim, rope parameters and the model's layout "
+            "from a Hugging Face config.json, a model folder, or a model id in the local Hugging "
+            "Face cache.",
+            str,
+            field=False,
+        ),
+        Param(
+            "layer_type",
+            None,
+            "The layer type whose rope parameters a config gives per layer "
+            "type (full_attention, sliding_attention, ...).",
+            str,
+            field=False,
+        ),
+        Param(
+            "config_part",
+            None,
+            "The part of a composite config to read (text_config, "
+            "vision_config, thinker_config.text_config, ...); default: the language model's.",
+            str,
+            field=False,
+        ),
+        Param(
+            "axes",
+            None,
+            "Several position axes, each column taking one: a model's M-RoPE or "
+            "vision RoPE layout (" + ", ".join(LAYOUTS) + "); set by --rope-config.",
+            str,
+            flags=("--rope-axes",),
+            choices=tuple(LAYOUTS),
+        ),
+        Param(
+            "grid",
+            None,
+            "The tokens of a multi-axis table: TxHxW frames, rows and columns of "
+            "an image or video (M-RoPE), or ROWSxCOLUMNS patches (vision RoPE).",
+            str,
+        ),
+        Param(
+            "merge",
+            None,
+            "A vision encoder's spatial merge size: its patches come in MxM blocks "
+            "[default: the --rope-config's, else 1].",
+            int,
+            minimum=1,
+        ),
+        Param(
+            "arithmetic",
+            None,
+            "How hf-rope computes cos and sin: of the float32 angles "
+            "(cos-sin), or through complex torch.polar (polar: DeepSeek-V2, Llama 4) [default: the "
+            "--rope-config model's, else cos-sin].",
+            str,
+            flags=("--rope-arithmetic",),
+            choices=("cos-sin", "polar"),
+        ),
+        Param(
+            "preset",
+            None,
+            "A diffusion model's RoPE: head dim, theta, axes and layout ("
+            + ", ".join(PRESETS)
+            + "); give its tokens with --grid (and --text-tokens) or --ids.",
+            str,
+            field=False,
+            choices=tuple(PRESETS),
+        ),
+        TEXT_TOKENS,
+        Param(
+            "padding_rows",
+            0,
+            "Rows of zeros after a diffusers multi-axis table's tokens (Lumina2's caption "
+            "table, cap_freqs_cis, for a prompt shorter than its batch's longest).",
+            int,
+            minimum=0,
+            fixed="has no padding rows",
+        ),
+        Param(
+            "ids",
+            None,
+            "A multi-axis table's token positions: a .npy file of shape (tokens, axes), "
+            "integers or floats as FLUX's ids (M-RoPE and vision layouts: whole numbers, as Cosmos 3's); or "
+            "inline runs separated by ';', an entry per axis, each V or START:STOP[:STEP], either over /Q "
+            "for positions k/Q (Q a power of two): a run is the grid of its ranges ('0,0,0,0:512; "
+            "0,0:32,0:32,0'; FLUX.3's '0,0:32/2,0:32/2,-1'), or COUNT tokens along a line with COUNT* "
+            "('5*8:13,8:13,8:13'). A 1-D table's rows, whole positions, one entry a run (OmniGen's prompt "
+            "padded in its batch: '37*0; 0:300').",
+            str,
+        ),
+        Param(
+            "freqs_dtype",
+            None,
+            "What --variant diffusers computes frequencies, angles, cos and sin "
+            "in (get_1d_rotary_pos_embed's freqs_dtype: float64 in FLUX and Wan, float32 in "
+            "HunyuanVideo and CogVideoX) [default: the --preset's, else float32].",
+            str,
+            choices=("float32", "float64"),
+            aliases=DTYPE_ALIASES,
+        ),
+    )
+    variants = {**transformers.VARIANTS, **diffusers.VARIANTS}
+    export_parts = ("cos", "sin")
+
+    # ----------------------------------------------------------------- parameters and inputs
+
+    def from_options(self, options):
+        """--rope KEY=VALUE pairs over a --rope-config's or --preset's settings, and each
+        option given over the value the config or preset sets (the model's head dim, theta,
+        layout, arithmetic and, for a 1-D table, its length)."""
+        return inputs.from_options(super().from_options(options), options, self.name)
+
+    def notes(self, options):
+        return inputs.notes(options, self.name, self.params)
+
+    def library(self, options):
+        return inputs.library(options)
+
+    def selections(self, options):
+        return inputs.selections(options)
+
+    def normalize(self, spec):
+        return {
+            "rope": rope_parameters(spec.rope),
+            "merge": spec.merge or 1,
+            "arithmetic": spec.arithmetic or "cos-sin",
+        }
+
+    def default_convention(self, spec):
+        layout = layout_of(spec)
+        if layout is not None and layout.convention:
+            return layout.convention
+        return super().default_convention(spec)
+
+    def check(self, spec):
+        checks.check(spec)
+
+    # ------------------------------------------------------------------------------ numbers
+
+    def rows(self, spec):
+        return exact.rows(spec)
+
+    def cols(self, spec):
+        return exact.cols(spec)
+
+    def dims(self, spec):
+        return (self.cols(spec),) if exact.vector(spec) else super().dims(spec)
+
+    def frequencies(self, spec):
+        return exact.frequencies(spec)
+
+    def exact_rows(self, spec, start, stop, work):
+        return exact.exact_rows(spec, start, stop, work)
+
+    def fast_columns(self, spec):
+        return exact.fast_columns(spec)
+
+    def fast_finish(self, spec, block, start, stop):
+        return exact.fast_finish(spec, block, start, stop)
+
+    def window(self, spec, start, stop):
+        # a 1-D table's rows are its positions: rows start..stop are the table from offset +
+        # start, whose largest position, which dynamic NTK and LongRoPE read, is the same
+        if spec.axes or spec.ids is not None or exact.vector(spec):
+            return None
+        return spec.replace(offset=spec.offset + start, seq_len=stop - start)
+
+    def prefix(self, spec, rows):
+        # dynamic NTK and LongRoPE choose their frequencies by the table's length
+        if spec.axes or spec.ids is not None or rope_type(dict(spec.rope)).lengthwise:
+            return None
+        return spec.replace(seq_len=rows)
+
+    # ---------------------------------------------------------------------------------- show
+
+    def settings(self, spec):
+        return show.settings(spec, super().settings(spec))
+
+    def scaling(self, spec):
+        return show.scaling(spec)
+
+    def row_label(self, spec):
+        return show.row_label(spec) or super().row_label(spec)
+
+    def row_norm(self, spec):
+        return show.row_norm(spec)
+
+    def facts(self, spec):
+        return show.facts(spec)
+
+
+FAMILY = Rope()

@@ -1,0 +1,27 @@
+"""Identification of rope tables: what an unknown table's values say it is. Registered in
+families/readers.py in place of the family's candidates; building a table never imports it.
+
+A diffusion model's table is read through its preset's layout (presets.py); a 1-D table's
+frequencies are fitted (line.py) and explained by a rope type's settings (scalings.py)."""
+
+from __future__ import annotations
+
+from ..layouts import split_laws
+from .common import RUNS_NEAR
+from .line import line_candidates
+from .presets import padded_candidates, split_candidates
+
+
+def candidates(values, dtype, notes, bench):
+    """Scored candidates for an unknown table (families.readers): a diffusion model's table
+    read through each preset's layout, then, unless it reads as several axes, a 1-D table
+    fitted from its angles."""
+    split = [c for c in split_candidates(values, notes, bench) if c is not None]
+    if not any(c.difference.max_abs <= RUNS_NEAR for c in split):
+        split += padded_candidates(values, notes, bench)
+    yield from split
+    if any(
+        len(split_laws(c.spec)) > 1 for c in split
+    ):  # a multi-axis table: its first columns need
+        return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
+    yield from line_candidates(values, notes, bench)

@@ -1,0 +1,30 @@
+"""What the rope family's identification modules share: how near two readings are the same,
+and the common values of the scaled rope types' parameters that a fit chooses among."""
+
+from __future__ import annotations
+
+CLOSE = 1e-3  # positions read back within this are the same
+
+
+def is_whole(positions) -> bool:
+    import numpy as np
+
+    return bool(np.all(np.abs(positions - np.round(positions)) < CLOSE))
+
+
+RUNS_NEAR = (
+    1e-2  # a table named by runs is this near (float32 angles at large positions), else not offered
+)
+
+
+MOST_RUNS = 64  # runs of tokens identification writes as --ids
+
+
+BASES = (10000.0, 100000.0, 500000.0, 1000000.0, 5000000.0, 10000000.0)
+
+
+# common values of the scaled rope_types' parameters, for the fit to choose among
+ORIGINAL_LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536)
+
+
+FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)

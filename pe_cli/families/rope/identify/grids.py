@@ -1,0 +1,212 @@
+"""Reading a split layout's tokens back from its table: each token's position on each axis from
+its columns, then the grid and text tokens that put the tokens there, and the tokens a model
+puts after its grid."""
+
+from __future__ import annotations
+
+from ....core.errors import BadInput
+from ..layouts import axes_plan, layout_of, split_laws
+from ..split import law_frequencies, split_positions
+from .common import CLOSE
+
+
+def read_tail(spec, length: int, read_at) -> list[tuple[dict, int]]:
+    """The rope settings (and how many tokens each takes) that the tokens a table may end with
+    after its grid were made with: its last rows at (t, 0, 0), cut into runs where t falls back,
+    as the layout's model reads them (Tail.settings)."""
+    import numpy as np
+
+    rows = list(range(max(0, length - TAIL), length))
+    found = np.asarray(read_at(rows))
+    if not len(found):
+        return []
+    at_zero = np.all(np.abs(found[:, 1:]) < CLOSE, axis=1)[::-1]
+    count = int(np.argmin(at_zero)) if not at_zero.all() else len(at_zero)
+    times = found[len(found) - count :, 0]
+    cuts = np.flatnonzero(np.diff(times) < -CLOSE) + 1
+    runs = [len(run) for run in np.split(times, cuts)] if count else []
+    step = float(times[1] - times[0]) if runs and runs[0] > 1 else None
+    return layout_of(spec).tail.settings(spec, runs, step if step and step > CLOSE else None)
+
+
+def may_be_angles(values) -> bool:
+    """A table that may be of angles: some value past 1 (or of cos or sin times a factor)."""
+    import numpy as np
+
+    return bool(np.nanmax(np.abs(values), initial=0) > 1 + 1e-6)
+
+
+def rotation_sin(values):
+    """A rotation table's sin part (interleaved), where its columns are [cos, -sin, sin, cos]
+    per pair; else None."""
+    import numpy as np
+
+    if values.shape[1] % 4 or not (
+        np.array_equal(values[:, 0::4], values[:, 3::4])
+        and np.array_equal(values[:, 1::4], -values[:, 2::4])
+    ):
+        return None
+    sin = np.empty((values.shape[0], values.shape[1] // 2))
+    sin[:, 0::2], sin[:, 1::2] = -values[:, 1::4], values[:, 2::4]
+    return sin
+
+
+def read_axes(values, spec, part: str):
+    """Each token's position on each axis of a split layout's (cos or sin) table, read from
+    its columns from the lowest frequency up (each frequency's angle is taken in the turn
+    nearest the estimate so far): (rows, axes), to about 1e-4. The lowest frequency's angle
+    is known only up to its reflection (arccos: sign; arcsin: pi - angle); each reading is
+    followed through, and the one whose values agree with the table better kept."""
+    import numpy as np
+
+    laws, columns = axes_plan(spec)
+    frequencies = [float(w) for law in law_frequencies(spec) for w in law]
+    first = {}
+    for c, (_, j) in enumerate(columns):
+        first.setdefault(j, c)
+    function = np.cos if part == "cos" else np.sin
+    found = np.zeros((values.shape[0], len(laws)))
+    start = 0
+    for axis, (dim, _) in enumerate(laws):
+        order = sorted(
+            (j for j in range(start, start + dim // 2) if frequencies[j] > 0),
+            key=lambda j: frequencies[j],
+        )
+        start += dim // 2
+        if not order:  # an axis that never turns says nothing of its positions
+            continue
+        if part == "angle":  # an angle table: the angle over its frequency, the highest's
+            found[:, axis] = values[:, first[order[-1]]] / frequencies[order[-1]]
+            continue
+        w = np.array([frequencies[j] for j in order])
+        seen = np.clip(values[:, [first[j] for j in order]], -1, 1)  # (rows, n)
+        angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
+        mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
+        readings = []
+        for begin in (angles[:, 0], mirror[:, 0]):
+            estimate = begin / w[0]
+            for i in range(1, len(w)):
+                guess = estimate * w[i]
+                near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
+                far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
+                estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
+            misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
+            readings.append((estimate, misfit))
+        (one, one_misfit), (other, other_misfit) = readings
+        found[:, axis] = np.where(one_misfit <= other_misfit, one, other)
+    return found
+
+
+def as_grid(positions, spec, part: str, length: int, read_at):
+    """(grid, text tokens) whose tokens are these positions (read from the first rows of a
+    table of `length` rows), or None. Row-major, an axis's size is how many of its strides (the
+    product of the inner axes' sizes) pass before its position returns to where it started;
+    rows past those at hand are read with `read_at(rows)`. The layout then says where every
+    token is, which must be where the first rows were read (up to sign in a cos table)."""
+    import numpy as np
+
+    style = layout_of(spec)
+    covered = positions.shape[1] - style.trailing
+    for text in trailing_text(length, read_at) if style.text_after else text_counts(positions):
+        count = length - text
+        first = 0 if style.text_after else text  # the grid's first row
+        if count < 1 or first >= len(positions):
+            continue
+        start, shape, stride = positions[first], [], 1
+        for a in range(covered - 1, 0, -1):
+            sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
+            found = read_at([first + d * stride for d in sizes if d * stride < count])
+            back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < CLOSE]
+            if (
+                a == covered - 1 and not split_laws(spec)[a][0]
+            ):  # an axis without columns says nothing of
+                # its size: the last one takes every row of its token's run (LTX-2's cross-attention: 1 x H*W)
+                back = [d for d, row in zip(sizes, found) if np.any(np.abs(row - start) >= CLOSE)][
+                    :1
+                ]
+            size = back[0] if back else count // stride
+            shape.insert(0, size)
+            stride *= size
+        if count % stride:
+            continue
+        shape.insert(0, count // stride)
+        for lead in sorted(
+            {0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True
+        ):
+            grid = "x".join(map(str, shape[lead:]))
+            try:
+                expected = split_positions(spec.replace(grid=grid, text_tokens=text))[
+                    : len(positions)
+                ]
+            except BadInput:
+                continue
+            if part == "cos":  # cos tells a position only up to its sign
+                expected = np.abs(expected)
+            turning = [
+                dim > 0 for dim, _ in split_laws(spec)
+            ]  # the axes with columns tell their positions
+            if len(expected) == len(positions) and np.all(
+                np.abs(expected - positions)[:, turning] < CLOSE
+            ):
+                return grid, text
+    return None
+
+
+TAIL = 4096  # last rows read for the text tokens that follow a grid
+
+
+def trailing_text(length: int, read_at) -> list[int]:
+    """Numbers of text tokens a table whose text follows the grid may end with: none, and the
+    longest run of last rows that look like text tokens (`text_like`), and one fewer."""
+    import numpy as np
+
+    rows = list(range(max(1, length - TAIL), length))
+    if not rows:  # one token: the grid's
+        return [0]
+    like = text_like(np.asarray(read_at(rows)))[::-1]
+    run = int(np.argmin(like)) if not like.all() else len(like)
+    return sorted({0, run, max(run - 1, 0)}, reverse=True)
+
+
+def text_like(positions):
+    """Rows whose nonzero positions are all the same (FLUX's text at 0, QwenImage's at m + k on
+    every axis, Ovis-Image's (0, k, k)), or that are 0 but on one axis (FLUX.2's (0, 0, 0, l),
+    ERNIE-Image's (k, 0, 0))."""
+    import numpy as np
+
+    size = np.abs(positions)
+    zero = size < CLOSE
+    top = size.max(axis=1, keepdims=True)
+    same = np.all(zero | (np.abs(positions - positions.max(axis=1, keepdims=True)) < CLOSE), axis=1)
+    return (same & np.all(zero | (np.abs(size - top) < CLOSE), axis=1)) | (
+        np.sum(~zero, axis=1) <= 1
+    )
+
+
+def text_counts(positions) -> list[int]:
+    """Numbers of text tokens the table may start with: 0, and each longest run of rows that
+    look like text tokens (the same position on every axis: FLUX, QwenImage; k on one axis and
+    0 on the others: FLUX.2, Lumina2; k on some, 0 on the rest: Ovis-Image), and one fewer (the
+    grid's first token may look the same)."""
+    import numpy as np
+
+    k = positions.shape[1]
+    index = np.arange(len(positions))
+    looks = [np.all(np.abs(positions - positions[:, :1]) < CLOSE, axis=1)]
+    # Ovis-Image, LongCat-Image: (0, k, k), the nonzero axes equal and counting
+    top = np.max(np.abs(positions), axis=1)
+    looks.append(
+        np.all((np.abs(positions) < CLOSE) | (np.abs(positions - top[:, None]) < CLOSE), axis=1)
+        & (np.abs(top - top[0] - index) < CLOSE)
+    )
+    for a in range(k):
+        others = np.abs(np.delete(positions, a, axis=1)) < CLOSE
+        counting = (
+            np.abs(np.abs(positions[:, a]) - np.abs(positions[0, a]) - index) < CLOSE
+        )  # from any start
+        looks.append(np.all(others, axis=1) & counting)
+    counts = {0}
+    for same in looks:
+        run = int(np.argmin(same)) if not same.all() else len(same)
+        counts |= {run, max(run - 1, 0)}
+    return sorted(counts, reverse=True)

@@ -1,0 +1,308 @@
+"""The --rope keys, as data: each key's name, type, documentation and what uses it, named and
+typed as in Hugging Face's rope_parameters (transformers' RopeParameters) where it is one of
+theirs. A model's own keys are declared in its module (models/) and added here by the registry.
+
+`rope_parameters` checks and normalizes what a user, a config or a preset gives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...core.errors import BadInput
+from ...core.names import unknown
+from .types import ROPE_TYPES
+
+LARGEST_POOL = 64  # tokens along one axis of a pooling block
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    kind: type  # str, int, float, bool, or list (of numbers: "16,56,56")
+    doc: str
+    used_by: tuple[str, ...]  # the rope types that read it, or the layouts that take it
+    positive: bool = False  # must be > 0
+    scales: bool = False  # scales the frequencies (or says for which context): not the layout's
+    # the one line when a layout that does not take it is given it ({layouts}: those that do)
+    refusal: str = ""
+    parse: Callable | None = None  # (its typed value) -> the value kept, or BadInput
+
+
+def _even_dims(dims) -> tuple[int, ...]:
+    if not all(d.is_integer() and d >= 0 and d % 2 == 0 for d in dims) or not any(dims):
+        raise BadInput(
+            f"rope parameter axes_dim {','.join(f'{d:g}' for d in dims)}: each axis's "
+            "share of the head dim must be an even whole number"
+        )
+    return tuple(int(d) for d in dims)
+
+
+def _thetas(thetas) -> tuple[float, ...]:
+    if not all(t > 1 for t in thetas):
+        raise BadInput("rope parameter axes_theta: each axis's theta must be > 1")
+    return thetas
+
+
+def _blocks(sizes) -> tuple[int, ...]:
+    if not all(k.is_integer() and 1 <= k <= LARGEST_POOL for k in sizes):
+        raise BadInput(
+            f"rope parameter pool {','.join(f'{k:g}' for k in sizes)}: each axis's block "
+            f"is a whole number of tokens from 1 to {LARGEST_POOL}"
+        )
+    return tuple(int(k) for k in sizes)
+
+
+_SCALED = ("linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+
+# every key by name, in the order an error lists them; the registry adds the models' own
+KEYS: dict[str, Key] = {
+    key.name: key
+    for key in (
+        Key(
+            "rope_type",
+            str,
+            "The kind of RoPE: " + ", ".join(ROPE_TYPES) + ".",
+            ("any",),
+            scales=True,
+        ),
+        Key(
+            "partial_rotary_factor",
+            float,
+            "The part of the head dim that rotates: rotary dim int(head_dim * factor).",
+            ("any",),
+            positive=True,
+        ),
+        Key(
+            "factor",
+            float,
+            "The scaling factor: x extends the context x times the original length.",
+            _SCALED,
+            positive=True,
+            scales=True,
+        ),
+        Key(
+            "max_position_embeddings",
+            int,
+            "The context length: where dynamic NTK starts scaling; LongRoPE's factor over the "
+            "original length where factor is not given.",
+            ("dynamic", "longrope"),
+            positive=True,
+            scales=True,
+        ),
+        Key(
+            "original_max_position_embeddings",
+            int,
+            "The context length of pretraining.",
+            ("yarn", "longrope", "llama3"),
+            positive=True,
+            scales=True,
+        ),
+        Key(
+            "attention_factor",
+            float,
+            "What cos and sin are multiplied by (default: YaRN's and LongRoPE's own from factor).",
+            ("yarn", "longrope"),
+            scales=True,
+        ),
+        Key(
+            "beta_fast",
+            float,
+            "YaRN's extrapolation bound of its ramp (default 32).",
+            ("yarn",),
+            scales=True,
+        ),
+        Key(
+            "beta_slow",
+            float,
+            "YaRN's interpolation bound of its ramp (default 1).",
+            ("yarn",),
+            scales=True,
+        ),
+        Key(
+            "mscale",
+            float,
+            "With mscale_all_dim, YaRN's attention factor from factor: the numerator's weight.",
+            ("yarn",),
+            scales=True,
+        ),
+        Key(
+            "mscale_all_dim",
+            float,
+            "With mscale, YaRN's attention factor from factor: the denominator's weight.",
+            ("yarn",),
+            scales=True,
+        ),
+        Key(
+            "truncate",
+            bool,
+            "YaRN's ramp bounds floored and ceiled (default true).",
+            ("yarn",),
+            scales=True,
+        ),
+        Key(
+            "low_freq_factor",
+            float,
+            "Llama 3's: wavelengths past original / this are divided by factor.",
+            ("llama3",),
+            positive=True,
+            scales=True,
+        ),
+        Key(
+            "high_freq_factor",
+            float,
+            "Llama 3's: wavelengths below original / this are kept; a smooth blend between.",
+            ("llama3",),
+            positive=True,
+            scales=True,
+        ),
+        Key(
+            "short_factor",
+            list,
+            "LongRoPE's factor per frequency, for positions up to the original length.",
+            ("longrope",),
+            scales=True,
+        ),
+        Key(
+            "long_factor",
+            list,
+            "LongRoPE's factor per frequency, for positions past the original length.",
+            ("longrope",),
+            scales=True,
+        ),
+        # a text token has t = h = w, so a table of 1-D positions is the same with or without it
+        Key(
+            "mrope_section",
+            list,
+            "M-RoPE's split of the frequencies over (t, h, w) positions (--grid).",
+            ("M-RoPE layouts",),
+        ),
+        Key(
+            "mrope_interleaved",
+            bool,
+            "A config flag transformers 5.23's modules do not read (the model type says the layout).",
+            (),
+        ),
+        Key(
+            "llama_4_scaling_beta",
+            float,
+            "The attention's position-dependent query scaling (Ministral 3, Mistral 4), not the "
+            "table's.",
+            (),
+        ),
+        Key(
+            "axes_dim",
+            list,
+            "diffusers' multi-axis RoPE: each position axis's share of the head dim (FLUX: 16,56,56).",
+            ("split layouts",),
+            parse=_even_dims,
+        ),
+        Key(
+            "axes_theta",
+            list,
+            "diffusers' multi-axis RoPE: each axis's own theta (default --base).",
+            ("split layouts",),
+            parse=_thetas,
+        ),
+        Key(
+            "ntk_factor",
+            float,
+            "diffusers' get_1d_rotary_pos_embed ntk_factor: theta times it (Lumina-Next).",
+            ("any",),
+            positive=True,
+            scales=True,
+        ),
+        Key(
+            "fps",
+            float,
+            "A video's frame rate: its frames' times (Cosmos: frame k at k * 24 / fps; images: k).",
+            ("the layouts that take it",),
+            positive=True,
+            refusal="rope parameter fps is Cosmos's and LTX-Video's frame rate: it needs "
+            "--rope-axes {layouts} (their --preset)",
+        ),
+        Key(
+            "pool",
+            list,
+            "FramePack's and Helios's history tables: cos and sin averaged over blocks of this "
+            "many tokens per axis, an axis padded at its end by repeating its last position.",
+            ("split layouts",),
+            parse=_blocks,
+        ),
+        Key(
+            "pool_unit",
+            bool,
+            "AnyFlow-FAR's compressed frames: each axis's complex table pooled on its own, then "
+            "each (cos, sin) mean over its length.",
+            ("split layouts",),
+        ),
+    )
+}
+
+
+def refusal(key: Key, layouts) -> str:
+    """The line for a key given to a layout that does not take it."""
+    names = sorted(layout.name for layout in layouts if key in layout.keys)
+    listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return key.refusal.format(layouts=listed)
+
+
+def typed(key: str, value):
+    """A key's value as its type: '16,56,56' as (16.0, 56.0, 56.0), 'true' as True, ..."""
+    kind = KEYS[key].kind
+    try:
+        if kind is bool:
+            if isinstance(value, str):
+                if value.lower() not in ("true", "false", "1", "0"):
+                    raise ValueError
+                return value.lower() in ("true", "1")
+            return bool(value)
+        if kind is list:
+            items = value.split(",") if isinstance(value, str) else list(value)
+            return tuple(float(v) for v in items)
+        if kind is int:
+            number = float(value)
+            if not number.is_integer():
+                raise ValueError
+            return int(number)
+        if kind is float:
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError
+            return number
+        return str(value)
+    except (TypeError, ValueError):
+        raise BadInput(f"rope parameter {key} = {value!r} is not a {kind.__name__}") from None
+
+
+def rope_parameters(items) -> tuple:
+    """Check and normalize rope parameters (pairs or a dict) into sorted (key, value) pairs."""
+    pairs = dict(items.items() if isinstance(items, dict) else items)
+    out = {}
+    for key, value in pairs.items():
+        if key == "type":  # the old name in configs
+            key = "rope_type"
+        if key not in KEYS:
+            raise BadInput(unknown("rope parameter", key, KEYS))
+        if value is None:
+            continue
+        out[key] = typed(key, value)
+    kind = out.get("rope_type", "default")
+    if kind not in ROPE_TYPES:
+        raise BadInput(unknown("rope_type", kind, ROPE_TYPES))
+    missing = [k for k in ROPE_TYPES[kind].required if k not in out]
+    if missing:
+        raise BadInput(f"rope_type {kind} needs {', '.join(missing)} (pass --rope KEY=VALUE)")
+    for key in KEYS.values():
+        if key.positive and key.name in out and out[key.name] <= 0:
+            raise BadInput(f"rope parameter {key.name} must be > 0, got {out[key.name]}")
+    if "partial_rotary_factor" in out and out["partial_rotary_factor"] > 1:
+        raise BadInput("rope parameter partial_rotary_factor must be at most 1")
+    if ROPE_TYPES[kind].validate is not None:
+        ROPE_TYPES[kind].validate(out)
+    for key in KEYS.values():
+        if key.parse is not None and key.name in out:
+            out[key.name] = key.parse(out[key.name])
+    return tuple(sorted(out.items()))

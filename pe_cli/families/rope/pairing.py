@@ -1,0 +1,73 @@
+"""Which columns hold frequency i: the pairing conventions, and the rotation part.
+
+For n frequencies of angles a_i = p * w_i (c_i is cos a_i or sin a_i, times the factor):
+
+    half         [c_0 c_1 ... c_n-1 | c_0 c_1 ... c_n-1]   GPT-NeoX, Hugging Face's rotate_half
+    interleaved  [c_0 c_0 c_1 c_1 ... c_n-1 c_n-1]          GPT-J, RoFormer, Meta's llama
+    single       [c_0 c_1 ... c_n-1]                        a complex table's real or imaginary part
+    rotation     [cos_0 -sin_0 sin_0 cos_0 cos_1 ...]      each interleaved pair's 2x2 rotation
+
+`pair_columns` is the one place that says so; a multi-axis layout says it through its
+(axis, frequency) of each column instead (layouts.py).
+"""
+
+from __future__ import annotations
+
+
+def pair_columns(n: int, convention: str) -> tuple[slice, slice]:
+    """The first and second column of each frequency in a part of 2n columns."""
+    if convention == "half":
+        return slice(0, n), slice(n, 2 * n)
+    if convention == "single":
+        return slice(0, n), slice(0, n)
+    return slice(0, 2 * n, 2), slice(1, 2 * n, 2)
+
+
+def lay_out(plane, convention: str):
+    """A (rows, n) plane, numpy or torch, as the part's (rows, 2n) columns."""
+    import numpy as np
+
+    rows, n = plane.shape
+    if convention == "single":
+        return plane
+    if isinstance(plane, np.ndarray):
+        out = np.empty((rows, 2 * n), dtype=plane.dtype)
+    else:
+        out = plane.new_empty((rows, 2 * n))
+    for columns in pair_columns(n, convention):
+        out[:, columns] = plane
+    return out
+
+
+def rotation_table(cos, sin):
+    """Interleaved cos and sin planes, numpy or torch, as each pair's 2x2 rotation
+    [[cos, -sin], [sin, cos]] flattened row-major: columns 2c and 2c + 1 hold column c's
+    (HiDream, Kandinsky 5, FLUX's original EmbedND)."""
+    pieces = (cos[:, 0::2], -sin[:, 0::2], sin[:, 1::2], cos[:, 1::2])
+    if hasattr(cos, "numpy"):
+        import torch
+
+        return torch.stack(pieces, dim=-1).reshape(len(cos), -1)
+    import numpy as np
+
+    return np.stack(pieces, axis=-1).reshape(len(cos), -1)
+
+
+def part_of(part: str, cos, sin, angle):
+    """The part asked for, of planes made when called."""
+    if part == "rotation":
+        return rotation_table(cos(), sin())
+    return {"cos": cos, "sin": sin, "angle": angle}[part]()
+
+
+def both_parts(compute):
+    """A variant that builds cos or sin, made to build the rotation part from both."""
+
+    def run(spec, device):
+        if spec.part != "rotation":
+            return compute(spec, device)
+        return rotation_table(
+            compute(spec.replace(part="cos"), device), compute(spec.replace(part="sin"), device)
+        )
+
+    return run

@@ -1,0 +1,115 @@
+"""Where diffusers' pipelines put tokens, the pieces the models' split layouts are made of
+(models/): a grid axis's positions, (spec, axis, size) -> (integer numerators, denominator);
+the text tokens', (spec, count, axes) -> integer positions (count, axes); and column orders."""
+
+from __future__ import annotations
+
+from ...core.errors import BadInput
+from .layouts import block_columns, grid_shape, split_laws
+
+
+def counting(spec, axis: int, size: int):
+    """Positions 0 .. size-1 (diffusers' arange, or a pipeline's integer ids)."""
+    import numpy as np
+
+    return np.arange(size, dtype=np.int64), 1
+
+
+def rows_columns(spec) -> tuple[int, int]:
+    """The grid's rows and columns, for the layouts whose positions depend on both."""
+    shape = grid_shape(spec)
+    if len(shape) < 2:
+        raise BadInput(
+            f"--rope-axes {spec.axes} places patches by rows and columns: --grid needs both (HxW)"
+        )
+    return shape[-2], shape[-1]
+
+
+def crop_region(spec, base: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The (start, stop) of rows and of columns: the grid's aspect ratio fitted into the base
+    grid (rows, columns) the model was trained at, centred (diffusers' pipelines'
+    get_resize_crop_region_for_grid, in Python floats as they compute it)."""
+    rows, cols = rows_columns(spec)
+    th, tw = base
+    if rows / cols > th / tw:
+        height, width = th, int(round(th / rows * cols))
+    else:
+        height, width = int(round(tw / cols * rows)), tw
+    top, left = int(round((th - height) / 2.0)), int(round((tw - width) / 2.0))
+    return (top, top + height), (left, left + width)
+
+
+def cropped(base):
+    """Positions of the grid's last two axes: linspace(start, stop (G - 1)/G, G) over the crop
+    region, exactly (CogVideoX 1.0, HunyuanDiT); earlier axes count 0, 1, ..."""
+    from fractions import Fraction
+
+    def place(spec, axis: int, size: int):
+        import numpy as np
+
+        lead = len(split_laws(spec)) - 2
+        if axis < lead:
+            return counting(spec, axis, size)
+        start, stop = crop_region(spec, base)[axis - lead]
+        end = Fraction(stop * (size - 1), size)
+        step = (end - start) / (size - 1) if size > 1 else Fraction(0)
+        q = step.denominator
+        return np.array([int((start + k * step) * q) for k in range(size)], dtype=np.int64), q
+
+    return place
+
+
+def cropped_floats(base):
+    def floats(spec, axis: int, size: int):  # the pipeline's float32 torch.linspace
+        import torch
+
+        lead = len(split_laws(spec)) - 2
+        start, stop = (0, size) if axis < lead else crop_region(spec, base)[axis - lead]
+        return torch.linspace(start, stop * (size - 1) / size, size, dtype=torch.float32).numpy()
+
+    return floats
+
+
+def centred(spec, axis: int, size: int):
+    """QwenImage's scale_rope: patch k of G at k - ceil(G/2) (its rows and columns; frames count)."""
+    import numpy as np
+
+    if axis == 0:
+        return counting(spec, axis, size)
+    return np.arange(size, dtype=np.int64) - (size - size // 2), 1
+
+
+def text_at_zero(spec, count: int, axes: int):  # FLUX: txt_ids = zeros
+    import numpy as np
+
+    return np.zeros((count, axes), dtype=np.int64)
+
+
+def text_on(*on: int, first: int = 0):
+    """Text token k at first + k on these axes, 0 on the others (FLUX.2: (0, 0, 0, l); Lumina2:
+    (k, 0, 0); Z-Image: (1 + k, 0, 0); Ovis-Image, LongCat-Image: (0, k, k))."""
+
+    def text(spec, count: int, axes: int):
+        import numpy as np
+
+        ids = np.zeros((count, axes), dtype=np.int64)
+        ids[:, list(on)] = first + np.arange(count)[:, None]
+        return ids
+
+    return text
+
+
+def text_after_image(spec, count: int, axes: int):
+    """QwenImage: text token k at max(H//2, W//2) + k on every axis."""
+    import numpy as np
+
+    rows, cols = rows_columns(spec)
+    return np.repeat(
+        (max(rows // 2, cols // 2) + np.arange(count, dtype=np.int64))[:, None], axes, axis=1
+    )
+
+
+def doubled_row(
+    laws, convention
+):  # CogView4, Cosmos: every axis's frequencies once, the row doubled
+    return block_columns(laws, "single") * 2
