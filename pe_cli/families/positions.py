@@ -1,5 +1,6 @@
 """Positions a user hands pe-cli, read exactly: --grid's shape, a positions file (.npy), the
-inline --ids runs, and the binary fractions that carry a float position into exact tables.
+--timesteps of a 1-D table, the inline --ids runs, and the binary fractions that carry a float
+position into exact tables.
 
 Every reader returns integers over a power of two (`binary_fractions`): an exact table takes
 position k / q at frequency w / q, so fractions cost nothing in accuracy. Several of them come
@@ -27,6 +28,14 @@ class Positions(NamedTuple):
     numerators: Any  # numpy int64 (tokens, axes)
     denominators: tuple[int, ...]
     floats: Callable[[], Any]
+
+    @property
+    def values(self):
+        """The positions as float64 (tokens, axes): each numerator over its axis's
+        denominator, a power of two, so exactly the numbers given."""
+        import numpy as np
+
+        return self.numerators / np.asarray(self.denominators, dtype=np.float64)
 
 
 def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
@@ -97,6 +106,45 @@ def binary_fractions(values, flag: str):
 # --ids: a file of positions, or inline runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0;
 # 10,0:32,0:32,0" (FLUX.2's text, its image and a reference image): what `compare` writes for a
 # table whose tokens it reads back
+
+
+def timesteps(text: str) -> Positions:
+    """--timesteps, one axis: a range START:STOP[:STEP] (whole numbers, as Python's range), a
+    list t1,t2,... (each t written as its exact value: a float32 t reads back as itself), or a
+    .npy file of any t."""
+    import numpy as np
+
+    if "," in text:
+        try:
+            values = np.array([float(t) for t in text.split(",")], dtype=np.float64)
+        except ValueError:
+            raise BadInput(
+                f"--timesteps {shown_timesteps(text)}: not a list of numbers t1,t2,..."
+            ) from None
+        if not np.all(np.isfinite(values)):
+            raise BadInput(f"--timesteps {shown_timesteps(text)}: timesteps must be finite")
+    elif ":" in text:
+        try:
+            bounds = [int(part) for part in text.split(":")]
+            steps = range(*bounds) if 2 <= len(bounds) <= 3 else None
+        except ValueError:
+            steps = None
+        if not steps:
+            raise BadInput(
+                f"--timesteps {text!r} is not a non-empty range START:STOP[:STEP] of whole "
+                "numbers (a file of t values takes fractions)"
+            )
+        values = np.array(steps, dtype=np.float64)
+    else:
+        values = positions_file(text, "--timesteps", None)
+    numerators, q = binary_fractions(values, f"--timesteps {shown_timesteps(text)}")
+    return Positions(numerators[:, None], (q,), lambda: values.astype(np.float32)[:, None])
+
+
+def shown_timesteps(text: str) -> str:
+    """A --timesteps value as messages and summaries show it (a long list cut)."""
+    return text if len(text) <= 60 else f"{text[:50]} ... ({text.count(',') + 1} values)"
+
 
 _RUNS = re.compile(r"[-0-9:,;*/\s]*[0-9][-0-9:,;*/\s]*")
 _LARGEST_DENOMINATOR = 1 << 16  # an entry's /Q: a power of two, so its float32 positions are exact

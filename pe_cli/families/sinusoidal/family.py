@@ -17,10 +17,11 @@ from ...core.errors import BadInput
 from ...core.params import Param
 from ...numerics.frequencies import context, power_law
 from ..base import Family
+from ..positions import shown_timesteps
 from .conventions import CONVENTIONS
 from .libraries import LIBRARIES
 from .seeds import SEEDS
-from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_positions, shown, timesteps
+from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_positions, timesteps
 
 # the seed formulas, then the libraries: --help, errors and identification list them in order
 VARIANTS = {**SEEDS, **LIBRARIES}
@@ -91,7 +92,7 @@ class Sinusoidal(Family):
     def frequencies(self, spec):
         exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
         frequencies = power_law(exponents, spec.base, spec.min_timescale)
-        q = 1 if spec.timesteps is None else timesteps(spec).denominator
+        q = 1 if spec.timesteps is None else timesteps(spec).denominators[0]
         if spec.timestep_scale != 1.0 or q != 1:  # t = k / q: whole k at frequencies w / q
             with context():
                 frequencies = [w * Decimal(spec.timestep_scale) / q for w in frequencies]
@@ -120,11 +121,11 @@ class Sinusoidal(Family):
         if spec.timesteps is None:
             lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
         else:
-            values = timesteps(spec).values
+            values = timesteps(spec).values[:, 0]
             lines.append(
                 (
                     "positions",
-                    f"timesteps {shown(spec.timesteps)} ({len(values)}: {values[0]:g} .. "
+                    f"timesteps {shown_timesteps(spec.timesteps)} ({len(values)}: {values[0]:g} .. "
                     f"{values[-1]:g})",
                 )
             )
@@ -136,14 +137,14 @@ class Sinusoidal(Family):
         where = (
             f"first position {spec.offset}"
             if spec.timesteps is None
-            else f"timesteps {shown(spec.timesteps)}"
+            else f"timesteps {shown_timesteps(spec.timesteps)}"
         )
         return f"base {spec.base:g}, {where}"
 
     def row_label(self, spec):
         if spec.timesteps is None:
             return super().row_label(spec)
-        values = timesteps(spec).values
+        values = timesteps(spec).values[:, 0]
         return lambda i: f"{values[i]:g}"
 
     def facts(self, spec) -> dict:

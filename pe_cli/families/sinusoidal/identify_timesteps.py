@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ...core.errors import BadInput
+from ..positions import shown_timesteps
 from ..reading import digits, float32_near, plausible_bases, read_positions
 from .conventions import CONVENTIONS
 from .family import FAMILY, VARIANTS
-from .timesteps import listed, shown
+from .timesteps import listed
 
 _SCALES = (1.0, 10.0, 100.0, 1000.0)  # diffusers' timestep scales (QwenImage's and AuraFlow's 1000)
 _MAX_PERIODS = (10000.0, 2000.0)  # diffusers' max_period: its default, T5Film's
@@ -105,7 +106,7 @@ def schedules(values, notes: list[str], bench):
                 reference = bench.reference(spec)
                 scaled = f", scale {reading.scale:g}" if reading.scale != 1 else ""
                 yield bench.candidate(
-                    f"{name}, timesteps {shown(reading.timesteps)}{scaled}",
+                    f"{name}, timesteps {shown_timesteps(reading.timesteps)}{scaled}",
                     spec,
                     reference=reference,
                 )

@@ -1,5 +1,5 @@
 """The sinusoidal family's --timesteps: the rows' positions as a range, a list or a file, read
-once into Timesteps; and the tables of diffusion models' timestep embeddings (diffusers'
+once (families.positions); and the tables of diffusion models' timestep embeddings (diffusers'
 get_timestep_embedding and get_1d_sincos_pos_embed_from_grid, VibeVoice's), each one entry in
 TIMESTEP_LIBRARIES beside its function.
 """
@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import even_width, variant
 from ..libraries import diffusers_sincos
-from ..positions import binary_fractions, positions_file
-
-if TYPE_CHECKING:  # annotations only: numpy is loaded where the values are made
-    import numpy as np
-
+from ..positions import Positions
+from ..positions import timesteps as read_timesteps
 
 # the options of this input, declared beside the code that reads them
 TIMESTEP_SCALE = Param(
@@ -39,50 +35,10 @@ TIMESTEPS = Param(
 )
 
 
-class Timesteps(NamedTuple):
-    """The rows' positions: each t as an integer over one power of two (exact tables take t =
-    k / q as whole k at frequencies w / q), and the float64 values as given."""
-
-    numerators: np.ndarray  # int64, one per row
-    denominator: int  # q
-    values: np.ndarray  # float64, one per row
-
-
 @lru_cache(maxsize=4)
-def timesteps(spec) -> Timesteps:
-    """The --timesteps range START:STOP[:STEP] (whole numbers, as Python's range), list
-    t1,t2,... or file (any t)."""
-    import numpy as np
-
-    text = spec.timesteps
-    if "," in text:  # a list t1,t2,... as written (a float32 t is written as its exact value)
-        try:
-            values = np.array([float(t) for t in text.split(",")], dtype=np.float64)
-        except ValueError:
-            raise BadInput(f"--timesteps {shown(text)}: not a list of numbers t1,t2,...") from None
-        if not np.all(np.isfinite(values)):
-            raise BadInput(f"--timesteps {shown(text)}: timesteps must be finite")
-    elif ":" in text:
-        try:
-            bounds = [int(part) for part in text.split(":")]
-            steps = range(*bounds) if 2 <= len(bounds) <= 3 else None
-        except ValueError:
-            steps = None
-        if not steps:
-            raise BadInput(
-                f"--timesteps {text!r} is not a non-empty range START:STOP[:STEP] of whole "
-                "numbers (a file of t values takes fractions)"
-            )
-        values = np.array(steps, dtype=np.float64)
-    else:
-        values = positions_file(text, "--timesteps", None)
-    numerators, q = binary_fractions(values, f"--timesteps {shown(text)}")
-    return Timesteps(numerators, q, values)
-
-
-def shown(text: str) -> str:
-    """A --timesteps value as messages and summaries show it (a long list cut)."""
-    return text if len(text) <= 60 else f"{text[:50]} ... ({text.count(',') + 1} values)"
+def timesteps(spec) -> Positions:
+    """The rows' positions --timesteps gives (families.positions reads them: one axis)."""
+    return read_timesteps(spec.timesteps)
 
 
 def listed(values) -> str:
@@ -94,7 +50,7 @@ def row_positions(spec, start: int, stop: int) -> list[int]:
     """Rows start..stop's positions: --offset onwards, or --timesteps' numerators."""
     if spec.timesteps is None:
         return list(range(spec.offset + start, spec.offset + stop))
-    return timesteps(spec).numerators[start:stop].tolist()
+    return timesteps(spec).numerators[start:stop, 0].tolist()
 
 
 TIMESTEP_LIBRARIES: dict = {}
@@ -112,7 +68,7 @@ def _timestep_table(spec, flip: bool, shift: int):
     if spec.timesteps is None:
         t = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
     else:  # the timesteps tensor a scheduler hands the model, in float32
-        t = torch.from_numpy(timesteps(spec).values).float()
+        t = torch.from_numpy(timesteps(spec).values[:, 0]).float()
     angles = spec.timestep_scale * (t[:, None] * freq[None])
     halves = (
         [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
@@ -190,7 +146,7 @@ def _grid_table(spec, dtype_name: str):
     if spec.timesteps is None:
         positions = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
     else:
-        positions = torch.from_numpy(timesteps(spec).values).float()
+        positions = torch.from_numpy(timesteps(spec).values[:, 0]).float()
     table = diffusers_sincos(torch, spec.d_model, positions, getattr(torch, dtype_name))
     if spec.convention == "timestep":  # flip_sin_to_cos: [cos | sin]
         table = torch.cat([table[:, spec.d_model // 2 :], table[:, : spec.d_model // 2]], dim=1)
