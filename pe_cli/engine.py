@@ -115,7 +115,7 @@ def rows_per_block(spec: TableSpec) -> int:
 
 def _sinusoids(spec: TableSpec) -> Sinusoids | None:
     found = FAMILIES[spec.family].frequencies(spec)
-    return None if found is None else _kernel_constants(tuple(found[0]), found[1])
+    return None if found is None else _kernel_constants(tuple(found.values), found.factor)
 
 
 @lru_cache(maxsize=16)  # identification builds many tables of the same frequencies

@@ -182,7 +182,10 @@ class Bench:
     def variant(self, name: str, spec: TableSpec, source: str, reference) -> Candidate | None:
         """A seed or library variant, where it reproduces the table at the scored rows."""
         found = self._variant_at(spec)
-        if found is None or not np.array_equal(found[0], self.seen[found[1]]):
+        if found is None:
+            return None
+        values, rows = found  # the variant's values at the scored rows it has, and those rows
+        if not np.array_equal(values, self.seen[rows]):
             return None
         return self.identical(name, spec, reference, source)
 

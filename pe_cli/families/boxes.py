@@ -15,7 +15,7 @@ from typing import NamedTuple
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import Family, axes_facts, variant
+from .base import Family, Frequencies, axes_facts, variant
 from .positions import binary_fractions, positions_file
 from .reading import float32_near, plausible_bases, read_positions
 
@@ -159,7 +159,9 @@ class Boxes(Family):
         # coordinate c at k / q_c: integers k at frequencies w / q_c, each coordinate in turn
         law = self._law(spec)
         with context():
-            return [w / q for q in _fractions(spec.boxes).denominators for w in law], Decimal(1)
+            return Frequencies(
+                [w / q for q in _fractions(spec.boxes).denominators for w in law], Decimal(1)
+            )
 
     def exact_rows(self, spec, start, stop, work):
         numerators = _fractions(spec.boxes).numerators

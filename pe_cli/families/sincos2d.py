@@ -17,7 +17,7 @@ from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import TEXT_TOKENS, Family, axes_facts, variant
+from .base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
 from .libraries import diffusers_sincos, positional_encodings_axis
 from .positions import parse_grid
 from .reading import read_positions
@@ -317,7 +317,7 @@ class Sincos2d(Family):
         if denominator != 1:
             with context():
                 frequencies = [w / denominator for w in frequencies]
-        return frequencies, Decimal(1)
+        return Frequencies(frequencies, Decimal(1))
 
     def _columns(self, spec) -> dict:
         """{(coordinate, function): [column of each frequency]}, the columns past d_model left out."""

@@ -21,7 +21,7 @@ from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
-from .base import TEXT_TOKENS, Family, axes_facts, variant
+from .base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
 from .libraries import diffusers_sincos, positional_encodings_axis
 from .positions import parse_grid
 
@@ -226,7 +226,7 @@ class Sincos3d(Family):
     def frequencies(self, spec):
         if spec.convention == "interleaved":
             n = _frequency_count(spec.d_model)
-            return power_law([Fraction(i, n) for i in range(n)], spec.base), Decimal(1)
+            return Frequencies(power_law([Fraction(i, n) for i in range(n)], spec.base), Decimal(1))
         # cogvideox: position k * p / q on an axis is k * p at frequencies w / q
         nt, ns = _cogvideox_counts(spec.d_model)
         found = []
@@ -236,7 +236,7 @@ class Sincos3d(Family):
                     w / step.denominator
                     for w in power_law([Fraction(i, n) for i in range(n)], spec.base)
                 ]
-        return found, Decimal(1)
+        return Frequencies(found, Decimal(1))
 
     def exact_rows(self, spec, start, stop, work):
         import numpy as np

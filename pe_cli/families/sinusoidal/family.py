@@ -16,7 +16,7 @@ from decimal import Decimal
 from ...core.errors import BadInput
 from ...core.params import Param
 from ...numerics.frequencies import context, power_law
-from ..base import Family
+from ..base import Audit, Family, Frequencies
 from ..positions import shown_timesteps
 from .conventions import CONVENTIONS
 from .libraries import LIBRARIES
@@ -96,7 +96,7 @@ class Sinusoidal(Family):
         if spec.timestep_scale != 1.0 or q != 1:  # t = k / q: whole k at frequencies w / q
             with context():
                 frequencies = [w * Decimal(spec.timestep_scale) / q for w in frequencies]
-        return frequencies, Decimal(1)
+        return Frequencies(frequencies, Decimal(1))
 
     def exact_rows(self, spec, start, stop, work):
         sin, cos = work.planes(row_positions(spec, start, stop))
@@ -148,7 +148,7 @@ class Sinusoidal(Family):
         return lambda i: f"{values[i]:g}"
 
     def facts(self, spec) -> dict:
-        frequencies, _ = self.frequencies(spec)
+        frequencies = self.frequencies(spec).values
         columns = CONVENTIONS[spec.convention].columns(spec.d_model)
         return {
             "frequencies": [
@@ -177,7 +177,7 @@ class Sinusoidal(Family):
             f"seed formulas computed in {compute} vs the exact table (d_model={spec.d_model}, "
             f"positions {spec.offset}..{spec.last_position}, base {spec.base:g})"
         )
-        return title, compute, recipes
+        return Audit(title, compute, recipes)
 
     def explain(self, va, vb, la, lb):
         """Another base, or another frequency layout, where both tables' angles are clean lines."""

@@ -63,7 +63,7 @@ def schedules(values, notes: list[str], bench):
             probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
             if probe is None:
                 continue
-            frequencies, _ = FAMILY.frequencies(probe)
+            frequencies = FAMILY.frequencies(probe).values
             w = np.array([float(x) for x in frequencies])
             t = _read_timesteps(angles, w)
             if t is None:
