@@ -13,8 +13,6 @@ import pe_cli
 from tests.diffusers_modules import _table
 
 
-# More transformer files' RoPE modules, each with the ids its pipeline (or forward) makes:
-# FLUX.3, Krea 2, ERNIE-Image, NucleusMoE-Image, Ovis-Image, LongCat-Image and PRX
 def _text_and_image(module, text_ids, image_ids):
     """(cos, sin) of one module over text ids then image ids, as 2-D float32."""
     cos, sin = module(torch.cat([text_ids, image_ids]))

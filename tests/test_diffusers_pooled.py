@@ -14,7 +14,6 @@ from tests.diffusers_modules import _table
 from tests.reference import round_to
 
 
-# Pooled history tables (--rope pool): FramePack's and Helios's cos and sin averaged over blocks.
 def _framepack_history(frames, rows, cols, kernel):
     """FramePack's history table as its transformer pools it: HunyuanVideoFramepackRotaryPosEmbed
     over the frames, then its _pad_rotary_emb (replicate padding, avg_pool3d)."""

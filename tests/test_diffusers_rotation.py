@@ -13,9 +13,10 @@ import pe_cli
 from tests.diffusers_modules import _table
 from tests.reference import round_to
 
-
 # The 2x2 rotation-matrix tables (--part rotation): HiDream-I1 (FLUX's axes, image first, then
 # text tokens at 0) and Kandinsky 5 (exp-form float32 frequencies, angles over its scale_factor)
+
+
 def _hidream(rows, cols, text):
     """The HiDream-I1 transformer's table: image ids (0, row, column) then text ids at 0,
     (tokens, 64 pairs x 4) as [cos, -sin, sin, cos] per pair."""
