@@ -85,6 +85,15 @@ SLOW = frozenset(
 )
 
 
+# Tests that share one process's cache (tools/transformers_models.py runs every transformers
+# module once, for all of them): with pytest-xdist's --dist loadgroup they run in one worker
+# instead of each worker running every module again.
+SHARED = {
+    "test_transformers.py::test_rotary_module": "transformers results",
+    "test_transformers.py::test_readme_model_table_is_the_tests_results": "transformers results",
+}
+
+
 def pytest_ignore_collect(collection_path, config):
     """Where -m leaves every conformance test out, a test module that cannot be imported
     without a reference library is not imported at all (importing transformers and diffusers
@@ -100,23 +109,25 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
-    reader = Reader()
+    reader, xdist = Reader(), config.pluginmanager.hasplugin("xdist")
     for item in items:
         if not isinstance(item, pytest.Function):
             continue
         library = reader.test(item)
         if library and not item.get_closest_marker("conformance"):
             item.add_marker(pytest.mark.conformance(library))
-        if (
-            f"{item.path.name}::{item.originalname}" in SLOW
-            or f"{item.path.name}::{item.name}" in SLOW
-        ):
+        names = (f"{item.path.name}::{item.originalname}", f"{item.path.name}::{item.name}")
+        if SLOW.intersection(names):
             item.add_marker(pytest.mark.slow)
+        group = next((SHARED[n] for n in names if n in SHARED), None)
+        if group and xdist:
+            item.add_marker(pytest.mark.xdist_group(group))
     files = {item.path.name for item in items}
     known = {f"{item.path.name}::{n}" for item in items for n in (item.originalname, item.name)}
-    stale = sorted(n for n in SLOW if n.partition("::")[0] in files and n not in known)
-    if stale:  # a renamed test would otherwise join the inner loop unnoticed
-        raise pytest.UsageError(f"tests/conftest.py: SLOW names no test: {', '.join(stale)}")
+    named = SLOW | SHARED.keys()
+    stale = sorted(n for n in named if n.partition("::")[0] in files and n not in known)
+    if stale:  # a renamed test would otherwise quietly lose its marker
+        raise pytest.UsageError(f"tests/conftest.py names no such test: {', '.join(stale)}")
 
 
 @pytest.fixture(autouse=True)
