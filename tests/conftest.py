@@ -36,8 +36,10 @@ def cli():
 # `slow`: the tests named in SLOW.
 
 # The tests that took 5 s or more (all their cases together) in `pytest --durations=0` on 2
-# cores (issue 28), by file and function (every case) or with a case's id. The inner loop,
-# `-m "not slow and not conformance"`, leaves them out; every one runs in the full suite.
+# cores, load about 4 (issue 28), by file and function (every case) or with a case's id; not
+# test_families_cli.py::test_identifies_each_family (5 s), the inner loop's check that compare
+# names every family. The inner loop, `-m "not slow and not conformance"`, leaves them out;
+# every one runs in the full suite.
 SLOW = frozenset(
     {
         # 20 s or more
@@ -80,7 +82,6 @@ SLOW = frozenset(
         "test_diffusers_pooled.py::test_pooled_means_on_torch_are_numpys",
         "test_sincos3d.py::test_cogvideox_tables_are_identified_and_rebuilt",
         "test_diffusers_models.py::test_video_presets_are_the_modules_bit_for_bit",
-        "test_families_cli.py::test_identifies_each_family",
     }
 )
 
