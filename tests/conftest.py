@@ -1,6 +1,9 @@
+import builtins
 import os
 
 import pytest
+
+from .markers import OURS, REFERENCES, Reader, file_needs, leaves_out
 
 # Pin the terminal so CLI assertions do not depend on where the tests run.
 os.environ["TERMINAL_WIDTH"] = "100"
@@ -24,3 +27,131 @@ def cli():
         return result.exit_code, result.stdout_bytes, result.stderr
 
     return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Markers, applied here. `conformance` (with the library's name): the test needs a library whose
+# tables pe-cli reproduces; found from the test's code (tests/markers.py), so that a new test that
+# calls transformers is one without anyone marking it, and checked while tests run (below).
+# `slow`: the tests named in SLOW.
+
+# The tests that took 5 s or more (all their cases together) in `pytest --durations=0` on 2
+# cores, load about 4 (issue 28), by file and function (every case) or with a case's id; not
+# test_families_cli.py::test_identifies_each_family (5 s), the inner loop's check that compare
+# names every family. The inner loop, `-m "not slow and not conformance"`, leaves them out;
+# every one runs in the full suite.
+SLOW = frozenset(
+    {
+        # 20 s or more
+        "test_diffusers_presets.py::test_compare_names_the_preset_and_its_tokens",
+        "test_transformers.py::test_rotary_table_is_identified",
+        "test_streaming.py::test_inspecting_large_files_keeps_memory_bounded",
+        "test_readme.py::test_readme_commands_run_as_written",
+        "test_diffusers.py::test_1d_rotary_tables_are_identified_bit_for_bit",
+        "test_diffusers_longrope.py::test_compare_reads_longrope_factors",
+        "test_diffusers.py::test_fractional_and_cropped_2d_tables_are_identified",
+        "test_diffusers_ltx.py::test_ltx2_video_is_the_module_bit_for_bit",
+        # the first case runs every transformers module (tools/transformers_models.py results)
+        "test_transformers.py::test_rotary_module",
+        "test_transformers.py::test_readme_model_table_is_the_tests_results",
+        "test_transformers.py::test_sinusoidal_module_is_named_and_rebuilt",
+        "test_diffusers_rotation.py::test_kandinsky6_is_the_module_bit_for_bit",
+        "test_diffusers_longrope.py::test_omnigen_padded_prompt_is_named",
+        "test_diffusers_pooled.py::test_anyflow_far_compressed_frames_are_the_module_bit_for_bit",
+        "test_diffusers.py::test_sd3_cropped_pos_embed_bit_for_bit",
+        # 5 to 20 s
+        "test_diffusers_presets.py::test_noise_as_wide_as_a_preset_is_no_crash",
+        "test_plot.py::test_the_same_figure_makes_the_same_file",
+        "test_families_cli.py::test_identification_fits_the_scaling",
+        "test_diffusers_cosmos3.py::test_cosmos3_sound_and_action_tokens_are_the_pipeline_bit_for_bit",
+        "test_pipes.py::test_inspect_examples_run",
+        "test_diffusers_presets.py::test_long_tables_are_named_from_a_sample",
+        "test_diffusers.py::test_diffusers_2d_table_is_get_2d_sincos_pos_embed",
+        "test_hardening.py::test_generate_gives_a_table_or_one_line",
+        "test_diffusers.py::test_timesteps_tables_are_identified_and_rebuilt",
+        "test_diffusers_rotation.py::test_compare_names_rotation_tables",
+        "test_libraries.py::test_identification_names_the_library",
+        "test_hardening.py::test_damaged_files_never_crash",
+        "test_diffusers_pooled.py::test_framepack_history_is_the_module_bit_for_bit",
+        "test_libraries.py::test_tensor2tensor_timing_signal",
+        "test_plot.py::test_the_examples_script_makes_the_readme_figures",
+        "test_diffusers_ltx.py::test_ltx2_split_is_the_module_bit_for_bit",
+        "test_streaming.py::test_a_far_off_fit_is_not_called_a_match",
+        "test_hardening.py::test_narrow_terminals",
+        "test_diffusers.py::test_sinusoidal_positional_embedding_is_the_annotated_table",
+        "test_diffusers_pooled.py::test_pooled_means_on_torch_are_numpys",
+        "test_sincos3d.py::test_cogvideox_tables_are_identified_and_rebuilt",
+        "test_diffusers_models.py::test_video_presets_are_the_modules_bit_for_bit",
+    }
+)
+
+
+# Tests that share one process's cache (tools/transformers_models.py runs every transformers
+# module once, for all of them): with pytest-xdist's --dist loadgroup they run in one worker
+# instead of each worker running every module again.
+SHARED = {
+    "test_transformers.py::test_rotary_module": "transformers results",
+    "test_transformers.py::test_readme_model_table_is_the_tests_results": "transformers results",
+}
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Where -m leaves every conformance test out, a test module that cannot be imported
+    without a reference library is not imported at all (importing transformers and diffusers
+    and walking transformers' models takes most of the collection's time)."""
+    if (
+        collection_path.suffix == ".py"
+        and collection_path.name.startswith("test_")
+        and leaves_out(config.option.markexpr, "conformance")
+        and file_needs(collection_path)
+    ):
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reader, xdist = Reader(), config.pluginmanager.hasplugin("xdist")
+    for item in items:
+        if not isinstance(item, pytest.Function):
+            continue
+        library = reader.test(item)
+        if library and not item.get_closest_marker("conformance"):
+            item.add_marker(pytest.mark.conformance(library))
+        names = (f"{item.path.name}::{item.originalname}", f"{item.path.name}::{item.name}")
+        if SLOW.intersection(names):
+            item.add_marker(pytest.mark.slow)
+        group = next((SHARED[n] for n in names if n in SHARED), None)
+        if group and xdist:
+            item.add_marker(pytest.mark.xdist_group(group))
+    files = {item.path.name for item in items}
+    known = {f"{item.path.name}::{n}" for item in items for n in (item.originalname, item.name)}
+    named = SLOW | SHARED.keys()
+    stale = sorted(n for n in named if n.partition("::")[0] in files and n not in known)
+    if stale:  # a renamed test would otherwise quietly lose its marker
+        raise pytest.UsageError(f"tests/conftest.py names no such test: {', '.join(stale)}")
+
+
+@pytest.fixture(autouse=True)
+def _reference_libraries_only_in_conformance_tests(request):
+    """A test not marked conformance whose code imports a reference library fails, saying so:
+    the inner loop must run where none is installed."""
+    if request.node.get_closest_marker("conformance"):
+        yield
+        return
+    real = builtins.__import__
+
+    def guarded(name, globals=None, locals=None, fromlist=(), level=0):
+        importer = ((globals or {}).get("__name__") or "").partition(".")[0]
+        if not level and name.partition(".")[0] in REFERENCES and importer in OURS:
+            pytest.fail(
+                f"{request.node.nodeid} imports {name}, which tests/markers.py did not see: "
+                "mark it @pytest.mark.conformance",
+                pytrace=False,
+            )
+        return real(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = guarded
+    try:
+        yield
+    finally:
+        builtins.__import__ = real

@@ -365,7 +365,7 @@ def test_legacy_keys_land_where_the_config_class_puts_them(model_type, tmp_path)
         if rules.get(k)
     }
     if "rope_scaling" in rules:
-        from .transformers_models import _scaling_probe
+        from tools.transformers_models import _scaling_probe
 
         legacy["rope_scaling"] = {
             k: [4.0] * len(v) if k == "long_factor" else 2.0 if k == "factor" else v

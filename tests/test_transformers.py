@@ -1,6 +1,6 @@
 """Every rotary module in the installed transformers, from its model's own default config.json,
 against pe-cli's hf-rope from the same file: bit for bit, or refused with the reason. The
-modules are discovered by walking transformers' packages (tests/transformers_models.py)."""
+modules are discovered by walking transformers' packages (tools/transformers_models.py)."""
 
 import json
 
@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed")
 
-from . import transformers_models as tm  # noqa: E402
+from tools import transformers_models as tm  # noqa: E402
 
 MODULES = tm.rotary_modules()
 # what transformers itself cannot do: no module to compare with
@@ -34,12 +34,12 @@ def test_discovery_finds_the_models():
 def test_data_is_transformers_own():
     """transformers.json is what the installed transformers' config classes and modules say,
     recomputed in a fresh interpreter with its own hash seed (`python -m
-    tests.transformers_models --check`)."""
+    tools.transformers_models --check`)."""
     import subprocess
     import sys
 
     done = subprocess.run(
-        [sys.executable, "-m", "tests.transformers_models", "--check"],
+        [sys.executable, "-m", "tools.transformers_models", "--check"],
         cwd=tm.DATA.parents[2],
         capture_output=True,
         text=True,
@@ -228,5 +228,5 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
 
 def test_readme_model_table_is_the_tests_results():
     """docs/rope.md's table of models is what these tests find (rewrite it with
-    `python -m tests.transformers_models --readme`)."""
+    `python -m tools.transformers_models --readme`)."""
     assert tm.readme_section() in tm.README.read_text()

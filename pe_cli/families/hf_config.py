@@ -5,7 +5,7 @@ the hidden size (its attribute_map), the values its config class assumes when co
 leaves them out, the base it assumes for rope_theta, the parts of a composite config, and how
 the model's rotary module lays out and computes its table. All of that lives in
 transformers.json beside this file, one entry per model type, recomputed from the installed
-transformers by `python -m tests.transformers_models` and checked against it by the tests.
+transformers by `python -m tools.transformers_models` and checked against it by the tests.
 
 The rules applied to the data are transformers 5's: legacy `rope_scaling` and `rope_theta`
 become `rope_parameters`, per-layer-type parameters are nested under the layer types'

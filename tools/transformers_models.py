@@ -3,8 +3,12 @@ its packages rather than from a hand-kept list:
 
 - every rotary-embedding module class, the config it is built from, and how to call it;
 - the facts pe-cli keeps as data in pe_cli/families/transformers.json, recomputed from the
-  config classes and modules themselves (`python -m tests.transformers_models` rewrites the
-  file; a test checks that it matches).
+  config classes and modules themselves;
+- docs/rope.md's table of models, from running each module against pe-cli.
+
+Run from the repository's root: `python -m tools.transformers_models` rewrites the json file,
+`--check` exits 1 where it differs from what transformers says now, `--readme` rewrites
+docs/rope.md's table. tests/test_transformers.py checks that both are current.
 """
 
 from __future__ import annotations
@@ -866,7 +870,7 @@ def sinusoidal_table(sinusoid: Sinusoid, rows: int, width: int, padding_idx: int
 
 README = Path(__file__).resolve().parents[1] / "docs" / "rope.md"
 MARKERS = (
-    "<!-- models: made by tests/transformers_models.py from the conformance tests -->",
+    "<!-- models: made by tools/transformers_models.py from the conformance tests -->",
     "<!-- models: end -->",
 )
 
