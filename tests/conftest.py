@@ -155,3 +155,14 @@ def _reference_libraries_only_in_conformance_tests(request):
         yield
     finally:
         builtins.__import__ = real
+
+
+@pytest.fixture(autouse=True)
+def _mpmath_precision_left_as_found():
+    """tests/reference.py computes at mpmath's global 256 bits: a test that lowered it would make
+    every later reference value less exact, and a correctly rounded table look wrong."""
+    import mpmath
+
+    before = mpmath.mp.prec
+    yield
+    assert mpmath.mp.prec == before, "the test changed mpmath.mp.prec: use mpmath.workprec"

@@ -192,14 +192,14 @@ def _midpoints(dtype):
 
 @pytest.mark.skipif(fast._rotate is None, reason="the C fast path was not built")
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
-def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype):
+def test_the_c_kernel_settles_near_midpoints_in_double_double(dtype, monkeypatch):
     """The kernel rotates fine-table values by an exact identity here, so each output is a
     given double-double: a midpoint of dtype nudged by +-2**-70 (decided in double-double, to
     the side of the nudge) or by +-2**-90 (within the double-double's error: reported to the
     caller, not guessed)."""
     import mpmath
 
-    mpmath.mp.prec = 300
+    monkeypatch.setattr(mpmath.mp, "prec", 300)  # for this test only: the reference's is 256
     cases = [
         (m + sign * mpmath.mpf(2) ** nudge, nudge)
         for m, spacing in _midpoints(dtype)

@@ -79,12 +79,13 @@ def _mp_sin_cos_table(positions, d, dtype, layout="interleaved"):
     """sin and cos of p * 10000^(-2i/d) from mpmath, each rounded once to `dtype` (not pe-cli)."""
     import mpmath
 
-    mpmath.mp.prec = 80
-    angles = [
-        [p * mpmath.power(10000, -mpmath.mpf(2 * i) / d) for i in range(d // 2)] for p in positions
-    ]
-    sin = np.array([[float(mpmath.sin(a)) for a in row] for row in angles])
-    cos = np.array([[float(mpmath.cos(a)) for a in row] for row in angles])
+    with mpmath.workprec(80):  # not mp.prec = 80: that would lower tests/reference.py's too
+        angles = [
+            [p * mpmath.power(10000, -mpmath.mpf(2 * i) / d) for i in range(d // 2)]
+            for p in positions
+        ]
+        sin = np.array([[float(mpmath.sin(a)) for a in row] for row in angles])
+        cos = np.array([[float(mpmath.cos(a)) for a in row] for row in angles])
     table = np.empty((len(positions), d))
     if layout == "interleaved":
         table[:, 0::2], table[:, 1::2] = sin, cos
