@@ -244,3 +244,25 @@ def test_proportional_and_odd_dims_are_correctly_rounded(rope, d, columns):
                     r,
                     c,
                 )
+
+
+@pytest.mark.parametrize("fps", ["29.97", "23.976", "30"])
+def test_a_video_frame_rate_is_the_decimal_written(fps):
+    """Cosmos's exact table puts frame k at k * 24 / fps for the rate as written (29.97 is
+    2997/100, not the binary double nearest it): column 0 is sin(k * 24 / fps), checked against
+    mpmath at every frame."""
+    table = build(preset="cosmos", grid="7x1x1", part="sin", dtype="float64", rope={"fps": fps})
+    for k, value in enumerate(table.numpy()[:, 0]):
+        assert value == float(mpmath.sin(mpmath.mpf(24) * k / mpmath.mpf(fps))), (fps, k)
+
+
+@pytest.mark.parametrize("preset", ["cosmos", "ltx-video", "ltx2"])
+def test_a_frame_rate_too_far_for_exact_positions_is_one_line(cli, tmp_path, preset):
+    """A rate whose frames land past 2^32 (or on a finer grid) is refused in one line, nothing
+    written, not an OverflowError."""
+    out = tmp_path / "t.npy"
+    code, _, err = cli(
+        "generate", "--preset", preset, "--grid", "64x2x2", "--rope", "fps=1e-12", "-o", out
+    )
+    assert code == 2 and not out.exists()
+    assert err.count("\n") == 1 and "too fine or too far for exact positions" in err

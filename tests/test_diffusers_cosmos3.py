@@ -282,7 +282,7 @@ def test_cosmos3_sound_and_action_exact_positions_against_mpmath():
                 "--grid",
                 "3x2x2",
                 "--rope",
-                "fps=29.97",
+                "fps=3.14159265",
                 "--rope",
                 "sound_tokens=4",
             ],

@@ -4,7 +4,11 @@ the text tokens', (spec, count, axes) -> integer positions (count, axes); and co
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 from ...core.errors import BadInput
+from ...core.limits import MAX_POSITION
 from .layouts import block_columns, grid_shape, split_laws
 
 
@@ -13,6 +17,26 @@ def counting(spec, axis: int, size: int):
     import numpy as np
 
     return np.arange(size, dtype=np.int64), 1
+
+
+def written(value: float) -> Fraction:
+    """A rate as the user wrote it (29.97 is 2997/100, not the binary double nearest it)."""
+    return Fraction(repr(float(value)))
+
+
+def exact(spec, values):
+    """Fractions as (integer numerators, their common denominator), refused where either passes
+    2^32, the bound of exact positions."""
+    import numpy as np
+
+    q = math.lcm(*(v.denominator for v in values)) if values else 1
+    numerators = [int(v * q) for v in values]
+    if q > MAX_POSITION or max(map(abs, numerators), default=0) > MAX_POSITION:
+        raise BadInput(
+            f"--rope-axes {spec.axes}: its positions are fractions too fine or too far for exact "
+            "positions (over their denominator they pass 2^32)"
+        )
+    return np.array(numerators, dtype=np.int64), q
 
 
 def rows_columns(spec) -> tuple[int, int]:
@@ -42,19 +66,15 @@ def crop_region(spec, base: tuple[int, int]) -> tuple[tuple[int, int], tuple[int
 def cropped(base):
     """Positions of the grid's last two axes: linspace(start, stop (G - 1)/G, G) over the crop
     region, exactly (CogVideoX 1.0, HunyuanDiT); earlier axes count 0, 1, ..."""
-    from fractions import Fraction
 
     def place(spec, axis: int, size: int):
-        import numpy as np
-
         lead = len(split_laws(spec)) - 2
         if axis < lead:
             return counting(spec, axis, size)
         start, stop = crop_region(spec, base)[axis - lead]
         end = Fraction(stop * (size - 1), size)
         step = (end - start) / (size - 1) if size > 1 else Fraction(0)
-        q = step.denominator
-        return np.array([int((start + k * step) * q) for k in range(size)], dtype=np.int64), q
+        return exact(spec, [start + k * step for k in range(size)])
 
     return place
 

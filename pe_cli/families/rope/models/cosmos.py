@@ -6,21 +6,16 @@ from __future__ import annotations
 
 from ..keys import KEYS
 from ..layouts import Preset, Split
-from ..places import counting, doubled_row
+from ..places import counting, doubled_row, exact, written
 
 
 def _cosmos_place(spec, axis: int, size: int):
     """Cosmos: a video's frame k at k * 24 / fps (its base_fps), exactly; rows, columns and an
     image's frames count."""
-    from fractions import Fraction
-
-    import numpy as np
-
     fps = dict(spec.rope).get("fps")
     if axis or fps is None:
         return counting(spec, axis, size)
-    step = Fraction(24) / Fraction(fps)
-    return np.arange(size, dtype=np.int64) * step.numerator, step.denominator
+    return exact(spec, [k * 24 / written(fps) for k in range(size)])
 
 
 def _cosmos_floats(spec, axis: int, size: int):  # its float32 seq / fps * base_fps

@@ -12,7 +12,7 @@ from ....core.limits import MAX_POSITION
 from ..keys import KEYS, Key
 from ..layouts import Preset, Split, Tail, grid_shape
 from ..mrope import INTERLEAVED_LAW, interleaved_columns
-from ..places import counting, text_on
+from ..places import counting, text_on, written
 
 SEGMENTS = "its sound and action tokens follow a video, --preset cosmos3 --grid FxHxW"
 
@@ -50,7 +50,7 @@ def _cosmos3_step(segment):
     from fractions import Fraction
 
     _, rate, _, compression, base = segment
-    return Fraction(1) if rate is None else Fraction(24 * compression) / (Fraction(rate) * base)
+    return Fraction(1) if rate is None else Fraction(24 * compression) / (written(rate) * base)
 
 
 def _cosmos3_place(spec, axis: int, size: int):

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
+from fractions import Fraction
 
 from ....numerics.frequencies import PI, context
 from ..keys import KEYS
 from ..layouts import Law, Preset, Split, split_laws
+from ..places import exact, written
 
 EMPTY_AXES = "LTX-2's cross-attention (--preset ltx2-cross)"
 
@@ -19,20 +21,15 @@ def _ltx_ratio(spec, axis: int):
     """LTX-Video's scale of patch k on an axis (patch size 1): frames k * (8/fps) / 20 (its VAE's
     temporal compression over the frame rate, over base_num_frames), rows and columns k * 32 /
     2048 (spatial compression over base_height and base_width)."""
-    from fractions import Fraction
-
     if axis == 0:
-        return Fraction(8) / Fraction(dict(spec.rope).get("fps", 25.0)) / 20
+        return 8 / written(dict(spec.rope).get("fps", 25.0)) / 20
     return Fraction(32, 2048)
 
 
 def _ltx_place(spec, axis: int, size: int):
     """LTX-Video's positions 2p - 1 (in [-1, 1)) of p = k * ratio, exactly."""
-    import numpy as np
-
     twice = 2 * _ltx_ratio(spec, axis)
-    q = twice.denominator
-    return np.arange(size, dtype=np.int64) * twice.numerator - q, q
+    return exact(spec, [k * twice - 1 for k in range(size)])
 
 
 def _ltx_floats(spec, axis: int, size: int):  # its float32 grid * scale * patch / base, then 2p - 1
@@ -82,18 +79,12 @@ def _ltx2_place(spec, axis: int, size: int):
     """LTX-2's positions 2p - 1, exactly, of p = each patch's midpoint in pixels over its base:
     frames over the causal VAE's [max(8k - 7, 0), 8k + 1), in seconds at --rope fps (24), over
     20; rows and columns over [32k, 32k + 32), over 2048."""
-    from fractions import Fraction
-
-    import numpy as np
-
     if axis == 0:
-        fps = Fraction(dict(spec.rope).get("fps", 24.0))
+        fps = written(dict(spec.rope).get("fps", 24.0))
         middles = [Fraction(max(8 * k - 7, 0) + 8 * k + 1, 2) / fps / 20 for k in range(size)]
     else:
         middles = [Fraction(32 * k + 16, 2048) for k in range(size)]
-    values = [2 * m - 1 for m in middles]
-    q = math.lcm(*(v.denominator for v in values))
-    return np.array([int(v * q) for v in values], dtype=np.int64), q
+    return exact(spec, [2 * m - 1 for m in middles])
 
 
 def _ltx2_floats(
@@ -117,16 +108,11 @@ def _ltx2_floats(
 def _ltx2_audio_place(spec, axis: int, size: int):
     """LTX-2's audio: 2p - 1, exactly, of each latent frame's midpoint in seconds over 20: its
     mel frames [max(4k - 3, 0), 4k + 1) at 160 / 16000 s each (hop length over sampling rate)."""
-    from fractions import Fraction
-
-    import numpy as np
-
     values = [
         2 * (Fraction(max(4 * k - 3, 0) + 4 * k + 1, 2) * Fraction(160, 16000) / 20) - 1
         for k in range(size)
     ]
-    q = math.lcm(*(v.denominator for v in values))
-    return np.array([int(v * q) for v in values], dtype=np.int64), q
+    return exact(spec, values)
 
 
 def _ltx2_audio_floats(
