@@ -60,6 +60,9 @@ def _imports(name: str, path: Path) -> set[str]:
                 found.add(
                     f"{source}.{alias.name}" if f"{source}.{alias.name}" in MODULES else source
                 )
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_registered":
+            # the models' registry imports each "module.NAME" it lists with import_module
+            found |= {f"{name}.{arg.value.partition('.')[0]}" for arg in node.args}
     return found & set(MODULES)
 
 
@@ -70,6 +73,7 @@ def test_the_graph_is_read():
     assert "pe_cli.families.base" in GRAPH["pe_cli.families.rope.family"]
     assert "pe_cli.families.rope.layouts" in GRAPH["pe_cli.families.rope.models.flux"]
     assert "pe_cli.engine" in GRAPH["pe_cli"]  # imported inside __getattr__
+    assert "pe_cli.families.rope.models.ideogram4" in GRAPH["pe_cli.families.rope.models"]
     assert len(MODULES) > 20
 
 
