@@ -386,11 +386,12 @@ def spec_from_keywords(**params) -> TableSpec:
     check_keywords(params)
     inputs = {param.name for _, param in family_params() if not param.field}
     given = {name: params.pop(name) for name in list(params) if name in inputs}
-    if (
-        given
-    ):  # a repeatable option's values go on top of what the inputs set, as on the command line
+    if given:
+        # a repeatable option's values go on top of what the inputs set, as on the command line,
+        # and the family the input is checked against (build(family="sinusoidal", preset=...))
         repeated = {param.name for _, param in family_params() if param.kind is list}
         given |= {name: params.pop(name) for name in list(params) if name in repeated}
+        given |= {"family": params["family"]} if params.get("family") is not None else {}
     return spec_from_options(given, **params) if given else TableSpec(**params)
 
 

@@ -84,3 +84,23 @@ def test_identify_names_a_file_or_an_array(tmp_path):
         assert (best.spec.convention, best.spec.base) == ("concat", 500.0)
     with pytest.raises(PeError, match="not a floating-point table"):
         pe_cli.identify(np.zeros((4, 4), dtype=np.int32))
+
+
+@pytest.mark.parametrize(
+    "keywords, message",
+    [
+        (
+            dict(family="sinusoidal", preset="flux"),
+            "--preset flux gives a rope table, not sinusoidal",
+        ),
+        (dict(family="alibi", preset="wan"), "--preset wan gives a rope table, not alibi"),
+    ],
+)
+def test_an_input_of_another_family_is_refused_as_on_the_command_line(cli, keywords, message):
+    """build(family=..., preset=...) checks the family against the preset as the command line
+    does, not as a convention the family does not have."""
+    with pytest.raises(PeError, match=message):
+        pe_cli.build(**keywords)
+    code, _, err = cli("generate", "--family", keywords["family"], "--preset", keywords["preset"])
+    assert code == 2 and message in err
+    assert pe_cli.build(family="rope", preset="flux", grid="2x2").spec.family == "rope"
