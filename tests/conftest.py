@@ -46,7 +46,7 @@ SLOW = frozenset(
         "test_diffusers_presets.py::test_compare_names_the_preset_and_its_tokens",
         "test_transformers.py::test_rotary_table_is_identified",
         "test_streaming.py::test_inspecting_large_files_keeps_memory_bounded",
-        "test_readme.py::test_readme_commands_run_as_written",
+        "test_readme.py::test_documents_examples_run_as_written",
         "test_diffusers.py::test_1d_rotary_tables_are_identified_bit_for_bit",
         "test_diffusers_longrope.py::test_compare_reads_longrope_factors",
         "test_diffusers.py::test_fractional_and_cropped_2d_tables_are_identified",
