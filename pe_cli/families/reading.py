@@ -1,6 +1,7 @@
 """What the families' identification shares: reading positions back from sin/cos angles,
 the float32 neighbours of a reading, and the round numbers a fitted base may be. Only
-identification uses these; building a table never does.
+identification calls these (the small families, whose reading is their `candidates` method,
+import them beside their builders); building a table never does.
 """
 
 from __future__ import annotations

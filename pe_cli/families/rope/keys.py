@@ -55,7 +55,12 @@ def _blocks(sizes) -> tuple[int, ...]:
     return tuple(int(k) for k in sizes)
 
 
-_SCALED = ("linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+def _rope_types(key: str) -> tuple[str, ...]:
+    """The rope types that read a key, as their ROPE_TYPES entries declare it."""
+    return tuple(
+        name for name, kind in ROPE_TYPES.items() if key in (*kind.required, *kind.optional)
+    )
+
 
 # every key by name, in the order an error lists them; the registry adds the models' own
 KEYS: dict[str, Key] = {
@@ -79,7 +84,7 @@ KEYS: dict[str, Key] = {
             "factor",
             float,
             "The scaling factor: x extends the context x times the original length.",
-            _SCALED,
+            _rope_types("factor"),
             positive=True,
             scales=True,
         ),
@@ -88,7 +93,7 @@ KEYS: dict[str, Key] = {
             int,
             "The context length: where dynamic NTK starts scaling; LongRoPE's factor over the "
             "original length where factor is not given.",
-            ("dynamic", "longrope"),
+            _rope_types("max_position_embeddings"),
             positive=True,
             scales=True,
         ),
@@ -96,7 +101,7 @@ KEYS: dict[str, Key] = {
             "original_max_position_embeddings",
             int,
             "The context length of pretraining.",
-            ("yarn", "longrope", "llama3"),
+            _rope_types("original_max_position_embeddings"),
             positive=True,
             scales=True,
         ),
@@ -104,49 +109,49 @@ KEYS: dict[str, Key] = {
             "attention_factor",
             float,
             "What cos and sin are multiplied by (default: YaRN's and LongRoPE's own from factor).",
-            ("yarn", "longrope"),
+            _rope_types("attention_factor"),
             scales=True,
         ),
         Key(
             "beta_fast",
             float,
             "YaRN's extrapolation bound of its ramp (default 32).",
-            ("yarn",),
+            _rope_types("beta_fast"),
             scales=True,
         ),
         Key(
             "beta_slow",
             float,
             "YaRN's interpolation bound of its ramp (default 1).",
-            ("yarn",),
+            _rope_types("beta_slow"),
             scales=True,
         ),
         Key(
             "mscale",
             float,
             "With mscale_all_dim, YaRN's attention factor from factor: the numerator's weight.",
-            ("yarn",),
+            _rope_types("mscale"),
             scales=True,
         ),
         Key(
             "mscale_all_dim",
             float,
             "With mscale, YaRN's attention factor from factor: the denominator's weight.",
-            ("yarn",),
+            _rope_types("mscale_all_dim"),
             scales=True,
         ),
         Key(
             "truncate",
             bool,
             "YaRN's ramp bounds floored and ceiled (default true).",
-            ("yarn",),
+            _rope_types("truncate"),
             scales=True,
         ),
         Key(
             "low_freq_factor",
             float,
             "Llama 3's: wavelengths past original / this are divided by factor.",
-            ("llama3",),
+            _rope_types("low_freq_factor"),
             positive=True,
             scales=True,
         ),
@@ -154,7 +159,7 @@ KEYS: dict[str, Key] = {
             "high_freq_factor",
             float,
             "Llama 3's: wavelengths below original / this are kept; a smooth blend between.",
-            ("llama3",),
+            _rope_types("high_freq_factor"),
             positive=True,
             scales=True,
         ),
@@ -162,14 +167,14 @@ KEYS: dict[str, Key] = {
             "short_factor",
             list,
             "LongRoPE's factor per frequency, for positions up to the original length.",
-            ("longrope",),
+            _rope_types("short_factor"),
             scales=True,
         ),
         Key(
             "long_factor",
             list,
             "LongRoPE's factor per frequency, for positions past the original length.",
-            ("longrope",),
+            _rope_types("long_factor"),
             scales=True,
         ),
         # a text token has t = h = w, so a table of 1-D positions is the same with or without it

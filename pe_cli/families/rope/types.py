@@ -1,8 +1,9 @@
 """The rope types, as a registry in the shape of transformers' ROPE_INIT_FUNCTIONS
 (modeling_rope_utils.py): one entry per rope_type, named as transformers names it, holding its
 keys, its checks, its exact frequencies and attention factor (in Decimal), and its arithmetic
-as transformers 5.23 computes it (torch, float32). Adding a rope type is one entry here (and,
-for compare to name its tables, its fit in identify/scalings.py).
+as transformers 5.23 computes it (torch, float32). Adding a rope type is one entry here: the
+keys it reads know it from its entry (keys.py), and for compare to name its tables its fit goes
+in identify/scalings.py.
 
 Each exact function takes an `Exact` and runs in numerics' Decimal context; each torch function
 takes torch and a `Torch`. Both return (frequencies, attention factor).
