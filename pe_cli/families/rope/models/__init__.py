@@ -66,6 +66,7 @@ PRESETS = {
         "glm_image.GLM_IMAGE",
         "cosmos.COSMOS",
         "ideogram4.IDEOGRAM4",
+        "qwenimage21.QWENIMAGE21",
     )
 }
 
