@@ -82,10 +82,12 @@ class LibmUnavailable(RuntimeError):
 @cache
 def _libm():
     name = ctypes.util.find_library("m")
+    if name is None:
+        raise LibmUnavailable("no C math library (libm) is found on this machine")
     try:
         library = ctypes.CDLL(name)
-    except OSError as error:  # find_library found nothing (None loads the process itself)
-        raise LibmUnavailable(f"the C math library libm cannot be loaded ({error})") from None
+    except OSError as error:
+        raise LibmUnavailable(f"the C math library {name} cannot be loaded ({error})") from None
     for function, arguments in (("logf", 1), ("sinf", 1), ("cosf", 1), ("powf", 2)):
         try:
             found = getattr(library, function)
