@@ -60,6 +60,7 @@ SLOW = frozenset(
         "test_diffusers_pooled.py::test_anyflow_far_compressed_frames_are_the_module_bit_for_bit",
         "test_diffusers.py::test_sd3_cropped_pos_embed_bit_for_bit",
         # 5 to 20 s
+        "test_mlx.py::test_131072_positions_are_mlx_lm_bit_for_bit",
         "test_diffusers_presets.py::test_noise_as_wide_as_a_preset_is_no_crash",
         "test_plot.py::test_the_same_figure_makes_the_same_file",
         "test_families_cli.py::test_identification_fits_the_scaling",

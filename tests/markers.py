@@ -16,7 +16,9 @@ import types
 from pathlib import Path
 
 # the libraries the conformance tests compare pe-cli with, by import name (the test extra)
-REFERENCES = frozenset({"transformers", "diffusers", "positional_encodings", "tensorflow", "timm"})
+REFERENCES = frozenset(
+    {"transformers", "diffusers", "positional_encodings", "tensorflow", "timm", "mlx", "mlx_lm"}
+)
 # the packages whose functions are followed
 OURS = frozenset({"tests", "tools"})
 ROOT = Path(__file__).resolve().parents[1]
