@@ -10,6 +10,7 @@ This class is the family's interface; each method hands its work to the module t
     tokens.py       the positions of a table's rows
     exact.py        the exact table's shape, frequencies and rows
     transformers.py, diffusers.py   the libraries' arithmetic (--variant hf-rope, diffusers)
+    llamacpp.py     llama.cpp's ggml CPU rope (--variant llama.cpp)
     inputs.py       what --rope-config and --preset set
     checks.py       what the family refuses
     show.py         what show and compare say of a table
@@ -21,7 +22,7 @@ from __future__ import annotations
 from ...core.dtypes import DTYPE_ALIASES
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from . import checks, diffusers, exact, inputs, show, transformers
+from . import checks, diffusers, exact, inputs, llamacpp, show, transformers
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
@@ -154,7 +155,7 @@ class Rope(Family):
             aliases=DTYPE_ALIASES,
         ),
     )
-    variants = {**transformers.VARIANTS, **diffusers.VARIANTS}
+    variants = {**transformers.VARIANTS, **diffusers.VARIANTS, **llamacpp.VARIANTS}
     export_parts = ("cos", "sin")
 
     # ----------------------------------------------------------------- parameters and inputs
