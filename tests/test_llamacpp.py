@@ -309,3 +309,127 @@ def test_cli_refusal_names_the_reason(cli):
     )  # fmt: skip
     assert code == 2 and out == b""
     assert err.count("\n") == 1 and "F32 and F16" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# A GGUF as --rope-config: llama.cpp's metadata and rope tensors, written here with gguf's writer
+
+
+def _gguf(path, arch, head=128, heads=32, n_rot=None, base=None, scaling=None, tensors=None):
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), arch)
+    writer.add_context_length(131072)
+    writer.add_embedding_length(head * heads)
+    writer.add_head_count(heads)
+    writer.add_rope_dimension_count(n_rot or head)
+    if base is not None:
+        writer.add_rope_freq_base(base)
+    for name, value in (scaling or {}).items():
+        getattr(writer, f"add_rope_scaling_{name}")(value)
+    for name, values in (tensors or {}).items():
+        writer.add_tensor(f"{name}.weight", np.asarray(values, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def _from_gguf(cli, path, out, length, *more):
+    code, _, err = cli("generate", "--rope-config", path, "-l", length, *more, "-o", out, "--force")
+    assert code == 0, err
+    return np.load(out)
+
+
+def test_a_llama3_gguf_gives_ggmls_table(ggml, converter_factors, tmp_path, cli):
+    """Llama 3.1's GGUF: rope_freqs and no scaling keys; llama is NORM in llama.cpp."""
+    factors = converter_factors["500000/128"]
+    path = _gguf(tmp_path / "llama.gguf", "llama", base=500000.0, tensors={"rope_freqs": factors})
+    for part in ("cos", "sin"):
+        mine = _from_gguf(
+            cli, path, tmp_path / "t.npy", 8192, "--variant", "llama.cpp", "--part", part
+        )
+        theirs = ggml.table(
+            np.arange(8192), 128, 128, "interleaved", part=part,
+            freq_base=500000.0, freq_factors=factors,
+        )  # fmt: skip
+        _same(mine, theirs)
+
+
+def test_a_yarn_gguf_gives_ggmls_table(ggml, tmp_path, cli):
+    import gguf
+
+    scaling = {"type": gguf.RopeScalingType.YARN, "factor": 4.0, "orig_ctx_len": 32768}
+    path = _gguf(tmp_path / "qwen.gguf", "qwen2", heads=40, base=1e6, scaling=scaling)
+    mine = _from_gguf(cli, path, tmp_path / "t.npy", 40000, "--variant", "llama.cpp")
+    theirs = ggml.table(
+        np.arange(40000), 128, 128, "half",
+        freq_base=1e6, freq_scale=0.25, ext_factor=1.0, n_ctx_orig=32768,
+    )  # fmt: skip
+    _same(mine, theirs)
+
+
+def test_a_phi3_gguf_gives_ggmls_long_table_and_a_partial_one(ggml, tmp_path, cli):
+    """Phi-3.5's shape: rope_factors_long and _short and an attention factor; the context
+    (the table's length) past the original length takes the long factors."""
+    attention = float(F32(PHI_ATTENTION))
+    path = _gguf(
+        tmp_path / "phi3.gguf", "phi3", head=96,
+        scaling={"attn_factors": attention, "orig_ctx_len": 4096},
+        tensors={"rope_factors_long": PHI_LONG, "rope_factors_short": PHI_SHORT},
+    )  # fmt: skip
+    mine = _from_gguf(
+        cli, path, tmp_path / "t.npy", 8192, "--variant", "llama.cpp", "--dtype", "float16"
+    )
+    theirs = ggml.table(
+        np.arange(8192), 96, 96, "half", dtype=np.float16,
+        freq_base=10000.0, attn_factor=attention, freq_factors=PHI_LONG,
+    )  # fmt: skip
+    _same(mine, theirs)
+    partial = _gguf(tmp_path / "partial.gguf", "stablelm", head=128, n_rot=32, base=10000.0)
+    mine = _from_gguf(cli, partial, tmp_path / "p.npy", 4096, "--variant", "llama.cpp")
+    _same(mine, ggml.table(np.arange(4096), 128, 32, "half", freq_base=10000.0))
+
+
+def test_a_gguf_is_exact_by_default_and_names_llama_cpps_distance(tmp_path, cli):
+    path = _gguf(tmp_path / "llama.gguf", "llama", base=500000.0)
+    code, _, err = cli("generate", "--rope-config", path, "-l", 1024, "-o", tmp_path / "t.npy")
+    assert code == 0 and "exact/interleaved" in err
+    assert "llama.cpp: its table (--variant llama.cpp) differs from this one by up to" in err
+    exact = pe_cli.build(family="rope", d_model=128, base=500000.0, seq_len=1024)
+    assert np.array_equal(np.load(tmp_path / "t.npy"), exact.numpy()[:, _interleaved(128)])
+
+
+def _interleaved(n):  # the half layout's columns in interleaved order: both hold w_0, w_0, ...
+    return np.repeat(np.arange(n // 2), 2)
+
+
+def _truncated(path):
+    whole = _gguf(path, "llama", base=500000.0).read_bytes()
+    path.write_bytes(whole[:100])
+    return path
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (_truncated, "not a readable GGUF file"),
+        (lambda p: _gguf(p, "qwen2vl"), "architecture 'qwen2vl' is not one llama.cpp"),
+        (
+            lambda p: _gguf(p, "llama", scaling={"type": _scaling("none"), "attn_factors": 2.0}),
+            "without freq factors",
+        ),
+    ],
+)
+def test_gguf_refusals_are_one_line(tmp_path, cli, make, message):
+    path = make(tmp_path / "model.gguf")
+    code, out, err = cli("generate", "--rope-config", path, "-o", "-")
+    assert code == 2 and out == b""
+    assert err.count("\n") == 1 and message in err
+
+
+def _scaling(name):
+    import gguf
+
+    return getattr(gguf.RopeScalingType, name.upper())
