@@ -59,6 +59,8 @@ SLOW = frozenset(
         "test_diffusers_longrope.py::test_omnigen_padded_prompt_is_named",
         "test_diffusers_pooled.py::test_anyflow_far_compressed_frames_are_the_module_bit_for_bit",
         "test_diffusers.py::test_sd3_cropped_pos_embed_bit_for_bit",
+        "test_llamacpp.py::test_yarn_is_ggml_up_to_131072",
+        "test_llamacpp.py::test_llama31_is_ggml_with_the_converters_rope_freqs[float32-131072-interleaved]",
         # 5 to 20 s
         "test_mlx.py::test_131072_positions_are_mlx_lm_bit_for_bit",
         "test_diffusers_presets.py::test_noise_as_wide_as_a_preset_is_no_crash",

@@ -15,10 +15,23 @@ import re
 import types
 from pathlib import Path
 
-# the libraries the conformance tests compare pe-cli with, by import name (the test extra)
+# the libraries the conformance tests compare pe-cli with, by import name (the test extra), and
+# the engines built from source that tests/ calls through a harness of its own (HARNESSES)
 REFERENCES = frozenset(
-    {"transformers", "diffusers", "positional_encodings", "tensorflow", "timm", "mlx", "mlx_lm"}
+    {
+        "transformers",
+        "diffusers",
+        "positional_encodings",
+        "tensorflow",
+        "timm",
+        "mlx",
+        "mlx_lm",
+        "gguf",
+        "ggml",
+    }
 )
+# modules of ours that stand for an engine, named after it: using one is using that engine
+HARNESSES = frozenset({"tests.ggml"})
 # the packages whose functions are followed
 OURS = frozenset({"tests", "tools"})
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,13 +45,18 @@ def _top(name) -> str:
 
 
 def _home(value) -> str:
-    """The top-level package a module, class or function is defined in."""
+    """The top-level package a module, class or function is defined in (a harness's engine for
+    a harness's)."""
     if isinstance(value, types.ModuleType):
-        return _top(value.__name__)
-    try:
-        return _top(getattr(value, "__module__", None))
-    except Exception:  # an object whose attribute lookup runs code
-        return ""
+        name = value.__name__
+    else:
+        try:
+            name = getattr(value, "__module__", None)
+        except Exception:  # an object whose attribute lookup runs code
+            return ""
+    if isinstance(name, str) and name in HARNESSES:
+        return name.rpartition(".")[2]
+    return _top(name)
 
 
 def _module_file(name: str, level: int, importer: Path) -> Path | None:
@@ -62,6 +80,9 @@ def _module_file(name: str, level: int, importer: Path) -> Path | None:
 def file_needs(path: Path) -> str | None:
     """The reference library a module of ours imports when it is imported: from its source,
     without importing it, so that a module needing one can be left uncollected."""
+    for harness in HARNESSES:
+        if path == ROOT.joinpath(*harness.split(".")).with_suffix(".py"):
+            return harness.rpartition(".")[2]
     code = compile(path.read_text(), str(path), "exec")
     instructions = list(dis.get_instructions(code))
     names = {i.argval for i in instructions if isinstance(i.argval, str)}

@@ -11,6 +11,7 @@ This class is the family's interface; each method hands its work to the module t
     exact.py        the exact table's shape, frequencies and rows
     transformers.py, diffusers.py   the libraries' arithmetic (--variant hf-rope, diffusers)
     mlx.py          an inference engine's (--variant mlx)
+    llamacpp.py     llama.cpp's ggml CPU rope (--variant llama.cpp)
     inputs.py       what --rope-config and --preset set
     checks.py       what the family refuses
     show.py         what show and compare say of a table
@@ -22,7 +23,7 @@ from __future__ import annotations
 from ...core.dtypes import DTYPE_ALIASES
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from . import checks, diffusers, exact, inputs, mlx, show, transformers
+from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformers
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
@@ -155,7 +156,12 @@ class Rope(Family):
             aliases=DTYPE_ALIASES,
         ),
     )
-    variants = {**transformers.VARIANTS, **diffusers.VARIANTS, **mlx.VARIANTS}
+    variants = {
+        **transformers.VARIANTS,
+        **diffusers.VARIANTS,
+        **mlx.VARIANTS,
+        **llamacpp.VARIANTS,
+    }
     export_parts = ("cos", "sin")
 
     # ----------------------------------------------------------------- parameters and inputs

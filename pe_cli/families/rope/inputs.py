@@ -10,6 +10,7 @@ from ...core.errors import BadInput
 from ...core.names import choice
 from ..base import Library
 from ..hf_config import LayerTypes, read
+from . import gguf_config
 from .keys import rope_parameters, typed
 from .layouts import LAYOUTS
 from .models import PRESETS
@@ -93,7 +94,15 @@ def input_of(options: dict, name: str) -> Input | None:
             "freqs_dtype": found.freqs_dtype,  # the model's, for --variant diffusers
         }
         return Input(f"preset {preset}", values, found.rope, {})
-    read_from = read(config, options.get("config_part"), options.get("layer_type"))
+    if gguf_config.is_gguf(config):  # llama.cpp's model file: its rope metadata and tensors
+        for option in ("layer_type", "config_part"):
+            if options.get(option):
+                raise BadInput(
+                    f"--{option.replace('_', '-')} selects within a config.json, not a GGUF"
+                )
+        read_from = gguf_config.read(config)
+    else:
+        read_from = read(config, options.get("config_part"), options.get("layer_type"))
     given = options.get("d_model")
     if given is not None and given != read_from["d_model"]:
         raise BadInput(
@@ -164,6 +173,8 @@ def notes(options: dict, name: str, params) -> list[str]:
 
 def library(options: dict) -> Library | None:
     """The library whose table a --rope-config or --preset names."""
+    if options.get("rope_config") and gguf_config.is_gguf(options["rope_config"]):
+        return Library("llama.cpp", "llama.cpp")  # the engine that reads the GGUF
     if options.get("rope_config"):  # the model's rotary module in transformers
         return Library("transformers", "hf-rope")
     if options.get("preset"):  # the model's positional module in diffusers
@@ -175,6 +186,8 @@ def selections(options: dict) -> dict[str, dict]:
     """A config with rope parameters per layer type, read without --layer-type: one table
     set per layer type (export writes each)."""
     if not options.get("rope_config") or options.get("layer_type"):
+        return {}
+    if gguf_config.is_gguf(options["rope_config"]):
         return {}
     try:
         read(options["rope_config"], options.get("config_part"))
