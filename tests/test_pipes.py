@@ -80,6 +80,7 @@ def test_examples_run():
 
 def _interrupt_export(tmp_path, signum):
     import os
+    import signal
     import time
 
     target = tmp_path / "big.npy"
@@ -88,6 +89,9 @@ def _interrupt_export(tmp_path, signum):
         [*PE_CLI, "generate", "-d", "1024", "-l", "1000000", "-o", str(target), "--force"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        # as from a terminal: a shell's background job starts with SIGINT ignored, and so would
+        # pe-cli, where Ctrl-C could never reach it
+        preexec_fn=lambda: signal.signal(signum, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # wait until the temporary file has data in it
