@@ -277,3 +277,28 @@ def test_what_vllm_cannot_build_is_refused_in_one_line(options, reason):
         _table("vllm", **options)
     message = str(refused.value)
     assert "\n" not in message and reason in message
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_decode_window_is_the_caches_rows(vllm_caches, dtype):
+    """--offset: the rows vLLM's forward indexes for positions 100003 .. 100259."""
+    head, theta, rope, _, _ = MODELS["llama3.1-131072"]
+    cache = vllm_caches[_case_name("llama3.1-131072", dtype, "half")][100003:100260]
+    options = dict(d_model=head, seq_len=257, offset=100003, base=theta, rope=rope, dtype=dtype)
+    half = cache.shape[1] // 2
+    for part, plane in (("cos", cache[:, :half]), ("sin", cache[:, half:])):
+        mine = _bits(_table("vllm", part=part, convention="single", **options))
+        assert np.array_equal(mine, plane)
+
+
+def test_the_cli_refuses_in_one_line(cli):
+    code, out, err = cli(
+        "generate", "--family", "rope", "--variant", "vllm", "-d", "64", "-l", "40",
+        "--rope", "rope_type=yarn", "--rope", "factor=4",
+        "--rope", "original_max_position_embeddings=8", "-o", "-",
+    )  # fmt: skip
+    assert code == 2 and out == b""
+    assert err == (
+        "Error: vLLM's yarn cache has original_max_position_embeddings x factor = 32 rows: "
+        "positions up to 31 (got up to 39)\n"
+    )
