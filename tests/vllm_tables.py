@@ -34,9 +34,11 @@ PYTHON = VENV / "bin" / "python"
 
 
 def unavailable() -> str | None:
-    """Why vLLM cannot be called here, or None."""
+    """Why vLLM cannot be called here, or None (from the files, without the 10 s import)."""
     if not PYTHON.is_file():
         return f"vLLM's venv is not in {VENV} (tools/vllm_venv.sh creates it)"
+    if not any(VENV.glob("lib/python*/site-packages/vllm/model_executor/layers/rotary_embedding")):
+        return f"vLLM is not installed in {VENV} (tools/vllm_venv.sh installs it)"
     return None
 
 
