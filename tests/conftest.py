@@ -61,6 +61,8 @@ SLOW = frozenset(
         "test_diffusers.py::test_sd3_cropped_pos_embed_bit_for_bit",
         "test_llamacpp.py::test_yarn_is_ggml_up_to_131072",
         "test_llamacpp.py::test_llama31_is_ggml_with_the_converters_rope_freqs[float32-131072-interleaved]",
+        # the first case waits for vLLM to build every case's cache (one process, about 20 s)
+        "test_vllm.py::test_model_caches_are_vllm_bit_for_bit",
         # 5 to 20 s
         "test_mlx.py::test_131072_positions_are_mlx_lm_bit_for_bit",
         "test_diffusers_presets.py::test_noise_as_wide_as_a_preset_is_no_crash",
@@ -90,11 +92,16 @@ SLOW = frozenset(
 
 
 # Tests that share one process's cache (tools/transformers_models.py runs every transformers
-# module once, for all of them): with pytest-xdist's --dist loadgroup they run in one worker
+# module once, for all of them; one vLLM process builds every cache tests/test_vllm.py reads): with pytest-xdist's --dist loadgroup they run in one worker
 # instead of each worker running every module again.
 SHARED = {
     "test_transformers.py::test_rotary_module": "transformers results",
     "test_transformers.py::test_readme_model_table_is_the_tests_results": "transformers results",
+    # tests/test_vllm.py's vllm_caches: one vLLM process for every case
+    "test_vllm.py::test_model_caches_are_vllm_bit_for_bit": "vllm caches",
+    "test_vllm.py::test_131072_positions_are_vllm_bit_for_bit": "vllm caches",
+    "test_vllm.py::test_the_cache_lengths_are_vllms": "vllm caches",
+    "test_vllm.py::test_a_decode_window_is_the_caches_rows": "vllm caches",
 }
 
 

@@ -28,10 +28,12 @@ REFERENCES = frozenset(
         "mlx_lm",
         "gguf",
         "ggml",
+        "vllm",
     }
 )
-# modules of ours that stand for an engine, named after it: using one is using that engine
-HARNESSES = frozenset({"tests.ggml"})
+# modules of ours that stand for an engine, each named after it up to an underscore (tests/
+# vllm_tables.py runs vLLM in a venv of its own): using one is using that engine
+HARNESSES = frozenset({"tests.ggml", "tests.vllm_tables"})
 # the packages whose functions are followed
 OURS = frozenset({"tests", "tools"})
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +44,11 @@ _IMPORTERS = frozenset({"importorskip", "import_module"})
 
 def _top(name) -> str:
     return name.partition(".")[0] if isinstance(name, str) else ""
+
+
+def _engine(harness: str) -> str:
+    """The engine a harness stands for: its module's name up to an underscore."""
+    return harness.rpartition(".")[2].partition("_")[0]
 
 
 def _home(value) -> str:
@@ -55,7 +62,7 @@ def _home(value) -> str:
         except Exception:  # an object whose attribute lookup runs code
             return ""
     if isinstance(name, str) and name in HARNESSES:
-        return name.rpartition(".")[2]
+        return _engine(name)
     return _top(name)
 
 
@@ -82,7 +89,7 @@ def file_needs(path: Path) -> str | None:
     without importing it, so that a module needing one can be left uncollected."""
     for harness in HARNESSES:
         if path == ROOT.joinpath(*harness.split(".")).with_suffix(".py"):
-            return harness.rpartition(".")[2]
+            return _engine(harness)
     code = compile(path.read_text(), str(path), "exec")
     instructions = list(dis.get_instructions(code))
     names = {i.argval for i in instructions if isinstance(i.argval, str)}

@@ -32,6 +32,7 @@ HELPER = "def helper():\n    from transformers import LlamaConfig\n    return Ll
         ("def test():\n    from .libraries import hf_rotary\n", "transformers"),
         ("def test():\n    from tools import transformers_models\n", "transformers"),
         ("def test():\n    from . import ggml\n", "ggml"),  # a harness stands for its engine
+        ("def test():\n    from .vllm_tables import caches\n", "vllm"),  # named otherwise
         ("def test():\n    import numpy, torch, pe_cli\n    return reference\n", None),
     ],
 )

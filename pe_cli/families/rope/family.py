@@ -12,6 +12,7 @@ This class is the family's interface; each method hands its work to the module t
     transformers.py, diffusers.py   the libraries' arithmetic (--variant hf-rope, diffusers)
     mlx.py          an inference engine's (--variant mlx)
     llamacpp.py     llama.cpp's ggml CPU rope (--variant llama.cpp)
+    vllm.py         vLLM's cos_sin_cache (--variant vllm)
     inputs.py       what --rope-config and --preset set
     checks.py       what the family refuses
     show.py         what show and compare say of a table
@@ -23,7 +24,7 @@ from __future__ import annotations
 from ...core.dtypes import DTYPE_ALIASES
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformers
+from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformers, vllm
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
@@ -161,6 +162,7 @@ class Rope(Family):
         **diffusers.VARIANTS,
         **mlx.VARIANTS,
         **llamacpp.VARIANTS,
+        **vllm.VARIANTS,
     }
     export_parts = ("cos", "sin")
 

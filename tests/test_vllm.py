@@ -1,0 +1,304 @@
+"""--variant vllm against vLLM itself: the cos_sin_cache of the rope module vLLM 0.32.0's get_rope
+builds (tests/vllm_tables.py, run in vLLM's own venv, all cases in one process), bit for bit,
+for the models' rope parameters as vLLM receives them; and what the variant refuses."""
+
+import numpy as np
+import pytest
+import torch
+
+import pe_cli
+from pe_cli.core.errors import BadInput
+
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}
+# microsoft/Phi-3.5-mini-instruct's config.json rope_scaling (head dim 3072 / 32 = 96), as
+# tests/test_mlx.py has them
+PHI35_LONG = [1.0800000429153442, 1.1100000143051147, 1.1399999856948853, 1.340000033378601, 1.5899999141693115, 1.600000023841858, 1.6200000047683716, 2.620000123977661, 3.2300000190734863, 3.2300000190734863, 4.789999961853027, 7.400000095367432, 7.700000286102295, 9.09000015258789, 12.199999809265137, 17.670000076293945, 24.46000099182129, 28.57000160217285, 30.420001983642578, 30.840002059936523, 32.590003967285156, 32.93000411987305, 42.320003509521484, 44.96000289916992, 50.340003967285156, 50.45000457763672, 57.55000305175781, 57.93000411987305, 58.21000289916992, 60.1400032043457, 62.61000442504883, 62.62000274658203, 62.71000289916992, 63.1400032043457, 63.1400032043457, 63.77000427246094, 63.93000411987305, 63.96000289916992, 63.970001220703125, 64.02999877929688, 64.06999969482422, 64.08000183105469, 64.12000274658203, 64.41000366210938, 64.4800033569336, 64.51000213623047, 64.52999877929688, 64.83999633789062]  # fmt: skip
+PHI35_SHORT = [1.0, 1.0199999809265137, 1.0299999713897705, 1.0299999713897705, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0499999523162842, 1.0699999332427979, 1.0999999046325684, 1.1099998950958252, 1.1599998474121094, 1.1599998474121094, 1.1699998378753662, 1.2899998426437378, 1.339999794960022, 1.679999828338623, 1.7899998426437378, 1.8199998140335083, 1.8499997854232788, 1.8799997568130493, 1.9099997282028198, 1.9399996995925903, 1.9899996519088745, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0199997425079346, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0299997329711914, 2.0799996852874756, 2.0899996757507324, 2.189999580383301, 2.2199995517730713, 2.5899994373321533, 2.729999542236328, 2.749999523162842, 2.8399994373321533]  # fmt: skip
+PHI35 = {
+    "rope_type": "longrope",
+    "long_factor": PHI35_LONG,
+    "short_factor": PHI35_SHORT,
+    "original_max_position_embeddings": 4096,
+    "max_position_embeddings": 131072,
+}
+
+# name: head dim, theta, rope parameters (pe-cli's --rope, and vLLM's rope_parameters), the
+# max_position vLLM's model code passes get_rope (the config's max_position_embeddings; here
+# the table's length where the rope type does not fix it), the server's max_model_len
+MODELS = {
+    "llama3.1": (128, 500000.0, LLAMA3, 4096, None),
+    "qwen2": (128, 1000000.0, {}, 4096, None),
+    # Qwen2.5's YaRN: the cache is original x factor = 131072 rows, whatever max_position is
+    "qwen2.5-yarn": (
+        128,
+        1000000.0,
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+        32768,
+        None,
+    ),
+    # served with vLLM's default max_model_len (the original length): short_factor
+    "phi3.5-short": (96, 10000.0, PHI35, 131072, 4096),
+    # served past it (--max-model-len 131072): long_factor at every position
+    "phi3.5-long": (96, 10000.0, PHI35, 131072, 131072),
+    "phi2-partial": (80, 10000.0, {"partial_rotary_factor": 0.4}, 2048, None),
+    "partial-half-llama3": (64, 500000.0, {**LLAMA3, "partial_rotary_factor": 0.5}, 4096, None),
+    "deepseek-yarn": (
+        64,
+        10000.0,
+        {
+            "rope_type": "yarn",
+            "factor": 40.0,
+            "original_max_position_embeddings": 4096,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "mscale": 1.0,
+            "mscale_all_dim": 0.707,
+        },
+        163840,
+        None,
+    ),
+    "yarn-attention-factor": (
+        128,
+        10000.0,
+        {
+            "rope_type": "yarn",
+            "factor": 2.5,
+            "original_max_position_embeddings": 4097,
+            "attention_factor": 1.25,
+            "truncate": False,
+        },
+        4097,
+        None,
+    ),
+    "linear": (128, 10000.0, {"rope_type": "linear", "factor": 2.0}, 2048, None),
+    "linear-odd": (64, 123456.0, {"rope_type": "linear", "factor": 3.7}, 1024, None),
+    "dynamic": (
+        128,
+        10000.0,
+        {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": 2048},
+        2048,
+        None,
+    ),
+    "proportional": (
+        128,
+        1000000.0,
+        {"rope_type": "proportional", "partial_rotary_factor": 0.25, "factor": 8.0},
+        4096,
+        None,
+    ),
+    # Llama 3.1's whole context
+    "llama3.1-131072": (128, 500000.0, LLAMA3, 131072, None),
+}
+# Phi-3's rope parameters with factor instead of max_position_embeddings
+PHI32 = {**{k: v for k, v in PHI35.items() if k != "max_position_embeddings"}, "factor": 32.0}
+HALF_ONLY = {"phi3.5-short", "phi3.5-long"}  # vLLM's LongRoPE raises for is_neox_style=False
+LONG = {"llama3.1-131072"}
+DTYPES = ("float32", "bfloat16", "float16")
+PAIRINGS = {"half": True, "interleaved": False}
+
+
+def _case_name(name, dtype, convention):
+    return f"{name}-{dtype}-{convention}"
+
+
+def _cases():
+    for name, (head, theta, rope, max_position, max_model_len) in MODELS.items():
+        for dtype in DTYPES:
+            for convention, neox in PAIRINGS.items():
+                if neox or name not in HALF_ONLY:
+                    yield {
+                        "name": _case_name(name, dtype, convention),
+                        "head_size": head,
+                        "max_position": max_position,
+                        "base": theta,
+                        "is_neox_style": neox,
+                        "dtype": dtype,
+                        "rope_parameters": rope,
+                        "max_model_len": max_model_len,
+                    }
+
+
+@pytest.fixture(scope="session")
+def vllm_caches():
+    """Every case's cache, from one run of vLLM (its import alone takes about 10 s)."""
+    from . import vllm_tables
+
+    why = vllm_tables.unavailable()
+    if why:
+        pytest.skip(why)
+    return vllm_tables.caches(list(_cases()))
+
+
+def _bits(values: torch.Tensor) -> np.ndarray:
+    if values.dtype == torch.bfloat16:
+        return values.view(torch.int16).numpy().view(np.uint16)
+    return values.numpy()
+
+
+def _ours(name, rows, dtype, convention, part):
+    head, theta, rope, _, _ = MODELS[name]
+    return _bits(
+        pe_cli.build(
+            family="rope",
+            variant="vllm",
+            d_model=head,
+            seq_len=rows,
+            base=theta,
+            rope=rope,
+            convention=convention,
+            dtype=dtype,
+            part=part,
+        ).values
+    )
+
+
+def _check(vllm_caches, name, dtype, convention):
+    cache = vllm_caches[_case_name(name, dtype, convention)]
+    rows, columns = cache.shape
+    half = columns // 2
+    for part, plane in (("cos", cache[:, :half]), ("sin", cache[:, half:])):
+        # vLLM's cache half is pe-cli's single table; each pairing lays it out
+        assert np.array_equal(_ours(name, rows, dtype, "single", part), plane)
+        if convention == "interleaved":
+            laid_out = np.repeat(plane, 2, axis=1)
+        else:
+            laid_out = np.concatenate([plane, plane], axis=1)
+        mine = _ours(name, rows, dtype, convention, part)
+        differ = mine != laid_out
+        assert not differ.any(), f"{int(differ.sum())} of {differ.size} {part} elements differ"
+
+
+@pytest.mark.parametrize(
+    "name, dtype, convention",
+    [
+        pytest.param(name, dtype, convention, id=f"{name}-{dtype}-{convention}")
+        for name in MODELS
+        if name not in LONG
+        for dtype in DTYPES
+        for convention, neox in PAIRINGS.items()
+        if neox or name not in HALF_ONLY
+    ],
+)
+def test_model_caches_are_vllm_bit_for_bit(vllm_caches, name, dtype, convention):
+    _check(vllm_caches, name, dtype, convention)
+
+
+@pytest.mark.parametrize(
+    "name, dtype, convention",
+    [(name, dtype, convention) for name in LONG for dtype in DTYPES for convention in PAIRINGS],
+)
+def test_131072_positions_are_vllm_bit_for_bit(vllm_caches, name, dtype, convention):
+    _check(vllm_caches, name, dtype, convention)
+
+
+def test_the_cache_lengths_are_vllms(vllm_caches):
+    """YaRN's cache is original x factor rows whatever max_position says; LongRoPE's caches are
+    the original length (short) and max_position_embeddings (long)."""
+    lengths = {name: vllm_caches[_case_name(name, "float32", "half")].shape[0] for name in MODELS}
+    assert lengths["qwen2.5-yarn"] == 131072
+    assert lengths["deepseek-yarn"] == 163840
+    assert lengths["yarn-attention-factor"] == 10243  # ceil(4097 * 2.5)
+    assert lengths["phi3.5-short"] == 4096 and lengths["phi3.5-long"] == 131072
+    assert lengths["linear-odd"] == 3789  # ceil(1024 * 3.7)
+
+
+# ---------------------------------------------------------------------------------------------
+# What vLLM computes otherwise than transformers (no vLLM needed: the variant against hf-rope)
+
+
+def _table(variant, **options):
+    return pe_cli.build(family="rope", variant=variant, **options).values
+
+
+# rows: within each cache, past LongRoPE's original length for its long factors
+SAME_AS_TRANSFORMERS = {
+    "llama3.1": 1024,
+    "qwen2": 1024,
+    "qwen2.5-yarn": 1024,
+    "phi3.5-short": 1024,
+    "phi3.5-long": 4100,
+    "phi2-partial": 1024,
+    "partial-half-llama3": 1024,
+    "deepseek-yarn": 1024,
+    "yarn-attention-factor": 1024,
+    "dynamic": 2048,  # within max_position_embeddings, where transformers keeps the base too
+}
+
+
+@pytest.mark.parametrize("name, rows", SAME_AS_TRANSFORMERS.items())
+def test_where_vllms_op_order_is_transformers_the_table_is_hf_ropes(name, rows):
+    head, theta, rope, _, _ = MODELS[name]
+    options = dict(d_model=head, seq_len=rows, base=theta, rope=rope, dtype="bfloat16")
+    for part in ("cos", "sin"):
+        assert torch.equal(
+            _table("vllm", part=part, **options), _table("hf-rope", part=part, **options)
+        )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "linear-odd",  # the positions divided by 3.7, not the frequencies
+        "proportional",  # no division by factor
+    ],
+)
+def test_where_vllm_computes_otherwise_the_table_differs(name):
+    head, theta, rope, _, _ = MODELS[name]
+    options = dict(d_model=head, seq_len=2048, base=theta, rope=rope)
+    assert not torch.equal(_table("vllm", **options), _table("hf-rope", **options))
+
+
+@pytest.mark.parametrize(
+    "options, reason",
+    [
+        (dict(rope=PHI35, convention="interleaved", d_model=96), "neox style only"),
+        (dict(rope=PHI32, d_model=96), "give it"),
+        (
+            dict(
+                rope={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8},
+                seq_len=40,
+            ),
+            "original_max_position_embeddings x factor = 32 rows",
+        ),
+        (dict(dtype="float64"), "model's dtype"),
+        (dict(part="inv_freq"), "cos and sin only"),
+        (dict(rope={"ntk_factor": 2.0}), "ntk_factor"),
+    ],
+)
+def test_what_vllm_cannot_build_is_refused_in_one_line(options, reason):
+    options = {"d_model": 64, "seq_len": 16, **options}
+    with pytest.raises(BadInput) as refused:
+        _table("vllm", **options)
+    message = str(refused.value)
+    assert "\n" not in message and reason in message
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_a_decode_window_is_the_caches_rows(vllm_caches, dtype):
+    """--offset: the rows vLLM's forward indexes for positions 100003 .. 100259."""
+    head, theta, rope, _, _ = MODELS["llama3.1-131072"]
+    cache = vllm_caches[_case_name("llama3.1-131072", dtype, "half")][100003:100260]
+    options = dict(d_model=head, seq_len=257, offset=100003, base=theta, rope=rope, dtype=dtype)
+    half = cache.shape[1] // 2
+    for part, plane in (("cos", cache[:, :half]), ("sin", cache[:, half:])):
+        mine = _bits(_table("vllm", part=part, convention="single", **options))
+        assert np.array_equal(mine, plane)
+
+
+def test_the_cli_refuses_in_one_line(cli):
+    code, out, err = cli(
+        "generate", "--family", "rope", "--variant", "vllm", "-d", "64", "-l", "40",
+        "--rope", "rope_type=yarn", "--rope", "factor=4",
+        "--rope", "original_max_position_embeddings=8", "-o", "-",
+    )  # fmt: skip
+    assert code == 2 and out == b""
+    assert err == (
+        "Error: vLLM's yarn cache has original_max_position_embeddings x factor = 32 rows: "
+        "positions up to 31 (got up to 39)\n"
+    )
