@@ -700,6 +700,8 @@ def identification(result) -> None:
         )
     if best.source:
         out.print(f"  ({best.source})", highlight=False, markup=False)
+    if result.command:
+        out.print(f"  rebuilt by: {result.command}", highlight=False, markup=False, soft_wrap=True)
     # each column and its cell of a Candidate, in one place; the errors are the candidate's
     # named table (its exact values) against the file's
     figures: list[tuple[Column, Callable]] = [

@@ -60,6 +60,8 @@ SLOW = frozenset(
         "test_diffusers_pooled.py::test_anyflow_far_compressed_frames_are_the_module_bit_for_bit",
         "test_diffusers.py::test_sd3_cropped_pos_embed_bit_for_bit",
         "test_llamacpp.py::test_yarn_is_ggml_up_to_131072",
+        "test_engines.py::test_engine_tables_are_named_and_rebuilt",
+        "test_engines.py::test_a_long_engine_table_is_named_from_its_sample",
         "test_llamacpp.py::test_llama31_is_ggml_with_the_converters_rope_freqs[float32-131072-interleaved]",
         # 5 to 20 s
         "test_mlx.py::test_131072_positions_are_mlx_lm_bit_for_bit",

@@ -27,7 +27,7 @@ from ..families import (
     own_names,
 )
 from ..io.read import looks_like_file
-from ..spec import TableSpec, params_from_options
+from ..spec import TableSpec, generate_command, params_from_options
 from . import diagnose
 from .identify import Candidate, exact_reference, identify
 from .metrics import Difference, Tally, difference, gather
@@ -274,11 +274,21 @@ class Identification:
         reach = max(best.spec.rows, best.spec.last_position + 1)
         return bool(best.difference.max_abs <= 16 * reach * FORMATS[self.target.dtype].epsilon)
 
+    @property
+    def command(self) -> str | None:
+        """The generate command that rebuilds the table, where the best candidate is it bit
+        for bit (in the table's dtype: an exact candidate is scored in float64)."""
+        if not self.candidates or not self.candidates[0].identical:
+            return None
+        spec = self.candidates[0].spec
+        return generate_command(spec.replace(dtype=self.target.dtype))
+
     def to_json(self):
         return {
             "source": self.target.label,
             "notes": self.target.notes,
             "explained": self.explained,
+            "command": self.command,
             "candidates": [
                 {
                     "name": c.name,
