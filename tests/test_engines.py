@@ -4,6 +4,7 @@ prints rebuilds the file byte for byte. The variants are held against the engine
 test_llamacpp.py and test_mlx.py; here they stand for the engines' tables."""
 
 import json
+import math
 import shlex
 
 import numpy as np
@@ -84,3 +85,110 @@ def test_an_exact_table_is_rebuilt_by_its_command(cli, tmp_path):
     table = pe_cli.build(family="rope", d_model=64, seq_len=512, base=1e6).numpy()
     best = _named_and_rebuilt(cli, tmp_path, table)
     assert best["spec"]["variant"] == "exact"
+
+
+# ---------------------------------------------------------------------------------------------
+# compare --rope-config CFG: one model, every engine
+
+
+def _config(tmp_path, rope_scaling, theta=500000.0, **more):
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "rope_theta": theta,
+        "max_position_embeddings": 131072,
+        **more,
+    }
+    if rope_scaling:
+        config["rope_scaling"] = rope_scaling
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return tmp_path / "config.json"
+
+
+def _engines(cli, config, length):
+    code, out, err = cli("compare", "--rope-config", config, "-l", length, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    return {e["engine"]: e for e in found["engines"]}, found["notes"]
+
+
+def test_llama31_differs_from_exact_by_arithmetic_only_in_every_engine(cli, tmp_path):
+    engines, notes = _engines(cli, _config(tmp_path, LLAMA3), 8192)
+    assert set(engines) == {"transformers", "mlx", "llama.cpp"} and not notes
+    assert engines["transformers"]["bit_equal_to_transformers"] == 1.0
+    for engine in engines.values():
+        assert engine["verdict"] == "arithmetic", engine["why"]
+        assert engine["versus_exact"]["max_abs"] < 16 * 8192 * 2.0**-23
+        assert not any("scale factor" in w or "frequency table" in w for w in engine["why"])
+    # ggml's theta, multiplied pair after pair, is further from transformers than MLX's
+    assert (
+        engines["llama.cpp"]["bit_equal_to_transformers"]
+        < engines["mlx"]["bit_equal_to_transformers"]
+    )
+
+
+def test_an_attention_factor_the_engines_do_not_read_is_another_scale_factor(cli, tmp_path):
+    """attention_factor 1.0 in a YaRN config: transformers keeps it; MLX and llama.cpp read no
+    attention_factor and multiply by YaRN's own 0.1 ln(factor) + 1."""
+    yarn = {**YARN, "attention_factor": 1.0}
+    engines, _ = _engines(cli, _config(tmp_path, yarn, theta=1e6), 4096)
+    assert engines["transformers"]["verdict"] == "arithmetic"
+    own = 0.1 * math.log(4.0) + 1
+    for name in ("mlx", "llama.cpp"):
+        assert engines[name]["verdict"] == "meaning"
+        (line,) = engines[name]["why"]  # the scale alone: the frequencies are the config's
+        assert line.startswith(f"another scale factor: every value times {own:.7g} ")
+
+
+def test_mlx_lms_long_factors_at_a_short_length_are_another_frequency_table(cli, tmp_path):
+    """Up to the original length transformers takes short_factor; mlx-lm's SuScaledRoPE
+    always takes long_factor; llama.cpp chooses by the context length as transformers does."""
+    longrope = {
+        "type": "longrope",
+        "long_factor": [1.0 + 0.5 * i for i in range(48)],
+        "short_factor": [1.0 + 0.01 * i for i in range(48)],
+    }
+    config = _config(
+        tmp_path,
+        longrope,
+        theta=10000.0,
+        hidden_size=3072,
+        original_max_position_embeddings=4096,
+        architectures=["Phi3ForCausalLM"],
+    )
+    engines, _ = _engines(cli, config, 4096)
+    assert engines["llama.cpp"]["verdict"] == "arithmetic"
+    assert engines["mlx"]["verdict"] == "meaning"
+    (line,) = engines["mlx"]["why"]
+    assert line.startswith("another frequency table: ")
+    # at a length past the original both take long_factor, and differ by arithmetic only
+    engines, _ = _engines(cli, config, 8192)
+    assert engines["mlx"]["verdict"] == "arithmetic"
+
+
+def test_another_rotary_dim_is_said_and_not_measured():
+    from pe_cli.analysis.engines import engine_view
+    from pe_cli.spec import TableSpec
+
+    defaults = {"family": "rope", "d_model": 128, "seq_len": 256, "base": 10000.0}
+    narrower = TableSpec(**{**defaults, "d_model": 64, "variant": "hf-rope"})
+    view = engine_view(defaults, [("narrower", narrower)], 1e-4)
+    assert not view.rows
+    assert view.notes == [
+        "narrower: another rotary dim: 64 columns where the config's table has 128"
+    ]
+
+
+def test_a_correctly_rounded_table_is_identical_and_a_plain_table_gets_the_audit(cli):
+    from pe_cli.analysis.engines import engine_view
+    from pe_cli.spec import TableSpec
+
+    defaults = {"family": "rope", "d_model": 64, "seq_len": 256, "base": 10000.0}
+    rounded = TableSpec(**{**defaults, "dtype": "float32"})
+    (row,) = engine_view(defaults, [("exact", rounded)], 1e-4).rows
+    assert row.verdict.kind == "identical" and row.equal_exact == 1.0
+    # without a model's config, compare --family rope is the family's audit
+    code, out, err = cli("compare", "--family", "rope", "-d", 64, "-l", 256)
+    assert code == 0, err
+    assert "libraries and precision recipes vs the exact table" in out.decode()

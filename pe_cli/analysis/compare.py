@@ -29,6 +29,7 @@ from ..families import (
 from ..io.read import looks_like_file
 from ..spec import TableSpec, generate_command, params_from_options
 from . import diagnose
+from .engines import engine_view
 from .identify import Candidate, exact_reference, identify
 from .metrics import Difference, Tally, difference, gather
 from .tables import Source, from_file, from_spec
@@ -330,6 +331,10 @@ def run(
     threshold = atol if atol is not None else DEFAULT_THRESHOLD
     tolerance = atol is not None or rtol is not None
     if a is None:
+        exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None})
+        engines = FAMILIES[exact.family].engines(exact, options)
+        if engines:  # one model's table in every engine
+            return Report(engine_view(defaults, engines, threshold), False)
         result = audit(defaults, threshold, atol, rtol)
         return Report(result, any(d.within is False for _, d in result.rows))
     if b is None and a in files:

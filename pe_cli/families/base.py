@@ -78,6 +78,7 @@ class Variant:
     ends_float64: Callable = lambda spec: (
         False
     )  # its arithmetic ends in float64 for this spec (complex128)
+    engine: str = ""  # the engine whose table it is, for compare's every-engine view
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""
@@ -308,6 +309,11 @@ class Family:
             f"(d_model={spec.d_model}, {spec.part}, {settings})"
         )
         return Audit(title, "float32", recipes)
+
+    def engines(self, spec, options: dict) -> list:
+        """`compare` with no tables, for one model: (engine, spec, or why it cannot build the
+        table) of each engine's table for it, in its float32; empty for the audit instead."""
+        return []
 
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family
