@@ -726,56 +726,16 @@ def identification(result) -> None:
     )
 
 
-def engines(view) -> None:
-    """One model in every engine: each one's distance from exact and from transformers, its
-    error by position band, and the verdict of what differs."""
-    share = lambda x: "-" if x is None else f"{100 * x:.4g}%"  # noqa: E731
-    hf = lambda r: r.transformers  # noqa: E731
-    figures: list[tuple[Column, Callable]] = [
-        (Column("max |err| vs exact", keep=9), lambda r: _e(r.exact.max_abs)),
-        (Column("bit-equal to exact", keep=8), lambda r: share(r.equal_exact)),
-        (
-            Column("max |err| vs transformers", keep=6),
-            lambda r: _e(hf(r).max_abs) if hf(r) else "-",
-        ),
-        (
-            Column("bit-equal to transformers", keep=7),
-            lambda r: share(1 - hf(r).differing / max(1, hf(r).size) if hf(r) else None),
-        ),
-        (Column("verdict", keep=10), lambda r: r.verdict.kind),
-    ]
-    out = console()
-    left = [Column(f"engine ({view.dtype})", justify="left", words=True)]
-    tabulate(
-        left + [c for c, _ in figures],
-        [[r.engine, *(cell(r) for _, cell in figures)] for r in view.rows],
-        view.title,
-        "--json has them",
-        out,
-    )
-    out.print()
-    bands = view.rows[0].exact.bands if view.rows else []
-    tabulate(
-        left + [Column(f"p<{stop}", keep=k) for k, (_, stop, _) in enumerate(bands)],
-        [[r.engine, *(_e(m) for _, _, m in r.exact.bands)] for r in view.rows],
-        "max |err| vs exact by position band",
-        "--json has them",
-        out,
-    )
-    for r in view.rows:
-        for line in r.verdict.lines:
-            out.print(f"- {r.engine}: {line}", highlight=False, markup=False)
-    for line in view.notes:
-        out.print(f"- {line}", highlight=False, markup=False)
-
-
 def result(found) -> None:
     """A compare result, whichever mode made it."""
-    from .analysis.compare import Audit, Comparison
+    from .analysis.compare import Agreements, Audit, Comparison
     from .analysis.engines import EngineView
+    from .render_models import agreements, engines
 
     if isinstance(found, EngineView):
         engines(found)
+    elif isinstance(found, Agreements):
+        agreements(found)
     elif isinstance(found, Audit):
         audit(found)
     elif isinstance(found, Comparison):

@@ -68,6 +68,8 @@ SLOW = frozenset(
         "test_engines.py::test_an_attention_factor_the_engines_do_not_read_is_another_scale_factor",
         "test_engines.py::test_mlx_lms_long_factors_at_a_short_length_are_another_frequency_table",
         "test_engines.py::test_llama31_differs_from_exact_by_arithmetic_only_in_every_engine",
+        "test_engines.py::test_a_gguf_is_held_against_its_config",
+        "test_engines.py::test_a_yarn_gguf_names_its_factor_and_a_partial_one_its_rotary_dim",
         "test_mlx.py::test_131072_positions_are_mlx_lm_bit_for_bit",
         "test_diffusers_presets.py::test_noise_as_wide_as_a_preset_is_no_crash",
         "test_plot.py::test_the_same_figure_makes_the_same_file",

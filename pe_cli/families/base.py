@@ -55,6 +55,24 @@ class Audit(NamedTuple):
     recipes: list
 
 
+class Agreement(NamedTuple):
+    """One parameter of two descriptions of a model (a GGUF and its config): each one's value,
+    as a person reads it, and whether they agree (Family.compare_files)."""
+
+    parameter: str
+    first: str
+    second: str
+    agree: bool
+
+
+class Described(NamedTuple):
+    """Two descriptions of one model, each (what it is, its path), and their Agreements."""
+
+    first: tuple[str, str]
+    second: tuple[str, str]
+    rows: list
+
+
 def _never(spec) -> str | None:
     return None
 
@@ -309,6 +327,11 @@ class Family:
             f"(d_model={spec.d_model}, {spec.part}, {settings})"
         )
         return Audit(title, "float32", recipes)
+
+    def compare_files(self, a: str, b: str):
+        """`compare A B` where A and B are two descriptions of one model that this family reads
+        (a GGUF and its config): a Described, else None."""
+        return None
 
     def engines(self, spec, options: dict) -> list:
         """`compare` with no tables, for one model: (engine, spec, or why it cannot build the

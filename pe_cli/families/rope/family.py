@@ -198,6 +198,11 @@ class Rope(Family):
     def check(self, spec):
         checks.check(spec)
 
+    def compare_files(self, a, b):
+        from .gguf_check import compare_files
+
+        return compare_files(a, b)
+
     def engines(self, spec, options):
         """With a model's config (--rope-config), each engine variant's table for it (those
         registered with an engine), in float32 and the config's pairing."""
