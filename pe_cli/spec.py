@@ -529,7 +529,7 @@ def _shown(value) -> str:
 def generate_command(spec: TableSpec) -> str:
     """The `pe-cli generate` command that builds this spec's table: the family and variant,
     then each parameter that the table needs (one its family would fill in the same is left
-    out), by its first flag; rope parameters as --rope KEY=VALUE."""
+    out), by its first flag; a repeatable option's items each by it, pairs as KEY=VALUE."""
     import shlex
 
     first = ("family", "variant", "d_model", "seq_len")
@@ -549,9 +549,10 @@ def generate_command(spec: TableSpec) -> str:
         value = fields[param.name]
         if param.kind is bool:
             words.append(param.flag)
-        elif param.name == "rope":
-            for key, item in dict(value).items():
-                words += [param.flag, f"{key}={_shown(item)}"]
+        elif param.kind is list:  # --rope KEY=VALUE, repeated
+            for item in value:
+                shown = f"{item[0]}={_shown(item[1])}" if isinstance(item, tuple) else _shown(item)
+                words += [param.flag, shown]
         else:
             words += [param.flag, _shown(value)]
     return shlex.join(words)

@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .analysis.metrics import Summary
-from .core.limits import human_size
-from .families import FAMILIES, find_variant
-from .spec import TableSpec
+from ..analysis.metrics import Summary
+from ..core.limits import human_size
+from ..families import FAMILIES, find_variant
+from ..spec import TableSpec
 
 if TYPE_CHECKING:  # annotations only: imported here, numpy loaded one call deeper and `pe-cli
     # generate` took 40 ms longer on CPython 3.11 (measured; its frame stack, not more work)
-    from .analysis.distance import Distance
+    from ..analysis.distance import Distance
 
 # spaces before a line's end (and before the escape codes closing its styles there)
 _TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
@@ -728,15 +728,9 @@ def identification(result) -> None:
 
 def result(found) -> None:
     """A compare result, whichever mode made it."""
-    from .analysis.compare import Agreements, Audit, Comparison
-    from .analysis.engines import EngineView
-    from .render_models import agreements, engines
+    from ..analysis.compare import Audit, Comparison
 
-    if isinstance(found, EngineView):
-        engines(found)
-    elif isinstance(found, Agreements):
-        agreements(found)
-    elif isinstance(found, Audit):
+    if isinstance(found, Audit):
         audit(found)
     elif isinstance(found, Comparison):
         comparison(found)

@@ -1,12 +1,12 @@
 """What `compare` prints about one model rather than one table: the model's table in every
 engine (compare --rope-config CFG), and a GGUF's rope parameters against its config's
-(compare GGUF CONFIG). The helpers are render.py's."""
+(compare GGUF CONFIG). The table helpers are the package's."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from .render import Column, _e, console, tabulate
+from . import Column, _e, console, tabulate
 
 
 def engines(view) -> None:
@@ -76,3 +76,25 @@ def agreements(found) -> None:
         highlight=False,
         markup=False,
     )
+
+
+def about_a_model(found) -> bool:
+    """Whether a compare result is about one model (printed here) rather than one table."""
+    from ..analysis.compare import Agreements
+    from ..analysis.engines import EngineView
+
+    return isinstance(found, (EngineView, Agreements))
+
+
+def result(found) -> bool:
+    """Print a result about one model; False where `found` is none (render.result's)."""
+    from ..analysis.compare import Agreements
+    from ..analysis.engines import EngineView
+
+    if isinstance(found, EngineView):
+        engines(found)
+    elif isinstance(found, Agreements):
+        agreements(found)
+    else:
+        return False
+    return True
