@@ -96,7 +96,8 @@ class _Evidence:
     each column the first position where the engine's table, its scale divided out, is off
     from exact by more than float32 angle rounding makes."""
 
-    def __init__(self, cols: int):
+    def __init__(self, cols: int, offset: int = 0):
+        self.offset = offset  # the position of row 0
         self.scale = 1.0  # the engine's factor over exact's, read from position 0
         self.first_off = np.full(cols, -1, dtype=np.int64)
         self.row0: tuple | None = None
@@ -106,7 +107,7 @@ class _Evidence:
             self.row0 = (engine[0].copy(), exact[0].copy())
             self.scale = _scale(*self.row0)
         size = np.abs(exact).max() * abs(self.scale) if exact.size else 0.0
-        positions = np.arange(first, first + len(engine), dtype=np.float64)
+        positions = np.abs(np.arange(first, first + len(engine), dtype=np.float64) + self.offset)
         bound = ARITHMETIC_ULPS * (positions + 1) * _EPSILON32 * max(size, 1e-30)
         off = np.abs(engine - self.scale * exact) > bound[:, None]
         hit = off.any(axis=0) & (self.first_off < 0)
@@ -197,7 +198,7 @@ def _measured(engine, spec, source, exact, reference, threshold) -> EngineRow:
         streams.append(from_spec(reference, "transformers").blocks())
     versus_exact = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
     versus_hf = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
-    evidence, unequal = _Evidence(source.cols), 0
+    evidence, unequal = _Evidence(source.cols, spec.offset), 0
     for first, block in source.blocks():
         truth = next(streams[0])[1]
         unequal += int(np.count_nonzero(block != next(streams[1])[1]))
