@@ -44,9 +44,11 @@ def _named_and_rebuilt(cli, tmp_path, table):
     np.save(tmp_path / "table.npy", table)
     code, out, err = cli("compare", tmp_path / "table.npy")
     assert code == 0, err
-    printed = [line for line in out.decode().splitlines() if "rebuilt by: " in line]
-    assert len(printed) == 1, out.decode()
-    words = shlex.split(printed[0].split("rebuilt by: ", 1)[1])
+    text = out.decode()
+    assert text.count("rebuilt by:") == 1, text
+    printed = text.split("rebuilt by:\n", 1)[1].split("\n")
+    folded = printed[: next(k for k, line in enumerate(printed) if not line.endswith(" \\")) + 1]
+    words = shlex.split(" ".join(line.removesuffix(" \\") for line in folded))
     assert words[:2] == ["pe-cli", "generate"]
     code, _, err = cli(*words[1:], "-o", tmp_path / "again.npy")
     assert code == 0, err
