@@ -514,3 +514,45 @@ def check_used(spec: TableSpec, options: dict) -> None:
                 + (f" (its shape comes from {', '.join(others)})" if others else "")
                 + f"; drop {param.flag}"
             )
+
+
+def _shown(value) -> str:
+    """A value as the command line takes it back: 500000 for 500000.0, a list comma-joined,
+    a float by its repr (which reads back to the same float)."""
+    if isinstance(value, (tuple, list)):
+        return ",".join(_shown(v) for v in value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+    return str(value)
+
+
+def generate_command(spec: TableSpec) -> str:
+    """The `pe-cli generate` command that builds this spec's table: the family and variant,
+    then each parameter that the table needs (one its family would fill in the same is left
+    out), by its first flag; a repeatable option's items each by it, pairs as KEY=VALUE."""
+    import shlex
+
+    first = ("family", "variant", "d_model", "seq_len")
+    params = sorted(PARAMS, key=lambda p: first.index(p.name) if p.name in first else len(first))
+    fields = {p.name: getattr(spec, p.name) for p in params if _given(p, getattr(spec, p.name))}
+    for name in [n for n in fields if n not in first]:
+        rest = {k: v for k, v in fields.items() if k != name}
+        try:
+            if TableSpec(**rest) == spec:
+                fields = rest
+        except BadInput:
+            continue
+    words = ["pe-cli", "generate"]
+    for param in params:
+        if param.name not in fields:
+            continue
+        value = fields[param.name]
+        if param.kind is bool:
+            words.append(param.flag)
+        elif param.kind is list:  # --rope KEY=VALUE, repeated
+            for item in value:
+                shown = f"{item[0]}={_shown(item[1])}" if isinstance(item, tuple) else _shown(item)
+                words += [param.flag, shown]
+        else:
+            words += [param.flag, _shown(value)]
+    return shlex.join(words)

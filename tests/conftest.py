@@ -60,10 +60,18 @@ SLOW = frozenset(
         "test_diffusers_pooled.py::test_anyflow_far_compressed_frames_are_the_module_bit_for_bit",
         "test_diffusers.py::test_sd3_cropped_pos_embed_bit_for_bit",
         "test_llamacpp.py::test_yarn_is_ggml_up_to_131072",
+        "test_engines.py::test_engine_tables_are_named_and_rebuilt",
+        "test_engines.py::test_a_long_engine_table_is_named_from_its_sample",
         "test_llamacpp.py::test_llama31_is_ggml_with_the_converters_rope_freqs[float32-131072-interleaved]",
         # the first case waits for vLLM to build every case's cache (one process, about 20 s)
         "test_vllm.py::test_model_caches_are_vllm_bit_for_bit",
         # 5 to 20 s
+        "test_engines.py::test_an_exact_table_is_rebuilt_by_its_command",
+        "test_engines.py::test_an_attention_factor_the_engines_do_not_read_is_another_scale_factor",
+        "test_engines.py::test_mlx_lms_long_factors_at_a_short_length_are_another_frequency_table",
+        "test_engines.py::test_llama31_differs_from_exact_by_arithmetic_only_in_every_engine",
+        "test_engines.py::test_a_gguf_is_held_against_its_config",
+        "test_engines.py::test_a_yarn_gguf_names_its_factor_and_a_partial_one_its_rotary_dim",
         "test_mlx.py::test_131072_positions_are_mlx_lm_bit_for_bit",
         "test_diffusers_presets.py::test_noise_as_wide_as_a_preset_is_no_crash",
         "test_plot.py::test_the_same_figure_makes_the_same_file",

@@ -27,8 +27,9 @@ from ..families import (
     own_names,
 )
 from ..io.read import looks_like_file
-from ..spec import TableSpec, params_from_options
+from ..spec import TableSpec, generate_command, params_from_options
 from . import diagnose
+from .engines import EngineView, engine_view
 from .identify import Candidate, exact_reference, identify
 from .metrics import Difference, Tally, difference, gather
 from .tables import Source, from_file, from_spec
@@ -274,11 +275,21 @@ class Identification:
         reach = max(best.spec.rows, best.spec.last_position + 1)
         return bool(best.difference.max_abs <= 16 * reach * FORMATS[self.target.dtype].epsilon)
 
+    @property
+    def command(self) -> str | None:
+        """The generate command that rebuilds the table, where the best candidate is it bit
+        for bit (in the table's dtype: an exact candidate is scored in float64)."""
+        if not self.candidates or not self.candidates[0].identical:
+            return None
+        spec = self.candidates[0].spec
+        return generate_command(spec.replace(dtype=self.target.dtype))
+
     def to_json(self):
         return {
             "source": self.target.label,
             "notes": self.target.notes,
             "explained": self.explained,
+            "command": self.command,
             "candidates": [
                 {
                     "name": c.name,
@@ -291,13 +302,29 @@ class Identification:
         }
 
 
+@dataclass
+class Agreements:
+    """Two descriptions of one model (a GGUF and its config), parameter by parameter."""
+
+    first: tuple[str, str]  # (what it is, its path): ("GGUF", "model.gguf")
+    second: tuple[str, str]
+    rows: list  # of families.base.Agreement
+
+    def to_json(self):
+        return {
+            self.first[0]: self.first[1],
+            self.second[0]: self.second[1],
+            "parameters": [row._asdict() for row in self.rows],
+        }
+
+
 # ---------------------------------------------------------------------------------------------
 # The command: which mode, and whether it failed
 
 
 @dataclass
 class Report:
-    result: Audit | Identification | Comparison
+    result: Audit | Identification | Comparison | EngineView | Agreements
     failed: bool  # outside --atol/--rtol (the command exits 1)
 
 
@@ -312,6 +339,12 @@ def run(
     identification; else A against B (B by default the exact table of A's convention and
     part). Built tables take their sizes from `options`, or from a file on the other side
     (the first file's shape, else 1024 x 512)."""
+    if a is not None and b is not None:
+        for family in FAMILIES.values():
+            found = family.compare_files(a, b)
+            if found is not None:  # two descriptions of one model, parameter by parameter
+                result = Agreements(*found)
+                return Report(result, not all(row.agree for row in found.rows))
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
     rows, cols = next(iter(files.values())).shape if files else (1024, 512)
     if files and options.get("seq_len") is None:  # the file's length, not a config's
@@ -320,6 +353,10 @@ def run(
     threshold = atol if atol is not None else DEFAULT_THRESHOLD
     tolerance = atol is not None or rtol is not None
     if a is None:
+        exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None})
+        engines = FAMILIES[exact.family].engines(exact, options)
+        if engines:  # one model's table in every engine
+            return Report(engine_view(defaults, engines, threshold), False)
         result = audit(defaults, threshold, atol, rtol)
         return Report(result, any(d.within is False for _, d in result.rows))
     if b is None and a in files:

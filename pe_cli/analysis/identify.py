@@ -37,6 +37,7 @@ FIT_ELEMENTS = 1 << 20  # fewer where its rows are wide (at least 16)
 SAMPLE_HEAD, SAMPLE_TAIL = 128, 16  # first and last rows of the sample
 CONFIRMED = 4  # candidates confirmed over the whole table
 WORST_ROWS = 8  # rows where a confirmed candidate differs most, added to its measured rows
+HEAD_ROWS = 256  # rows of a variant checked before its whole table is built
 _VARIANT_BUDGET = 1 << 31  # bytes a variant's whole table may take to be confirmed
 
 
@@ -141,6 +142,8 @@ class Bench:
         table's from its first rows where the family says they are the table's own (the rest
         waits for the confirming pass), else built whole where memory allows; None if neither."""
         if not self.sampled:
+            if not self._head_agrees(spec):
+                return None
             return self.values_of(spec), np.ones(len(self.rows), bool)
         try:
             shorter = FAMILIES[spec.family].prefix(spec, len(self.values))
@@ -156,6 +159,17 @@ class Bench:
             )
             return None
         return self.values_of(spec)[self.rows], np.ones(len(self.rows), bool)
+
+    def _head_agrees(self, spec: TableSpec) -> bool:
+        """Whether a variant's first HEAD_ROWS rows are the table's, where the family can build
+        them alone (a long table's variant is built whole only where they are)."""
+        if self.length <= 2 * HEAD_ROWS:
+            return True
+        try:
+            shorter = FAMILIES[spec.family].prefix(spec, HEAD_ROWS)
+        except BadInput:
+            shorter = None
+        return shorter is None or np.array_equal(self.values_of(shorter), self.values[:HEAD_ROWS])
 
     def candidate(
         self, name: str, spec: TableSpec, source: str = "", reference=None

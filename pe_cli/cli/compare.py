@@ -39,6 +39,7 @@ def compare(
     from ..analysis.compare import run
     from ..core.errors import BadInput
     from ..io.read import looks_like_file
+    from ..render import models
     from ..spec import check_used, given_options, option_notes, spec_from_options
 
     if plot is None:
@@ -61,9 +62,14 @@ def compare(
 
         file_format(plot, force)  # a wrong extension or an existing file is refused before any work
     report = run(a, b, table, atol, rtol)
+    if plot is not None and models.about_a_model(report.result):
+        raise BadInput(
+            "--plot draws one table's errors against position; this comparison is of a model "
+            "(every engine, or a GGUF against its config): drop --plot"
+        )
     if json:
         render.as_json(report.result.to_json())
-    else:
+    elif not models.result(report.result):
         render.result(report.result)
     if plot is not None:
         from ..analysis.figures import errors

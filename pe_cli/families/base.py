@@ -55,6 +55,24 @@ class Audit(NamedTuple):
     recipes: list
 
 
+class Agreement(NamedTuple):
+    """One parameter of two descriptions of a model (a GGUF and its config): each one's value,
+    as a person reads it, and whether they agree (Family.compare_files)."""
+
+    parameter: str
+    first: str
+    second: str
+    agree: bool
+
+
+class Described(NamedTuple):
+    """Two descriptions of one model, each (what it is, its path), and their Agreements."""
+
+    first: tuple[str, str]
+    second: tuple[str, str]
+    rows: list
+
+
 def _never(spec) -> str | None:
     return None
 
@@ -78,6 +96,7 @@ class Variant:
     ends_float64: Callable = lambda spec: (
         False
     )  # its arithmetic ends in float64 for this spec (complex128)
+    engine: str = ""  # the engine whose table it is, for compare's every-engine view
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""
@@ -308,6 +327,16 @@ class Family:
             f"(d_model={spec.d_model}, {spec.part}, {settings})"
         )
         return Audit(title, "float32", recipes)
+
+    def compare_files(self, a: str, b: str):
+        """`compare A B` where A and B are two descriptions of one model that this family reads
+        (a GGUF and its config): a Described, else None."""
+        return None
+
+    def engines(self, spec, options: dict) -> list:
+        """`compare` with no tables, for one model: (engine, spec, or why it cannot build the
+        table) of each engine's table for it, in its float32; empty for the audit instead."""
+        return []
 
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family

@@ -22,6 +22,7 @@ This class is the family's interface; each method hands its work to the module t
 from __future__ import annotations
 
 from ...core.dtypes import DTYPE_ALIASES
+from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
 from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformers, vllm
@@ -198,6 +199,27 @@ class Rope(Family):
 
     def check(self, spec):
         checks.check(spec)
+
+    def compare_files(self, a, b):
+        from .gguf_check import compare_files
+
+        return compare_files(a, b)
+
+    def engines(self, spec, options):
+        """With a model's config (--rope-config), each engine variant's table for it (those
+        registered with an engine), in float32 and the config's pairing."""
+        if not options.get("rope_config"):
+            return []
+        found = []
+        for name, engine in self.variants.items():
+            if not engine.engine:
+                continue
+            try:
+                table = spec.replace(variant=name, dtype="float32", compute_dtype=None, shape="2d")
+            except BadInput as e:
+                table = str(e)
+            found.append((engine.engine, table))
+        return found
 
     # ------------------------------------------------------------------------------ numbers
 

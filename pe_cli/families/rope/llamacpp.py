@@ -269,6 +269,7 @@ def ggml_table(positions, rope: GgmlRope, part: str):
 @variant(
     VARIANTS,
     "llama.cpp",
+    engine="llama.cpp",
     source=SOURCE,
     conventions=("interleaved", "half"),
     refuse=_refusal,

@@ -366,6 +366,7 @@ def mlx_table(spec):
 @variant(
     VARIANTS,
     "mlx",
+    engine="mlx",
     source="MLX 0.32.4 mx.fast.rope on the CPU (x86-64 Linux, glibc's libm) as mlx-lm 0.32.2's "
     "initialize_rope calls it: nn.RoPE, DynamicNTKScalingRoPE, Llama3RoPE, YarnRoPE (times its "
     "mscale), SuScaledRoPE (long_factor at every length), ProportionalRoPE",

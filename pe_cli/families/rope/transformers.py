@@ -58,6 +58,7 @@ _HF = dict(parameters=frozenset({"base", "offset"}))
 @variant(
     VARIANTS,
     "hf-rope",
+    engine="transformers",
     source="transformers 5.23 modeling_rope_utils ROPE_INIT_FUNCTIONS and the "
     "rotary embedding's forward (GPT-NeoX, Llama; Cohere's interleaved; DeepSeek-V2's polar)",
     conventions=("half", "interleaved", "single"),

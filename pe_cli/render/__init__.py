@@ -15,14 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .analysis.metrics import Summary
-from .core.limits import human_size
-from .families import FAMILIES, find_variant
-from .spec import TableSpec
+from ..analysis.metrics import Summary
+from ..core.limits import human_size
+from ..families import FAMILIES, find_variant
+from ..spec import TableSpec
 
 if TYPE_CHECKING:  # annotations only: imported here, numpy loaded one call deeper and `pe-cli
     # generate` took 40 ms longer on CPython 3.11 (measured; its frame stack, not more work)
-    from .analysis.distance import Distance
+    from ..analysis.distance import Distance
 
 # spaces before a line's end (and before the escape codes closing its styles there)
 _TRAILING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)(?=\n)")
@@ -645,6 +645,24 @@ def _packed(items: list[str], width: int) -> str:
     return "\n".join(lines)
 
 
+def _folded(command: str, width: int) -> str:
+    """A shell command in lines of at most `width` columns, each but the last ending in ' \\'
+    (a word longer than that, such as a list of factors, on a line of its own)."""
+    import shlex
+
+    lines, indent, units = [""], "    ", []
+    for word in (shlex.quote(w) for w in shlex.split(command)):
+        if units and units[-1].startswith("-") and " " not in units[-1] and word[0] != "-":
+            units[-1] += " " + word  # an option beside its value
+        else:
+            units.append(word)
+    for word in units:
+        if lines[-1] and len(indent + lines[-1] + " " + word + " \\") > width:
+            lines.append("")
+        lines[-1] += (" " if lines[-1] else "") + word
+    return " \\\n".join(indent + line for line in lines)
+
+
 def identification(result) -> None:
 
     target, candidates = result.target, result.candidates
@@ -700,6 +718,9 @@ def identification(result) -> None:
         )
     if best.source:
         out.print(f"  ({best.source})", highlight=False, markup=False)
+    if result.command:  # folded as a shell command, so that it pastes as it is
+        out.print("  rebuilt by:", highlight=False, markup=False)
+        out.print(_folded(result.command, out.width), highlight=False, markup=False, soft_wrap=True)
     # each column and its cell of a Candidate, in one place; the errors are the candidate's
     # named table (its exact values) against the file's
     figures: list[tuple[Column, Callable]] = [
@@ -726,7 +747,7 @@ def identification(result) -> None:
 
 def result(found) -> None:
     """A compare result, whichever mode made it."""
-    from .analysis.compare import Audit, Comparison
+    from ..analysis.compare import Audit, Comparison
 
     if isinstance(found, Audit):
         audit(found)

@@ -1,0 +1,218 @@
+"""One model, every engine: `compare --rope-config CFG` with no tables. Each engine's table for
+the model (those a family lists in `engines`: transformers, MLX, llama.cpp, ...) beside the
+exact one and transformers': max |error| by position band, the share of bit-equal elements,
+and a verdict of what differs, from the data alone.
+
+The verdict tells the arithmetic from the meaning. An engine that computes the config's table
+in float32 is off from exact by the rounding of its angles, which grows with the position: at
+most ARITHMETIC_ULPS * (p + 1) float32 epsilons of the values' size at position p (an angle
+p * w rounded a few times). A table off by more somewhere means something else: position 0
+(cos 1 times the factor every value is multiplied by) shows another scale factor; columns off
+by more once that factor is divided out show another frequency table, from the first
+position where they are; another column count is another rotary dim. Each is said only where
+the data shows it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.errors import BadInput
+from ..families import FAMILIES
+from ..spec import TableSpec
+from .metrics import Difference, Tally
+from .tables import from_spec
+
+ARITHMETIC_ULPS = 16  # float32 epsilons per position that angle rounding stays within
+_EPSILON32 = float(np.finfo(np.float32).eps)
+
+
+@dataclass
+class Verdict:
+    """What an engine's table differs from the config's exact table by: `kind` "identical"
+    (its correctly rounded values), "arithmetic" or "meaning", and plain lines saying how."""
+
+    kind: str
+    lines: list[str]
+
+
+@dataclass
+class EngineRow:
+    engine: str  # "transformers", "mlx", "llama.cpp"
+    spec: TableSpec
+    exact: Difference  # against the exact table (float64)
+    equal_exact: float  # share of elements bit-equal to the exact table rounded to its dtype
+    transformers: Difference | None  # against transformers' table (None: no such table)
+    verdict: Verdict
+
+    def to_json(self) -> dict:
+        return {
+            "engine": self.engine,
+            "variant": self.spec.variant,
+            "dtype": self.spec.dtype,
+            "versus_exact": self.exact.figures(),
+            "bit_equal_to_exact": self.equal_exact,
+            "versus_transformers": None
+            if self.transformers is None
+            else self.transformers.figures(),
+            "bit_equal_to_transformers": _equal_share(self.transformers),
+            "verdict": self.verdict.kind,
+            "why": self.verdict.lines,
+        }
+
+
+@dataclass
+class EngineView:
+    title: str
+    dtype: str
+    rows: list[EngineRow]
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self):
+        return {
+            "title": self.title,
+            "engines": [r.to_json() for r in self.rows],
+            "notes": self.notes,
+        }
+
+
+def _short(text: str) -> str:
+    """Settings for a title: a list of numbers (LongRoPE's factors) as how many there are."""
+    import re
+
+    return re.sub(
+        r"\(([-+0-9.e]+, ){3,}[-+0-9.e]+\)", lambda m: f"({m.group(0).count(',') + 1} values)", text
+    )
+
+
+def _equal_share(d: Difference | None) -> float | None:
+    return None if d is None else 1 - d.differing / max(1, d.size)
+
+
+class _Evidence:
+    """What the verdict needs, gathered block by block: position 0 of both tables, and for
+    each column the first position where the engine's table, its scale divided out, is off
+    from exact by more than float32 angle rounding makes."""
+
+    def __init__(self, cols: int, offset: int = 0):
+        self.offset = offset  # the position of row 0
+        self.scale = 1.0  # the engine's factor over exact's, read from position 0
+        self.first_off = np.full(cols, -1, dtype=np.int64)
+        self.row0: tuple | None = None
+
+    def add(self, first: int, engine: np.ndarray, exact: np.ndarray) -> None:
+        if first == 0:
+            self.row0 = (engine[0].copy(), exact[0].copy())
+            self.scale = _scale(*self.row0)
+        size = np.abs(exact).max() * abs(self.scale) if exact.size else 0.0
+        positions = np.abs(np.arange(first, first + len(engine), dtype=np.float64) + self.offset)
+        bound = ARITHMETIC_ULPS * (positions + 1) * _EPSILON32 * max(size, 1e-30)
+        off = np.abs(engine - self.scale * exact) > bound[:, None]
+        hit = off.any(axis=0) & (self.first_off < 0)
+        if hit.any():
+            self.first_off[hit] = first + np.argmax(off[:, hit], axis=0)
+
+
+def _scale(engine_row0: np.ndarray, exact_row0: np.ndarray) -> float:
+    """The engine's common factor over exact's at position 0 (cos 0: the factor itself), 1
+    where position 0 has no such common factor (a sin table's zeros)."""
+    nonzero = np.abs(exact_row0) > 0
+    if not nonzero.any():
+        return 1.0
+    ratios = engine_row0[nonzero] / exact_row0[nonzero]
+    middle = float(np.median(ratios))
+    if np.all(np.abs(ratios - middle) <= 4 * _EPSILON32 * abs(middle)):
+        return middle
+    return 1.0
+
+
+def verdict(evidence: _Evidence, exact: Difference, equal_exact: float, what: str) -> Verdict:
+    """The plain verdict of what an engine's table differs from the exact one by."""
+    if equal_exact == 1.0:
+        return Verdict("identical", [f"the exact table correctly rounded to {what}"])
+    lines = []
+    if abs(evidence.scale - 1) > 4 * _EPSILON32:
+        engine0, exact0 = evidence.row0
+        lines.append(
+            f"another scale factor: every value times {evidence.scale:.7g} "
+            f"(position 0 holds {float(np.max(np.abs(engine0))):.7g} where the config's "
+            f"table holds {float(np.max(np.abs(exact0))):.7g})"
+        )
+    off = np.flatnonzero(evidence.first_off >= 0)
+    if len(off):
+        start = int(evidence.first_off[off].min())
+        lines.append(
+            f"another frequency table: {len(off)} of {len(evidence.first_off)} columns "
+            f"(the first {int(off[0])}) are off by more than float32 angle rounding makes, "
+            f"from position {start}"
+        )
+    if lines:
+        return Verdict("meaning", lines)
+    return Verdict(
+        "arithmetic",
+        [
+            f"float32 arithmetic: within the rounding of its angles (max |err| {exact.max_abs:.3g}, "
+            "growing with the position)"
+        ],
+    )
+
+
+def engine_view(
+    defaults: dict, engines: list[tuple[str, TableSpec]], threshold: float
+) -> EngineView:
+    """Each engine's table beside the exact table and transformers', streamed in blocks."""
+    exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None, "dtype": "float64"})
+    family = FAMILIES[exact.family]
+    settings = _short(", ".join(f"{k} {v}" for k, v in family.settings(exact) if k != "family"))
+    title = (
+        f"every engine's table vs the exact one (d_model={exact.d_model}, {exact.part}, {settings})"
+    )
+    view = EngineView(title, "float32", [])
+    built = []
+    for engine, spec in engines:
+        if isinstance(spec, str):  # the engine cannot build this table, and says why
+            view.notes.append(f"{engine}: {spec}")
+            continue
+        try:
+            built.append((engine, spec, from_spec(spec, engine)))
+        except BadInput as e:
+            view.notes.append(f"{engine}: {e}")
+    reference = next((s for e, s, _ in built if e == "transformers"), None)
+    for engine, spec, source in built:
+        if source.cols != exact.cols:
+            view.notes.append(
+                f"{engine}: another rotary dim: {source.cols} columns where the config's table "
+                f"has {exact.cols}"
+            )
+            continue
+        view.rows.append(_measured(engine, spec, source, exact, reference, threshold))
+    return view
+
+
+def _measured(engine, spec, source, exact, reference, threshold) -> EngineRow:
+    exact_rounded = spec.replace(variant="exact", compute_dtype=None)
+    streams = [from_spec(exact, "exact").blocks(), from_spec(exact_rounded, "rounded").blocks()]
+    if reference is not None:
+        streams.append(from_spec(reference, "transformers").blocks())
+    versus_exact = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
+    versus_hf = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
+    evidence, unequal = _Evidence(source.cols, spec.offset), 0
+    for first, block in source.blocks():
+        truth = next(streams[0])[1]
+        unequal += int(np.count_nonzero(block != next(streams[1])[1]))
+        versus_exact.add(first, block, truth)
+        evidence.add(first, block, truth)
+        if reference is not None:
+            versus_hf.add(first, block, next(streams[2])[1])
+    found = versus_exact.result()
+    equal = 1 - unequal / max(1, found.size)
+    return EngineRow(
+        engine,
+        spec,
+        found,
+        equal,
+        versus_hf.result() if reference is not None else None,
+        verdict(evidence, found, equal, spec.dtype),
+    )

@@ -1,0 +1,100 @@
+"""What `compare` prints about one model rather than one table: the model's table in every
+engine (compare --rope-config CFG), and a GGUF's rope parameters against its config's
+(compare GGUF CONFIG). The table helpers are the package's."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import Column, _e, console, tabulate
+
+
+def engines(view) -> None:
+    """One model in every engine: each one's distance from exact and from transformers, its
+    error by position band, and the verdict of what differs."""
+    share = lambda x: "-" if x is None else f"{100 * x:.4g}%"  # noqa: E731
+    hf = lambda r: r.transformers  # noqa: E731
+    figures: list[tuple[Column, Callable]] = [
+        (Column("max |err| vs exact", keep=9), lambda r: _e(r.exact.max_abs)),
+        (Column("bit-equal to exact", keep=8), lambda r: share(r.equal_exact)),
+        (
+            Column("max |err| vs transformers", keep=6),
+            lambda r: _e(hf(r).max_abs) if hf(r) else "-",
+        ),
+        (
+            Column("bit-equal to transformers", keep=7),
+            lambda r: share(1 - hf(r).differing / max(1, hf(r).size) if hf(r) else None),
+        ),
+        (Column("verdict", keep=10), lambda r: r.verdict.kind),
+    ]
+    out = console()
+    left = [Column(f"engine ({view.dtype})", justify="left", words=True)]
+    tabulate(
+        left + [c for c, _ in figures],
+        [[r.engine, *(cell(r) for _, cell in figures)] for r in view.rows],
+        view.title,
+        "--json has them",
+        out,
+    )
+    out.print()
+    bands = view.rows[0].exact.bands if view.rows else []
+    tabulate(
+        left + [Column(f"p<{stop}", keep=k) for k, (_, stop, _) in enumerate(bands)],
+        [[r.engine, *(_e(m) for _, _, m in r.exact.bands)] for r in view.rows],
+        "max |err| vs exact by position band",
+        "--json has them",
+        out,
+    )
+    for r in view.rows:
+        for line in r.verdict.lines:
+            out.print(f"- {r.engine}: {line}", highlight=False, markup=False)
+    for line in view.notes:
+        out.print(f"- {line}", highlight=False, markup=False)
+
+
+def agreements(found) -> None:
+    """Each parameter of the two descriptions, and which disagree."""
+    out = console()
+    tabulate(
+        [
+            Column("parameter", justify="left", words=True),
+            Column(found.first[0], justify="left", words=True),
+            Column(found.second[0], justify="left", words=True),
+            Column("verdict"),
+        ],
+        [[r.parameter, r.first, r.second, "agree" if r.agree else "DIFFER"] for r in found.rows],
+        f"{found.first[0]} {found.first[1]} vs {found.second[0]} {found.second[1]}",
+        "--json has them",
+        out,
+    )
+    differ = [r.parameter for r in found.rows if not r.agree]
+    out.print(
+        f"{len(differ)} parameter{'s disagree' if len(differ) != 1 else ' disagrees'}: "
+        f"{', '.join(differ)}"
+        if differ
+        else "every rope parameter agrees",
+        highlight=False,
+        markup=False,
+    )
+
+
+def about_a_model(found) -> bool:
+    """Whether a compare result is about one model (printed here) rather than one table."""
+    from ..analysis.compare import Agreements
+    from ..analysis.engines import EngineView
+
+    return isinstance(found, (EngineView, Agreements))
+
+
+def result(found) -> bool:
+    """Print a result about one model; False where `found` is none (render.result's)."""
+    from ..analysis.compare import Agreements
+    from ..analysis.engines import EngineView
+
+    if isinstance(found, EngineView):
+        engines(found)
+    elif isinstance(found, Agreements):
+        agreements(found)
+    else:
+        return False
+    return True

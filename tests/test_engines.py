@@ -1,0 +1,279 @@
+"""The inference engines' tables (--variant llama.cpp, --variant mlx) read back by compare: a
+file holding one is named as that engine's table bit for bit, and the generate command compare
+prints rebuilds the file byte for byte. The variants are held against the engines themselves in
+test_llamacpp.py and test_mlx.py; here they stand for the engines' tables."""
+
+import json
+import math
+import shlex
+
+import numpy as np
+import pytest
+
+import pe_cli
+
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192,
+}
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+MODELS = {
+    "llama3.1": {"d_model": 128, "base": 500000.0, "rope": LLAMA3},
+    "qwen2": {"d_model": 128, "base": 1e6},
+    "qwen2.5-yarn": {"d_model": 128, "base": 1e6, "rope": YARN},
+    "partial": {"d_model": 128, "base": 10000.0, "rope": {"partial_rotary_factor": 0.5}},
+}
+# (engine, model, pairing): each engine's every model, in both pairings between them
+CASES = [
+    ("llama.cpp", "llama3.1", "half"),
+    ("llama.cpp", "qwen2", "interleaved"),
+    ("llama.cpp", "qwen2.5-yarn", "half"),
+    ("llama.cpp", "partial", "interleaved"),
+    ("mlx", "llama3.1", "interleaved"),
+    ("mlx", "qwen2", "half"),
+    ("mlx", "qwen2.5-yarn", "interleaved"),
+    ("mlx", "partial", "half"),
+]
+
+
+def _named_and_rebuilt(cli, tmp_path, table):
+    """compare FILE's best candidate, after checking that its printed command rebuilds FILE."""
+    np.save(tmp_path / "table.npy", table)
+    code, out, err = cli("compare", tmp_path / "table.npy")
+    assert code == 0, err
+    text = out.decode()
+    assert text.count("rebuilt by:") == 1, text
+    printed = text.split("rebuilt by:\n", 1)[1].split("\n")
+    folded = printed[: next(k for k, line in enumerate(printed) if not line.endswith(" \\")) + 1]
+    words = shlex.split(" ".join(line.removesuffix(" \\") for line in folded))
+    assert words[:2] == ["pe-cli", "generate"]
+    code, _, err = cli(*words[1:], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert (tmp_path / "again.npy").read_bytes() == (tmp_path / "table.npy").read_bytes()
+    code, out, err = cli("compare", tmp_path / "table.npy", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert shlex.split(found["command"]) == words
+    return found["candidates"][0]
+
+
+@pytest.mark.parametrize("engine, model, pairing", CASES)
+def test_engine_tables_are_named_and_rebuilt(cli, tmp_path, engine, model, pairing):
+    options = {**MODELS[model], "convention": pairing}
+    table = pe_cli.build(family="rope", variant=engine, seq_len=2048, **options).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == f"library {engine}" and best["confirmed"]
+    assert best["spec"]["convention"] == pairing and best["spec"]["base"] == options["base"]
+    # a partial table holds the rotated dims only: it reads as a whole rotary head that wide
+    given, rope = dict(options.get("rope", {})), dict(best["spec"]["rope"])
+    share = given.pop("partial_rotary_factor", 1.0)
+    assert best["spec"]["d_model"] * rope.get("partial_rotary_factor", 1.0) == 128 * share
+    assert {k: rope[k] for k in given} == given
+
+
+def test_a_long_engine_table_is_named_from_its_sample(cli, tmp_path):
+    """32768 positions: scored on a sample, then confirmed over every row."""
+    table = pe_cli.build(
+        family="rope", variant="llama.cpp", seq_len=32768, **MODELS["llama3.1"]
+    ).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == "library llama.cpp" and best["confirmed"]
+
+
+def test_an_exact_table_is_rebuilt_by_its_command(cli, tmp_path):
+    table = pe_cli.build(family="rope", d_model=64, seq_len=512, base=1e6).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["spec"]["variant"] == "exact"
+
+
+# ---------------------------------------------------------------------------------------------
+# compare --rope-config CFG: one model, every engine
+
+
+def _config(tmp_path, rope_scaling, theta=500000.0, **more):
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "rope_theta": theta,
+        "max_position_embeddings": 131072,
+        **more,
+    }
+    if rope_scaling:
+        config["rope_scaling"] = rope_scaling
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return tmp_path / "config.json"
+
+
+def _engines(cli, config, length):
+    code, out, err = cli("compare", "--rope-config", config, "-l", length, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    return {e["engine"]: e for e in found["engines"]}, found["notes"]
+
+
+def test_llama31_differs_from_exact_by_arithmetic_only_in_every_engine(cli, tmp_path):
+    engines, notes = _engines(cli, _config(tmp_path, LLAMA3), 8192)
+    assert set(engines) == {"transformers", "mlx", "llama.cpp"} and not notes
+    assert engines["transformers"]["bit_equal_to_transformers"] == 1.0
+    for engine in engines.values():
+        assert engine["verdict"] == "arithmetic", engine["why"]
+        assert engine["versus_exact"]["max_abs"] < 16 * 8192 * 2.0**-23
+        assert not any("scale factor" in w or "frequency table" in w for w in engine["why"])
+    # ggml's theta, multiplied pair after pair, is further from transformers than MLX's
+    assert (
+        engines["llama.cpp"]["bit_equal_to_transformers"]
+        < engines["mlx"]["bit_equal_to_transformers"]
+    )
+
+
+def test_an_attention_factor_the_engines_do_not_read_is_another_scale_factor(cli, tmp_path):
+    """attention_factor 1.0 in a YaRN config: transformers keeps it; MLX and llama.cpp read no
+    attention_factor and multiply by YaRN's own 0.1 ln(factor) + 1."""
+    yarn = {**YARN, "attention_factor": 1.0}
+    engines, _ = _engines(cli, _config(tmp_path, yarn, theta=1e6), 4096)
+    assert engines["transformers"]["verdict"] == "arithmetic"
+    own = 0.1 * math.log(4.0) + 1
+    for name in ("mlx", "llama.cpp"):
+        assert engines[name]["verdict"] == "meaning"
+        (line,) = engines[name]["why"]  # the scale alone: the frequencies are the config's
+        assert line.startswith(f"another scale factor: every value times {own:.7g} ")
+
+
+def test_mlx_lms_long_factors_at_a_short_length_are_another_frequency_table(cli, tmp_path):
+    """Up to the original length transformers takes short_factor; mlx-lm's SuScaledRoPE
+    always takes long_factor; llama.cpp chooses by the context length as transformers does."""
+    longrope = {
+        "type": "longrope",
+        "long_factor": [1.0 + 0.5 * i for i in range(48)],
+        "short_factor": [1.0 + 0.01 * i for i in range(48)],
+    }
+    config = _config(
+        tmp_path,
+        longrope,
+        theta=10000.0,
+        hidden_size=3072,
+        original_max_position_embeddings=4096,
+        architectures=["Phi3ForCausalLM"],
+    )
+    engines, _ = _engines(cli, config, 4096)
+    assert engines["llama.cpp"]["verdict"] == "arithmetic"
+    assert engines["mlx"]["verdict"] == "meaning"
+    (line,) = engines["mlx"]["why"]
+    assert line.startswith("another frequency table: ")
+    # at a length past the original both take long_factor, and differ by arithmetic only
+    engines, _ = _engines(cli, config, 8192)
+    assert engines["mlx"]["verdict"] == "arithmetic"
+
+
+def test_another_rotary_dim_is_said_and_not_measured():
+    from pe_cli.analysis.engines import engine_view
+    from pe_cli.spec import TableSpec
+
+    defaults = {"family": "rope", "d_model": 128, "seq_len": 256, "base": 10000.0}
+    narrower = TableSpec(**{**defaults, "d_model": 64, "variant": "hf-rope"})
+    view = engine_view(defaults, [("narrower", narrower)], 1e-4)
+    assert not view.rows
+    assert view.notes == [
+        "narrower: another rotary dim: 64 columns where the config's table has 128"
+    ]
+
+
+def test_a_correctly_rounded_table_is_identical_and_a_plain_table_gets_the_audit(cli):
+    from pe_cli.analysis.engines import engine_view
+    from pe_cli.spec import TableSpec
+
+    defaults = {"family": "rope", "d_model": 64, "seq_len": 256, "base": 10000.0}
+    rounded = TableSpec(**{**defaults, "dtype": "float32"})
+    (row,) = engine_view(defaults, [("exact", rounded)], 1e-4).rows
+    assert row.verdict.kind == "identical" and row.equal_exact == 1.0
+    # without a model's config, compare --family rope is the family's audit
+    code, out, err = cli("compare", "--family", "rope", "-d", 64, "-l", 256)
+    assert code == 0, err
+    assert "libraries and precision recipes vs the exact table" in out.decode()
+
+
+# ---------------------------------------------------------------------------------------------
+# compare GGUF CONFIG: the rope parameters that disagree
+
+
+def _converter_factors(base, dim, rope):
+    """rope_freqs as convert_hf_to_gguf's LlamaModel computes them, in torch float32."""
+    import torch
+
+    frequencies = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+    original, factor = rope["original_max_position_embeddings"], rope["factor"]
+    low, high = rope["low_freq_factor"], rope["high_freq_factor"]
+    factors = []
+    for frequency in frequencies:
+        wavelength = 2 * math.pi / frequency
+        if wavelength < original / high:
+            factors.append(1)
+        elif wavelength > original / low:
+            factors.append(factor)
+        else:
+            smooth = (original / wavelength - low) / (high - low)
+            factors.append(1 / ((1 - smooth) / factor + smooth))
+    return torch.tensor(factors, dtype=torch.float32).tolist()
+
+
+def _gguf(path, arch, base, heads=32, n_rot=128, scaling=None, tensors=None):
+    gguf = pytest.importorskip("gguf")
+    writer = gguf.GGUFWriter(str(path), arch)
+    writer.add_context_length(131072)
+    writer.add_embedding_length(128 * heads)
+    writer.add_head_count(heads)
+    writer.add_rope_dimension_count(n_rot)
+    writer.add_rope_freq_base(base)
+    for name, value in (scaling or {}).items():
+        getattr(writer, f"add_rope_scaling_{name}")(value)
+    for name, values in (tensors or {}).items():
+        writer.add_tensor(f"{name}.weight", np.asarray(values, dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def _disagree(cli, gguf, config):
+    code, out, err = cli("compare", gguf, config, "--json")
+    found = json.loads(out)
+    differ = [p["parameter"].split(" ")[0] for p in found["parameters"] if not p["agree"]]
+    assert code == (1 if differ else 0), err
+    return differ
+
+
+def test_a_gguf_is_held_against_its_config(cli, tmp_path):
+    config = _config(tmp_path, LLAMA3)
+    factors = _converter_factors(500000.0, 128, LLAMA3)
+    good = _gguf(tmp_path / "good.gguf", "llama", 500000.0, tensors={"rope_freqs": factors})
+    assert _disagree(cli, good, config) == []
+    assert _disagree(cli, config, good) == []  # either order
+    dropped = _gguf(tmp_path / "dropped.gguf", "llama", 500000.0)
+    assert _disagree(cli, dropped, config) == ["rope_freqs"]
+    base = _gguf(tmp_path / "base.gguf", "llama", 10000.0, tensors={"rope_freqs": factors})
+    assert _disagree(cli, base, config) == ["rope.freq_base"]
+    other = [*factors[:-1], factors[-1] * 2]
+    changed = _gguf(tmp_path / "changed.gguf", "llama", 500000.0, tensors={"rope_freqs": other})
+    assert _disagree(cli, changed, config) == ["rope_freqs"]
+    _, out, _ = cli("compare", changed, config, "--json")
+    (row,) = [p for p in json.loads(out)["parameters"] if not p["agree"]]
+    assert row["first"].startswith("1 of 64 factors differ (the first at pair 63")
+
+
+def test_a_yarn_gguf_names_its_factor_and_a_partial_one_its_rotary_dim(cli, tmp_path):
+    gguf = pytest.importorskip("gguf")
+    config = _config(tmp_path, YARN, theta=1e6, num_attention_heads=40, hidden_size=5120)
+    yarn = {"type": gguf.RopeScalingType.YARN, "factor": 4.0, "orig_ctx_len": 32768}
+    good = _gguf(tmp_path / "q.gguf", "qwen2", 1e6, heads=40, scaling=yarn)
+    assert _disagree(cli, good, config) == []
+    wrong = _gguf(tmp_path / "w.gguf", "qwen2", 1e6, heads=40, scaling={**yarn, "factor": 2.0})
+    assert _disagree(cli, wrong, config) == ["rope.scaling.factor"]
+    none = _gguf(tmp_path / "n.gguf", "qwen2", 1e6, heads=40)
+    assert _disagree(cli, none, config) == ["rope.scaling.type"]
+    partial = _gguf(tmp_path / "p.gguf", "qwen2", 1e6, heads=40, n_rot=64, scaling=yarn)
+    assert _disagree(cli, partial, config) == ["rope.dimension_count"]
