@@ -171,6 +171,7 @@ def vllm_plane(spec):
 @variant(
     VARIANTS,
     "vllm",
+    engine="vllm",
     source=SOURCE,
     conventions=("half", "interleaved", "single"),
     refuse=_refusal,
