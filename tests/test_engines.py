@@ -117,8 +117,9 @@ def _engines(cli, config, length):
 
 def test_llama31_differs_from_exact_by_arithmetic_only_in_every_engine(cli, tmp_path):
     engines, notes = _engines(cli, _config(tmp_path, LLAMA3), 8192)
-    assert set(engines) == {"transformers", "mlx", "llama.cpp"} and not notes
+    assert set(engines) == {"transformers", "mlx", "llama.cpp", "vllm"} and not notes
     assert engines["transformers"]["bit_equal_to_transformers"] == 1.0
+    assert engines["vllm"]["bit_equal_to_transformers"] == 1.0  # vLLM's op order is theirs
     for engine in engines.values():
         assert engine["verdict"] == "arithmetic", engine["why"]
         assert engine["versus_exact"]["max_abs"] < 16 * 8192 * 2.0**-23
