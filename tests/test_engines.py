@@ -12,14 +12,8 @@ import pytest
 
 import pe_cli
 
-LLAMA3 = {
-    "rope_type": "llama3",
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192,
-}
-YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+from .rope_models import LLAMA3, YARN
+
 MODELS = {
     "llama3.1": {"d_model": 128, "base": 500000.0, "rope": LLAMA3},
     "qwen2": {"d_model": 128, "base": 1e6},

@@ -15,14 +15,8 @@ from pe_cli.core.errors import BadInput
 from pe_cli.families.rope.llamacpp import ggml_arguments, llama3_freq_factors
 from pe_cli.numerics.float32 import F32, c_libm, fma
 
-LLAMA3 = {
-    "rope_type": "llama3",
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192,
-}
-YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+from .rope_models import LLAMA3, YARN
+
 # Phi-3.5-mini's shape: head dim 96, 48 factors per list, original 4096, context 131072
 PHI_SHORT = [round(1.0 + 0.05 * i, 2) for i in range(48)]
 PHI_LONG = [round(1.0 + 1.2 * i**1.1, 3) for i in range(48)]

@@ -31,6 +31,7 @@ import torch
 
 from . import figures, notebooks, reference
 from .libraries import hf_rotary
+from .rope_models import LLAMA3
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -162,15 +163,6 @@ def _rope_audit() -> dict[str, str]:
         cos = hf_rotary({}, d, base, ids)[0].numpy()
         lines[name] = figures.audit_row(label, figures.difference(cos, truth))
     return lines
-
-
-LLAMA3 = {
-    "rope_type": "llama3",
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192,
-}
 
 
 @functools.cache
