@@ -15,11 +15,10 @@ from pe_cli.core.errors import BadInput
 from pe_cli.families.rope.llamacpp import ggml_arguments, llama3_freq_factors
 from pe_cli.numerics.float32 import F32, c_libm, fma
 
-from .rope_models import LLAMA3, YARN
+from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT, YARN
 
-# Phi-3.5-mini's shape: head dim 96, 48 factors per list, original 4096, context 131072
-PHI_SHORT = [round(1.0 + 0.05 * i, 2) for i in range(48)]
-PHI_LONG = [round(1.0 + 1.2 * i**1.1, 3) for i in range(48)]
+# Phi-3.5-mini: head dim 96, 48 factors per list, original 4096, context 131072
+PHI_SHORT, PHI_LONG = PHI35_SHORT, PHI35_LONG
 PHI35 = {
     "rope_type": "longrope",
     "short_factor": PHI_SHORT,
