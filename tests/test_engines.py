@@ -272,3 +272,21 @@ def test_a_yarn_gguf_names_its_factor_and_a_partial_one_its_rotary_dim(cli, tmp_
     assert _disagree(cli, none, config) == ["rope.scaling.type"]
     partial = _gguf(tmp_path / "p.gguf", "qwen2", 1e6, heads=40, n_rot=64, scaling=yarn)
     assert _disagree(cli, partial, config) == ["rope.dimension_count"]
+
+
+@pytest.mark.parametrize("variant", ["mlx", "llama.cpp", "vllm"])
+def test_show_says_no_attention_factor_an_engine_may_not_read(cli, variant):
+    """MLX's YaRN reads no attention_factor: show lists neither the model's attention factor
+    nor its frequencies under an engine's variant (nor checks row norms by them), and
+    transformers' table, which reads them, still has both."""
+    yarn = ["--rope", "rope_type=yarn", "--rope", "factor=4", "--rope", "attention_factor=1.5"]
+    args = ["show", "--family", "rope", "-d", "64", "-l", "256", *yarn]
+    args += ["--rope", "original_max_position_embeddings=64"]
+    code, out, err = cli(*args, "--variant", variant)
+    assert code == 0, err
+    text = out.decode()
+    assert "attention factor" not in text and "wavelength" not in text and "expected" not in text
+    code, out, _ = cli(*args, "--variant", "hf-rope")
+    assert code == 0 and "attention factor  1.5" in out.decode() and "wavelength" in out.decode()
+    code, _, err = cli(*args, "--variant", variant, "--plot", "w.png", "--plot-kind", "wavelengths")
+    assert code == 2 and f"no frequencies of --variant {variant}'s rope tables" in err

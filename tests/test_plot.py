@@ -343,7 +343,7 @@ def test_the_same_figure_makes_the_same_file(cli, tmp_path, extension):
         (["show", "--plot-kind", "curves"], "--plot-kind chooses the figure"),
         (
             ["show", "--family", "alibi", "--plot", "f.png", "--plot-kind", "wavelengths"],
-            "has no frequencies",
+            "lists no frequencies of the family's alibi tables",
         ),
         (
             [

@@ -214,7 +214,10 @@ def wavelengths(table: Source) -> Figure:
     family = FAMILIES[spec.family]
     found = family.facts(spec).get("frequencies")
     if not found:
-        raise BadInput(f"--plot-kind wavelengths: a {spec.family} table has no frequencies")
+        whose = f"--variant {spec.variant}" if spec.variant != "exact" else "the family"
+        raise BadInput(
+            f"--plot-kind wavelengths: pe-cli lists no frequencies of {whose}'s {spec.family} tables"
+        )
     plain, contexts = family.scaling(spec)
 
     def line(frequencies, label):

@@ -269,10 +269,20 @@ class Rope(Family):
         return show.row_label(spec) or super().row_label(spec)
 
     def row_norm(self, spec):
-        return show.row_norm(spec)
+        return None if self._engine_reads(spec) else show.row_norm(spec)
 
     def facts(self, spec):
-        return show.facts(spec)
+        found = show.facts(spec)
+        if self._engine_reads(spec):  # the model's factor and frequencies, not the engine's
+            found = {k: v for k, v in found.items() if k not in ("attention_factor", "frequencies")}
+        return found
+
+    def _engine_reads(self, spec) -> bool:
+        """An inference engine's table (mlx, llama.cpp, vllm), which may read the model's rope
+        parameters otherwise (MLX's YaRN reads no attention_factor): show lists no attention
+        factor or frequencies for it, and checks no row norms by them."""
+        found = self.variants.get(spec.variant)
+        return found is not None and found.engine not in ("", "transformers")
 
 
 FAMILY = Rope()
