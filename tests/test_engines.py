@@ -12,6 +12,7 @@ import pytest
 
 import pe_cli
 
+from .gguf_files import write_gguf
 from .rope_models import LLAMA3, YARN
 
 MODELS = {
@@ -215,25 +216,6 @@ def _converter_factors(base, dim, rope):
     return torch.tensor(factors, dtype=torch.float32).tolist()
 
 
-def _gguf(path, arch, base, heads=32, n_rot=128, scaling=None, tensors=None):
-    gguf = pytest.importorskip("gguf")
-    writer = gguf.GGUFWriter(str(path), arch)
-    writer.add_context_length(131072)
-    writer.add_embedding_length(128 * heads)
-    writer.add_head_count(heads)
-    writer.add_rope_dimension_count(n_rot)
-    writer.add_rope_freq_base(base)
-    for name, value in (scaling or {}).items():
-        getattr(writer, f"add_rope_scaling_{name}")(value)
-    for name, values in (tensors or {}).items():
-        writer.add_tensor(f"{name}.weight", np.asarray(values, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
-
 def _disagree(cli, gguf, config):
     code, out, err = cli("compare", gguf, config, "--json")
     found = json.loads(out)
@@ -245,15 +227,21 @@ def _disagree(cli, gguf, config):
 def test_a_gguf_is_held_against_its_config(cli, tmp_path):
     config = _config(tmp_path, LLAMA3)
     factors = _converter_factors(500000.0, 128, LLAMA3)
-    good = _gguf(tmp_path / "good.gguf", "llama", 500000.0, tensors={"rope_freqs": factors})
+    good = write_gguf(
+        tmp_path / "good.gguf", "llama", base=500000.0, tensors={"rope_freqs": factors}
+    )
     assert _disagree(cli, good, config) == []
     assert _disagree(cli, config, good) == []  # either order
-    dropped = _gguf(tmp_path / "dropped.gguf", "llama", 500000.0)
+    dropped = write_gguf(tmp_path / "dropped.gguf", "llama", base=500000.0)
     assert _disagree(cli, dropped, config) == ["rope_freqs"]
-    base = _gguf(tmp_path / "base.gguf", "llama", 10000.0, tensors={"rope_freqs": factors})
+    base = write_gguf(
+        tmp_path / "base.gguf", "llama", base=10000.0, tensors={"rope_freqs": factors}
+    )
     assert _disagree(cli, base, config) == ["rope.freq_base"]
     other = [*factors[:-1], factors[-1] * 2]
-    changed = _gguf(tmp_path / "changed.gguf", "llama", 500000.0, tensors={"rope_freqs": other})
+    changed = write_gguf(
+        tmp_path / "changed.gguf", "llama", base=500000.0, tensors={"rope_freqs": other}
+    )
     assert _disagree(cli, changed, config) == ["rope_freqs"]
     _, out, _ = cli("compare", changed, config, "--json")
     (row,) = [p for p in json.loads(out)["parameters"] if not p["agree"]]
@@ -264,13 +252,15 @@ def test_a_yarn_gguf_names_its_factor_and_a_partial_one_its_rotary_dim(cli, tmp_
     gguf = pytest.importorskip("gguf")
     config = _config(tmp_path, YARN, theta=1e6, num_attention_heads=40, hidden_size=5120)
     yarn = {"type": gguf.RopeScalingType.YARN, "factor": 4.0, "orig_ctx_len": 32768}
-    good = _gguf(tmp_path / "q.gguf", "qwen2", 1e6, heads=40, scaling=yarn)
+    good = write_gguf(tmp_path / "q.gguf", "qwen2", base=1e6, heads=40, scaling=yarn)
     assert _disagree(cli, good, config) == []
-    wrong = _gguf(tmp_path / "w.gguf", "qwen2", 1e6, heads=40, scaling={**yarn, "factor": 2.0})
+    wrong = write_gguf(
+        tmp_path / "w.gguf", "qwen2", base=1e6, heads=40, scaling={**yarn, "factor": 2.0}
+    )
     assert _disagree(cli, wrong, config) == ["rope.scaling.factor"]
-    none = _gguf(tmp_path / "n.gguf", "qwen2", 1e6, heads=40)
+    none = write_gguf(tmp_path / "n.gguf", "qwen2", base=1e6, heads=40)
     assert _disagree(cli, none, config) == ["rope.scaling.type"]
-    partial = _gguf(tmp_path / "p.gguf", "qwen2", 1e6, heads=40, n_rot=64, scaling=yarn)
+    partial = write_gguf(tmp_path / "p.gguf", "qwen2", base=1e6, heads=40, n_rot=64, scaling=yarn)
     assert _disagree(cli, partial, config) == ["rope.dimension_count"]
 
 

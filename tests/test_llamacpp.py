@@ -15,6 +15,7 @@ from pe_cli.core.errors import BadInput
 from pe_cli.families.rope.llamacpp import ggml_arguments, llama3_freq_factors
 from pe_cli.numerics.float32 import F32, c_libm, fma
 
+from .gguf_files import write_gguf
 from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT, YARN
 
 # Phi-3.5-mini: head dim 96, 48 factors per list, original 4096, context 131072
@@ -308,27 +309,6 @@ def test_cli_refusal_names_the_reason(cli):
 # A GGUF as --rope-config: llama.cpp's metadata and rope tensors, written here with gguf's writer
 
 
-def _gguf(path, arch, head=128, heads=32, n_rot=None, base=None, scaling=None, tensors=None):
-    import gguf
-
-    writer = gguf.GGUFWriter(str(path), arch)
-    writer.add_context_length(131072)
-    writer.add_embedding_length(head * heads)
-    writer.add_head_count(heads)
-    writer.add_rope_dimension_count(n_rot or head)
-    if base is not None:
-        writer.add_rope_freq_base(base)
-    for name, value in (scaling or {}).items():
-        getattr(writer, f"add_rope_scaling_{name}")(value)
-    for name, values in (tensors or {}).items():
-        writer.add_tensor(f"{name}.weight", np.asarray(values, dtype=np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
-
-
 def _from_gguf(cli, path, out, length, *more):
     code, _, err = cli("generate", "--rope-config", path, "-l", length, *more, "-o", out, "--force")
     assert code == 0, err
@@ -338,7 +318,9 @@ def _from_gguf(cli, path, out, length, *more):
 def test_a_llama3_gguf_gives_ggmls_table(ggml, converter_factors, tmp_path, cli):
     """Llama 3.1's GGUF: rope_freqs and no scaling keys; llama is NORM in llama.cpp."""
     factors = converter_factors["500000/128"]
-    path = _gguf(tmp_path / "llama.gguf", "llama", base=500000.0, tensors={"rope_freqs": factors})
+    path = write_gguf(
+        tmp_path / "llama.gguf", "llama", base=500000.0, tensors={"rope_freqs": factors}
+    )
     for part in ("cos", "sin"):
         mine = _from_gguf(
             cli, path, tmp_path / "t.npy", 8192, "--variant", "llama.cpp", "--part", part
@@ -354,7 +336,7 @@ def test_a_yarn_gguf_gives_ggmls_table(ggml, tmp_path, cli):
     import gguf
 
     scaling = {"type": gguf.RopeScalingType.YARN, "factor": 4.0, "orig_ctx_len": 32768}
-    path = _gguf(tmp_path / "qwen.gguf", "qwen2", heads=40, base=1e6, scaling=scaling)
+    path = write_gguf(tmp_path / "qwen.gguf", "qwen2", heads=40, base=1e6, scaling=scaling)
     mine = _from_gguf(cli, path, tmp_path / "t.npy", 40000, "--variant", "llama.cpp")
     theirs = ggml.table(
         np.arange(40000), 128, 128, "half",
@@ -367,7 +349,7 @@ def test_a_phi3_gguf_gives_ggmls_long_table_and_a_partial_one(ggml, tmp_path, cl
     """Phi-3.5's shape: rope_factors_long and _short and an attention factor; the context
     (the table's length) past the original length takes the long factors."""
     attention = float(F32(PHI_ATTENTION))
-    path = _gguf(
+    path = write_gguf(
         tmp_path / "phi3.gguf", "phi3", head=96,
         scaling={"attn_factors": attention, "orig_ctx_len": 4096},
         tensors={"rope_factors_long": PHI_LONG, "rope_factors_short": PHI_SHORT},
@@ -380,13 +362,13 @@ def test_a_phi3_gguf_gives_ggmls_long_table_and_a_partial_one(ggml, tmp_path, cl
         freq_base=10000.0, attn_factor=attention, freq_factors=PHI_LONG,
     )  # fmt: skip
     _same(mine, theirs)
-    partial = _gguf(tmp_path / "partial.gguf", "stablelm", head=128, n_rot=32, base=10000.0)
+    partial = write_gguf(tmp_path / "partial.gguf", "stablelm", head=128, n_rot=32, base=10000.0)
     mine = _from_gguf(cli, partial, tmp_path / "p.npy", 4096, "--variant", "llama.cpp")
     _same(mine, ggml.table(np.arange(4096), 128, 32, "half", freq_base=10000.0))
 
 
 def test_a_gguf_is_exact_by_default_and_names_llama_cpps_distance(tmp_path, cli):
-    path = _gguf(tmp_path / "llama.gguf", "llama", base=500000.0)
+    path = write_gguf(tmp_path / "llama.gguf", "llama", base=500000.0)
     code, _, err = cli("generate", "--rope-config", path, "-l", 1024, "-o", tmp_path / "t.npy")
     assert code == 0 and "exact/interleaved" in err
     assert "llama.cpp: its table (--variant llama.cpp) differs from this one by up to" in err
@@ -399,7 +381,7 @@ def _interleaved(n):  # the half layout's columns in interleaved order: both hol
 
 
 def _truncated(path):
-    whole = _gguf(path, "llama", base=500000.0).read_bytes()
+    whole = write_gguf(path, "llama", base=500000.0).read_bytes()
     path.write_bytes(whole[:100])
     return path
 
@@ -408,9 +390,11 @@ def _truncated(path):
     "make, message",
     [
         (_truncated, "not a readable GGUF file"),
-        (lambda p: _gguf(p, "qwen2vl"), "architecture 'qwen2vl' is not one llama.cpp"),
+        (lambda p: write_gguf(p, "qwen2vl"), "architecture 'qwen2vl' is not one llama.cpp"),
         (
-            lambda p: _gguf(p, "llama", scaling={"type": _scaling("none"), "attn_factors": 2.0}),
+            lambda p: write_gguf(
+                p, "llama", scaling={"type": _scaling("none"), "attn_factors": 2.0}
+            ),
             "without freq factors",
         ),
     ],
