@@ -13,7 +13,7 @@ from pe_cli.engine import build
 from pe_cli.numerics.float32 import fma
 from pe_cli.spec import TableSpec
 
-from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT
+from .rope_models import DEEPSEEK_YARN, LLAMA3, PHI35_LONG, PHI35_SHORT
 
 # name: head dim, theta, rope parameters (pe-cli's, and mlx-lm's scaling config), the model's
 # max_position_embeddings
@@ -43,15 +43,7 @@ MODELS = {
     "deepseek-yarn": (
         64,
         10000.0,
-        {
-            "rope_type": "yarn",
-            "factor": 40.0,
-            "original_max_position_embeddings": 4096,
-            "beta_fast": 32,
-            "beta_slow": 1,
-            "mscale": 1.0,
-            "mscale_all_dim": 0.707,
-        },
+        DEEPSEEK_YARN,
         163840,
     ),
     "linear": (128, 10000.0, {"rope_type": "linear", "factor": 2.0}, 4096),

@@ -9,7 +9,7 @@ import torch
 import pe_cli
 from pe_cli.core.errors import BadInput
 
-from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT
+from .rope_models import DEEPSEEK_YARN, LLAMA3, PHI35_LONG, PHI35_SHORT
 
 PHI35 = {
     "rope_type": "longrope",
@@ -42,15 +42,7 @@ MODELS = {
     "deepseek-yarn": (
         64,
         10000.0,
-        {
-            "rope_type": "yarn",
-            "factor": 40.0,
-            "original_max_position_embeddings": 4096,
-            "beta_fast": 32,
-            "beta_slow": 1,
-            "mscale": 1.0,
-            "mscale_all_dim": 0.707,
-        },
+        DEEPSEEK_YARN,
         163840,
         None,
     ),
