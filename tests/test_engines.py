@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import pe_cli
+from pe_cli.families.rope.llamacpp import llama3_freq_factors
 
 from .gguf_files import write_gguf
 from .rope_models import LLAMA3, YARN
@@ -196,26 +197,6 @@ def test_a_correctly_rounded_table_is_identical_and_a_plain_table_gets_the_audit
 # compare GGUF CONFIG: the rope parameters that disagree
 
 
-def _converter_factors(base, dim, rope):
-    """rope_freqs as convert_hf_to_gguf's LlamaModel computes them, in torch float32."""
-    import torch
-
-    frequencies = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
-    original, factor = rope["original_max_position_embeddings"], rope["factor"]
-    low, high = rope["low_freq_factor"], rope["high_freq_factor"]
-    factors = []
-    for frequency in frequencies:
-        wavelength = 2 * math.pi / frequency
-        if wavelength < original / high:
-            factors.append(1)
-        elif wavelength > original / low:
-            factors.append(factor)
-        else:
-            smooth = (original / wavelength - low) / (high - low)
-            factors.append(1 / ((1 - smooth) / factor + smooth))
-    return torch.tensor(factors, dtype=torch.float32).tolist()
-
-
 def _disagree(cli, gguf, config):
     code, out, err = cli("compare", gguf, config, "--json")
     found = json.loads(out)
@@ -226,7 +207,8 @@ def _disagree(cli, gguf, config):
 
 def test_a_gguf_is_held_against_its_config(cli, tmp_path):
     config = _config(tmp_path, LLAMA3)
-    factors = _converter_factors(500000.0, 128, LLAMA3)
+    # as the converter writes them (test_llamacpp.py holds these against llama.cpp's converter)
+    factors = list(llama3_freq_factors(128, 500000.0, LLAMA3))
     good = write_gguf(
         tmp_path / "good.gguf", "llama", base=500000.0, tensors={"rope_freqs": factors}
     )
