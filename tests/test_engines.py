@@ -9,6 +9,7 @@ import shlex
 
 import numpy as np
 import pytest
+import torch
 
 import pe_cli
 from pe_cli.families.rope.llamacpp import llama3_freq_factors
@@ -35,10 +36,13 @@ CASES = [
 ]
 
 
-def _named_and_rebuilt(cli, tmp_path, table):
-    """compare FILE's best candidate, after checking that its printed command rebuilds FILE."""
-    np.save(tmp_path / "table.npy", table)
-    code, out, err = cli("compare", tmp_path / "table.npy")
+def _named_and_rebuilt(cli, tmp_path, table=None, name="table.npy", every=False):
+    """compare FILE's best candidate, after checking that its printed command rebuilds FILE
+    (its table's bytes: a .safetensors file also holds the spec it was written with). FILE is
+    `table` saved, or tmp_path / name written already. every: every candidate instead."""
+    if table is not None:
+        np.save(tmp_path / name, table)
+    code, out, err = cli("compare", tmp_path / name)
     assert code == 0, err
     text = out.decode()
     assert text.count("rebuilt by:") == 1, text
@@ -46,14 +50,30 @@ def _named_and_rebuilt(cli, tmp_path, table):
     folded = printed[: next(k for k, line in enumerate(printed) if not line.endswith(" \\")) + 1]
     words = shlex.split(" ".join(line.removesuffix(" \\") for line in folded))
     assert words[:2] == ["pe-cli", "generate"]
-    code, _, err = cli(*words[1:], "-o", tmp_path / "again.npy")
+    again = tmp_path / f"again.{name.rpartition('.')[2]}"
+    code, _, err = cli(*words[1:], "-o", again)
     assert code == 0, err
-    assert (tmp_path / "again.npy").read_bytes() == (tmp_path / "table.npy").read_bytes()
-    code, out, err = cli("compare", tmp_path / "table.npy", "--json")
+    assert _data(again) == _data(tmp_path / name)
+    code, out, err = cli("compare", tmp_path / name, "--json")
     assert code == 0, err
     found = json.loads(out)
     assert shlex.split(found["command"]) == words
-    return found["candidates"][0]
+    return found["candidates"] if every else found["candidates"][0]
+
+
+def _data(path) -> bytes:
+    """A table file's data: a .npy file whole, a .safetensors file's tensor bytes."""
+    if path.suffix == ".npy":
+        return path.read_bytes()
+    from safetensors import safe_open
+
+    with safe_open(path, "pt") as f:
+        (key,) = f.keys()
+        tensor = f.get_tensor(key)
+    return (
+        str(tensor.dtype).encode()
+        + tensor.contiguous().view(-1).view(torch.uint8).numpy().tobytes()
+    )
 
 
 @pytest.mark.parametrize("engine, model, pairing", CASES)
@@ -68,6 +88,45 @@ def test_engine_tables_are_named_and_rebuilt(cli, tmp_path, engine, model, pairi
     share = given.pop("partial_rotary_factor", 1.0)
     assert best["spec"]["d_model"] * rope.get("partial_rotary_factor", 1.0) == 128 * share
     assert {k: rope[k] for k in given} == given
+
+
+# each engine's half dtypes (ggml's CPU rope takes F16, not BF16; vLLM's cache is cast to the
+# model's dtype, MLX's is its float32 result rounded), every model, pairings in turn
+HALF = [
+    (engine, model, dtype, ("half", "interleaved")[k % 2])
+    for engine, dtypes in (
+        ("llama.cpp", ("float16",)),
+        ("mlx", ("float16", "bfloat16")),
+        ("vllm", ("float16", "bfloat16")),
+    )
+    for dtype in dtypes
+    for k, model in enumerate(MODELS)
+]
+
+
+@pytest.mark.parametrize("engine, model, dtype, pairing", HALF)
+def test_engine_half_tables_are_named_and_rebuilt(cli, tmp_path, engine, model, dtype, pairing):
+    """A half table tells each frequency to a few 1e-3 at a time: compare reads it again
+    further on until it is known to 2e-4, then the engine's table is named bit for bit, or
+    one it ties with: vLLM's cache computes transformers' float32 operations, and a short
+    bfloat16 table of MLX's can round to transformers' own."""
+    options = {**MODELS[model], "convention": pairing}
+    args = ["--family", "rope", "--variant", engine, "--dtype", dtype, "-l", 1024]
+    args += ["-d", options["d_model"], "--base", options["base"], "--convention", pairing]
+    for key, value in options.get("rope", {}).items():
+        args += ["--rope", f"{key}={value}"]
+    code, _, err = cli("generate", *args, "-o", tmp_path / "table.safetensors")
+    assert code == 0, err
+    found = _named_and_rebuilt(cli, tmp_path, name="table.safetensors", every=True)
+    best = found[0]
+    assert best["confirmed"] and best["differing"] == 0 and best["spec"]["dtype"] == dtype
+    assert best["spec"]["convention"] == pairing and best["spec"]["base"] == options["base"]
+    # the engine's own, or a table it ties with bit for bit (printed "the same table as")
+    same = {c["name"] for c in found if c["confirmed"] and c["differing"] == 0}
+    assert f"library {engine}" in same, same
+    given = dict(options.get("rope", {}))
+    given.pop("partial_rotary_factor", None)
+    assert {k: dict(best["spec"]["rope"])[k] for k in given} == given
 
 
 def test_a_long_engine_table_is_named_from_its_sample(cli, tmp_path):
@@ -262,3 +321,44 @@ def test_show_says_no_attention_factor_an_engine_may_not_read(cli, variant):
     assert code == 0 and "attention factor  1.5" in out.decode() and "wavelength" in out.decode()
     code, _, err = cli(*args, "--variant", variant, "--plot", "w.png", "--plot-kind", "wavelengths")
     assert code == 2 and f"no frequencies of --variant {variant}'s rope tables" in err
+
+
+def _served(cli, config, length, dtype):
+    code, out, err = cli(
+        "compare", "--rope-config", config, "-l", length, "--dtype", dtype, "--json"
+    )
+    assert code == 0, err
+    found = json.loads(out)
+    return {e["engine"]: e for e in found["engines"]}, found
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_llama31_served_in_a_half_dtype_is_arithmetic_and_a_cast(cli, tmp_path, dtype):
+    """Every engine's table rounded to the serving dtype: off from exact by float32 angles and
+    the cast, not by a scale factor (position 0 holds 1 rounded) nor other frequencies."""
+    engines, found = _served(cli, _config(tmp_path, LLAMA3), 8192, dtype)
+    assert found["dtype"] == dtype and found["positions"]["dtype"] == dtype
+    expected = {"transformers", "mlx", "vllm"} | ({"llama.cpp"} if dtype == "float16" else set())
+    assert set(engines) == expected
+    if dtype == "bfloat16":  # ggml's CPU rope has no BF16: said, not built
+        assert any(n.startswith("llama.cpp: ") and "bfloat16" in n for n in found["notes"])
+    for engine in engines.values():
+        assert engine["dtype"] == dtype
+        assert engine["verdict"] == "arithmetic", engine["why"]
+        (why,) = engine["why"]
+        assert why.startswith(f"float32 arithmetic, then the cast to {dtype}:")
+    assert engines["vllm"]["bit_equal_to_transformers"] == 1.0
+
+
+def test_a_rounded_attention_factor_is_no_scale_factor_but_a_dropped_one_is(cli, tmp_path):
+    """YaRN's attention factor 1.1386 is 1.140625 in bfloat16 in every table that keeps it:
+    rounding, not another scale. MLX and llama.cpp read no attention_factor 1.0 and multiply
+    by 1.1386 anyway: another scale factor in bfloat16 too."""
+    yarn = {**YARN, "attention_factor": 1.0}
+    engines, _ = _served(cli, _config(tmp_path, YARN, theta=1e6), 4096, "bfloat16")
+    for engine in engines.values():
+        assert not any("scale factor" in w for w in engine["why"]), engine
+    engines, _ = _served(cli, _config(tmp_path, yarn, theta=1e6), 4096, "bfloat16")
+    assert engines["transformers"]["verdict"] == "arithmetic"
+    assert engines["mlx"]["verdict"] == "meaning"
+    assert engines["mlx"]["why"][0].startswith("another scale factor: every value times")

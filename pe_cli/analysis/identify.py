@@ -219,9 +219,9 @@ class Bench:
 
     def libraries(self, spec: TableSpec, reference):
         """Each library variant of the spec's family that writes this table bit for bit (a
-        float64 table: those whose arithmetic ends in float64, as complex128 tables)."""
-        if self.dtype not in ("float32", "float64"):
-            return
+        float64 table: those whose arithmetic ends in float64, as complex128 tables; a half
+        one: those that write it, as a cast of their float32 table or in their own half
+        arithmetic)."""
         for name, found in FAMILIES[spec.family].variants.items():
             if found.kind != "library" or spec.convention not in found.conventions:
                 continue
@@ -229,7 +229,7 @@ class Bench:
                 library = spec.replace(variant=name, dtype=self.dtype)
             except BadInput:  # the library cannot make this table
                 continue
-            if self.dtype == "float32" or found.ends_float64(library):
+            if self.dtype != "float64" or found.ends_float64(library):
                 yield self.candidate(f"library {name}", library, found.source, reference)
 
 

@@ -100,6 +100,9 @@ NOT_FITTED = {
 }
 
 
+_ROUNDING = {"float16": 2.0**-11, "bfloat16": 2.0**-8}  # a value's relative rounding, at most
+
+
 def scalings(
     plane, dtype: str, w, resolved, attention: float, part: str, rows: int, notes: list
 ) -> list:
@@ -123,7 +126,8 @@ def scalings(
     # both dims give the same power law (base^(1/dim) is what the table shows): the plain and
     # linear candidates are tried with each, the roundest base wins; scaled ones with 2n
     dim, base, ratio = fits[0]
-    tolerance = 1e-3 if part == "cos" else 2e-2  # a sin table's peak only bounds its factor
+    # a sin table's peak only bounds its factor; a half table's row 0 holds it rounded
+    tolerance = max(1e-3 if part == "cos" else 2e-2, _ROUNDING.get(dtype, 0.0))
     if len(ratio) == 0 or np.allclose(ratio, 1, rtol=1e-3):
         found = []
         for dim, base, _ in fits:
