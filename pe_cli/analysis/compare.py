@@ -29,7 +29,7 @@ from ..families import (
 from ..io.read import looks_like_file
 from ..spec import TableSpec, generate_command, params_from_options
 from . import diagnose
-from .engines import EngineView, engine_view
+from .engines import EngineView, engine_view, serving_dtype
 from .identify import Candidate, exact_reference, identify
 from .metrics import Difference, Tally, difference, gather
 from .tables import Source, from_file, from_spec
@@ -334,6 +334,7 @@ def run(
     options: dict,
     atol: float | None = None,
     rtol: float | None = None,
+    dtype: str | None = None,
 ) -> Report:
     """`pe-cli compare [A [B]]`: with no tables the family's audit; with one file, its
     identification; else A against B (B by default the exact table of A's convention and
@@ -354,9 +355,15 @@ def run(
     tolerance = atol is not None or rtol is not None
     if a is None:
         exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None})
-        engines = FAMILIES[exact.family].engines(exact, options)
+        served = serving_dtype(dtype)
+        engines = FAMILIES[exact.family].engines(exact, options, served)
         if engines:  # one model's table in every engine
-            return Report(engine_view(defaults, engines, threshold), False)
+            return Report(engine_view(defaults, engines, threshold, served), False)
+    if dtype is not None:
+        raise BadInput(
+            "--dtype is the dtype of compare --rope-config CFG's every-engine view (no tables); "
+            "a table spec names its own (VARIANT:CONVENTION:DTYPE:PART), a file is read as it is"
+        )
         result = audit(defaults, threshold, atol, rtol)
         return Report(result, any(d.within is False for _, d in result.rows))
     if b is None and a in files:

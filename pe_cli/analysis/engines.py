@@ -11,6 +11,9 @@ p * w rounded a few times). A table off by more somewhere means something else: 
 by more once that factor is divided out show another frequency table, from the first
 position where they are; another column count is another rotary dim. Each is said only where
 the data shows it.
+
+In a half dtype (--dtype bfloat16: the dtype the engines serve the model in) each value is also
+rounded to it, and the view adds what the dtype does to positions (precision.py).
 """
 
 from __future__ import annotations
@@ -19,14 +22,33 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.dtypes import DTYPE_ALIASES, FORMATS
 from ..core.errors import BadInput
 from ..families import FAMILIES
 from ..spec import TableSpec
 from .metrics import Difference, Tally
+from .precision import Precision, precision
 from .tables import from_spec
 
 ARITHMETIC_ULPS = 16  # float32 epsilons per position that angle rounding stays within
 _EPSILON32 = float(np.finfo(np.float32).eps)
+SERVING = ("float32", "bfloat16", "float16")  # the dtypes an engine serves a table in
+
+
+def serving_dtype(name: str | None) -> str:
+    """--dtype's serving dtype by its name or alias (float32 where none is given)."""
+    found = DTYPE_ALIASES.get(name, name) if name else "float32"
+    if found not in SERVING:
+        raise BadInput(
+            f"--dtype {name}: engines serve a table in {', '.join(SERVING)} (or fp32, bf16, fp16)"
+        )
+    return found
+
+
+def _rounding(dtype: str) -> float:
+    """A value's relative rounding in dtype at most (0 in float32, which the angles' bound
+    covers)."""
+    return 0.0 if dtype == "float32" else FORMATS[dtype].epsilon
 
 
 @dataclass
@@ -69,12 +91,15 @@ class EngineView:
     dtype: str
     rows: list[EngineRow]
     notes: list[str] = field(default_factory=list)
+    precision: Precision | None = None  # what a half dtype does to positions
 
     def to_json(self):
         return {
             "title": self.title,
+            "dtype": self.dtype,
             "engines": [r.to_json() for r in self.rows],
             "notes": self.notes,
+            "positions": None if self.precision is None else self.precision.to_json(),
         }
 
 
@@ -96,8 +121,9 @@ class _Evidence:
     each column the first position where the engine's table, its scale divided out, is off
     from exact by more than float32 angle rounding makes."""
 
-    def __init__(self, cols: int, offset: int = 0):
+    def __init__(self, cols: int, offset: int = 0, dtype: str = "float32"):
         self.offset = offset  # the position of row 0
+        self.rounding = _rounding(dtype)  # each value's own rounding to the table's dtype
         self.scale = 1.0  # the engine's factor over exact's, read from position 0
         self.first_off = np.full(cols, -1, dtype=np.int64)
         self.row0: tuple | None = None
@@ -105,25 +131,28 @@ class _Evidence:
     def add(self, first: int, engine: np.ndarray, exact: np.ndarray) -> None:
         if first == 0:
             self.row0 = (engine[0].copy(), exact[0].copy())
-            self.scale = _scale(*self.row0)
+            self.scale = _scale(*self.row0, self.rounding)
         size = np.abs(exact).max() * abs(self.scale) if exact.size else 0.0
         positions = np.abs(np.arange(first, first + len(engine), dtype=np.float64) + self.offset)
-        bound = ARITHMETIC_ULPS * (positions + 1) * _EPSILON32 * max(size, 1e-30)
+        bound = (ARITHMETIC_ULPS * (positions + 1) * _EPSILON32 + self.rounding) * max(size, 1e-30)
         off = np.abs(engine - self.scale * exact) > bound[:, None]
         hit = off.any(axis=0) & (self.first_off < 0)
         if hit.any():
             self.first_off[hit] = first + np.argmax(off[:, hit], axis=0)
 
 
-def _scale(engine_row0: np.ndarray, exact_row0: np.ndarray) -> float:
+def _scale(engine_row0: np.ndarray, exact_row0: np.ndarray, rounding: float = 0.0) -> float:
     """The engine's common factor over exact's at position 0 (cos 0: the factor itself), 1
-    where position 0 has no such common factor (a sin table's zeros)."""
+    where position 0 has no such common factor (a sin table's zeros) or it is within the
+    rounding of the dtype."""
     nonzero = np.abs(exact_row0) > 0
     if not nonzero.any():
         return 1.0
     ratios = engine_row0[nonzero] / exact_row0[nonzero]
     middle = float(np.median(ratios))
-    if np.all(np.abs(ratios - middle) <= 4 * _EPSILON32 * abs(middle)):
+    if abs(middle - 1) <= rounding:
+        return 1.0
+    if np.all(np.abs(ratios - middle) <= (4 * _EPSILON32 + rounding) * abs(middle)):
         return middle
     return 1.0
 
@@ -150,26 +179,34 @@ def verdict(evidence: _Evidence, exact: Difference, equal_exact: float, what: st
         )
     if lines:
         return Verdict("meaning", lines)
+    cast = "" if what == "float32" else f", then the cast to {what}"
     return Verdict(
         "arithmetic",
         [
-            f"float32 arithmetic: within the rounding of its angles (max |err| {exact.max_abs:.3g}, "
-            "growing with the position)"
+            f"float32 arithmetic{cast}: within the rounding of its angles"
+            f"{'' if not cast else ' and values'} (max |err| {exact.max_abs:.3g}"
+            f"{', growing with the position' if not cast else ''})"
         ],
     )
 
 
 def engine_view(
-    defaults: dict, engines: list[tuple[str, TableSpec]], threshold: float
+    defaults: dict, engines: list[tuple[str, TableSpec]], threshold: float, dtype: str = "float32"
 ) -> EngineView:
-    """Each engine's table beside the exact table and transformers', streamed in blocks."""
+    """Each engine's table beside the exact table and transformers', streamed in blocks, in
+    the dtype the engines serve it in; in a half one, with what it does to positions."""
     exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None, "dtype": "float64"})
     family = FAMILIES[exact.family]
     settings = _short(", ".join(f"{k} {v}" for k, v in family.settings(exact) if k != "family"))
     title = (
         f"every engine's table vs the exact one (d_model={exact.d_model}, {exact.part}, {settings})"
     )
-    view = EngineView(title, "float32", [])
+    view = EngineView(title, dtype, [])
+    if dtype != "float32":
+        found = family.frequencies(exact)
+        if found is not None and exact.ids is None and not exact.axes:
+            w = [float(x) for x in found.values]
+            view.precision = precision(dtype, exact.last_position + 1, w, float(found.factor))
     built = []
     for engine, spec in engines:
         if isinstance(spec, str):  # the engine cannot build this table, and says why
@@ -198,7 +235,7 @@ def _measured(engine, spec, source, exact, reference, threshold) -> EngineRow:
         streams.append(from_spec(reference, "transformers").blocks())
     versus_exact = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
     versus_hf = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
-    evidence, unequal = _Evidence(source.cols, spec.offset), 0
+    evidence, unequal = _Evidence(source.cols, spec.offset, spec.dtype), 0
     for first, block in source.blocks():
         truth = next(streams[0])[1]
         unequal += int(np.count_nonzero(block != next(streams[1])[1]))

@@ -26,6 +26,16 @@ def compare(
         float | None,
         typer.Option(help="Relative tolerance: exit 1 when exceeded.", rich_help_panel=OUTPUT),
     ] = None,
+    dtype: Annotated[
+        str | None,
+        typer.Option(
+            help="With --rope-config and no tables: the dtype the engines serve the model's "
+            "table in (float32, bfloat16, float16; fp32, bf16, fp16), with a view of what it "
+            "does to positions [default: float32].",
+            metavar="NAME",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
     plot: PlotOpt = None,
     force: ForceOpt = False,
     json: JsonOpt = False,
@@ -61,7 +71,7 @@ def compare(
         from ..plotting import file_format
 
         file_format(plot, force)  # a wrong extension or an existing file is refused before any work
-    report = run(a, b, table, atol, rtol)
+    report = run(a, b, table, atol, rtol, dtype)
     if plot is not None and models.about_a_model(report.result):
         raise BadInput(
             "--plot draws one table's errors against position; this comparison is of a model "

@@ -333,9 +333,9 @@ class Family:
         (a GGUF and its config): a Described, else None."""
         return None
 
-    def engines(self, spec, options: dict) -> list:
+    def engines(self, spec, options: dict, dtype: str = "float32") -> list:
         """`compare` with no tables, for one model: (engine, spec, or why it cannot build the
-        table) of each engine's table for it, in its float32; empty for the audit instead."""
+        table) of each engine's table for it, in `dtype`; empty for the audit instead."""
         return []
 
     def reading(self, shape: tuple[int, ...], label: str):

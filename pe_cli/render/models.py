@@ -50,6 +50,45 @@ def engines(view) -> None:
             out.print(f"- {r.engine}: {line}", highlight=False, markup=False)
     for line in view.notes:
         out.print(f"- {line}", highlight=False, markup=False)
+    if view.precision is not None:
+        out.print()
+        positions(view.precision, out)
+
+
+def positions(found, out) -> None:
+    """What a half dtype does to positions held in it, band by band."""
+    bits = {"bfloat16": 8, "float16": 11}.get(found.dtype)
+    tabulate(
+        [
+            Column("positions", justify="left"),
+            Column("adjacent positions as one", keep=3),
+            Column("max |angle err|", keep=2),
+            Column("max |cos, sin err|", keep=1),
+        ],
+        [
+            [
+                f"{b.first} .. {b.stop - 1}",
+                f"{100 * b.merged:.4g}%",
+                _e(b.angle),
+                "-" if b.value != b.value else _e(b.value),  # nan: positions held as inf
+            ]
+            for b in found.bands
+        ],
+        f"positions held in {found.dtype} ({bits} significant bits), and the angles and "
+        "cos, sin computed from them",
+        "--json has them",
+        out,
+    )
+    line = (
+        f"{100 * found.merged:.4g}% of adjacent positions in 0 .. {found.length - 1} are one "
+        f"{found.dtype} value"
+    )
+    if found.run is not None:
+        first, last, value = found.run
+        line += f"; positions {first} .. {last} are all {value}"
+    if found.lost is not None:
+        line += f"; positions from {found.lost} on are inf"
+    out.print(line, highlight=False, markup=False)
 
 
 def agreements(found) -> None:

@@ -205,9 +205,9 @@ class Rope(Family):
 
         return compare_files(a, b)
 
-    def engines(self, spec, options):
+    def engines(self, spec, options, dtype="float32"):
         """With a model's config (--rope-config), each engine variant's table for it (those
-        registered with an engine), in float32 and the config's pairing."""
+        registered with an engine), in `dtype` and the config's pairing."""
         if not options.get("rope_config"):
             return []
         found = []
@@ -215,7 +215,7 @@ class Rope(Family):
             if not engine.engine:
                 continue
             try:
-                table = spec.replace(variant=name, dtype="float32", compute_dtype=None, shape="2d")
+                table = spec.replace(variant=name, dtype=dtype, compute_dtype=None, shape="2d")
             except BadInput as e:
                 table = str(e)
             found.append((engine.engine, table))
