@@ -428,7 +428,7 @@ def test_where_vllm_computes_otherwise_the_table_differs(name):
                     "original_max_position_embeddings": 32768,
                 },
             ),
-            "ramps its frequencies over its cache length",
+            "places its ramp by original_max_position_embeddings x the model's mrope_positions",
         ),
         (
             dict(

@@ -118,8 +118,8 @@ def _axes_refusal(spec, kind: str) -> str | None:
         )
     if kind == "yarn":
         return (
-            "vLLM's M-RoPE YaRN ramps its frequencies over its cache length (max_position x the "
-            "model's mrope_positions_factor), not original_max_position_embeddings: not modelled"
+            "vLLM's M-RoPE YaRN places its ramp by original_max_position_embeddings x the "
+            "model's mrope_positions_factor (4 for Qwen2-VL), which pe-cli does not know"
         )
     if kind != "default":
         return f"vLLM's get_rope builds M-RoPE for rope_type default and yarn, not {kind}"
