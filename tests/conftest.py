@@ -114,6 +114,8 @@ SHARED = {
     "test_vllm.py::test_131072_positions_are_vllm_bit_for_bit": "vllm caches",
     "test_vllm.py::test_the_cache_lengths_are_vllms": "vllm caches",
     "test_vllm.py::test_a_decode_window_is_the_caches_rows": "vllm caches",
+    "test_vllm.py::test_ids_are_the_caches_rows": "vllm caches",
+    "test_vllm.py::test_mrope_tables_are_vllm_bit_for_bit": "vllm caches",
 }
 
 

@@ -1,6 +1,7 @@
 """--variant vllm against vLLM itself: the cos_sin_cache of the rope module vLLM 0.32.0's get_rope
 builds (tests/vllm_tables.py, run in vLLM's own venv, all cases in one process), bit for bit,
-for the models' rope parameters as vLLM receives them; and what the variant refuses."""
+for the models' rope parameters as vLLM receives them; M-RoPE's per-token cos and sin as its
+MRotaryEmbedding's forward rotates by them; and what the variant refuses."""
 
 import numpy as np
 import pytest
@@ -90,7 +91,100 @@ def _case_name(name, dtype, convention):
     return f"{name}-{dtype}-{convention}"
 
 
+# M-RoPE. name: head dim, theta, rope parameters (vLLM's, and pe-cli's --rope), pe-cli's
+# --rope-axes and pairing (vLLM's is_neox_style: half), the config's max_position_embeddings,
+# and the mrope_positions_factor the model's code passes get_rope (Qwen3-VL's is 1 without video
+# pruning): the cache has their product of rows
+MROPE_MODELS = {
+    "qwen2-vl": (128, 1000000.0, {"mrope_section": [16, 24, 24]}, "mrope", "half", 32768, 4),
+    "qwen3-vl": (
+        128,
+        5000000.0,
+        {"mrope_section": [24, 20, 20], "mrope_interleaved": True},
+        "mrope-interleaved",
+        "half",
+        262144,
+        1,
+    ),
+    # GLM-4.1V: contiguous sections over half the head, GPT-J pairs (vLLM's glm4.py)
+    "glm-4.1v": (
+        128,
+        10000.0,
+        {"mrope_section": [8, 12, 12], "partial_rotary_factor": 0.5},
+        "mrope-glm",
+        "interleaved",
+        65536,
+        4,
+    ),
+}
+
+
+def _prompt(*pieces, start=0):
+    """A prompt's tokens as pe-cli's inline --ids runs and as the [t, h, w] lists vLLM's forward
+    takes, as the models place them: an int is that many text tokens, token k at (k, k, k); a
+    (frames, rows, columns, frame step) an image's or video's, row-major from (s, s, s); each
+    piece starts one past the largest position before it."""
+    runs, tokens = [], []
+    for piece in pieces:
+        if isinstance(piece, int):
+            line = f"{start}:{start + piece}"
+            runs.append(f"{piece}*{line},{line},{line}")
+            tokens += [(start + k,) * 3 for k in range(piece)]
+        else:
+            frames, rows, columns, step = piece
+            runs.append(
+                f"{start}:{start + frames * step}:{step},{start}:{start + rows},"
+                f"{start}:{start + columns}"
+            )
+            tokens += [
+                (start + f * step, start + r, start + c)
+                for f in range(frames)
+                for r in range(rows)
+                for c in range(columns)
+            ]
+        start = max(max(token) for token in tokens) + 1
+    return "; ".join(runs), [list(axis) for axis in zip(*tokens)]
+
+
+def _ids(*pieces):
+    runs, positions = _prompt(*pieces)
+    return {"ids": runs}, positions
+
+
+# name: pe-cli's options for the tokens, their [t, h, w] positions
+MROPE_PROMPTS = {
+    "text-image-text": _ids(5, (1, 4, 6, 1), 3),
+    # a video's frames 4 positions apart (Qwen2.5-VL's t at 1 fps: 2 s per grid x its
+    # tokens_per_second, 2)
+    "text-video-text": _ids(4, (3, 2, 4, 4), 2),
+    # an image deep in a long context: --grid and --offset
+    "image-at-100000": (
+        {"grid": "1x4x6", "offset": 100000},
+        _prompt((1, 4, 6, 1), start=100000)[1],
+    ),
+}
+MROPE_DTYPES = ("float32", "bfloat16")
+
+
+def _mrope_name(model, prompt, dtype):
+    return f"mrope-{model}-{prompt}-{dtype}"
+
+
 def _cases():
+    for model, (head, theta, rope, _, pairing, max_position, factor) in MROPE_MODELS.items():
+        for prompt, (_, positions) in MROPE_PROMPTS.items():
+            for dtype in MROPE_DTYPES:
+                yield {
+                    "name": _mrope_name(model, prompt, dtype),
+                    "head_size": head,
+                    "max_position": max_position,
+                    "base": theta,
+                    "is_neox_style": pairing == "half",
+                    "dtype": dtype,
+                    "rope_parameters": rope,
+                    "positions": positions,
+                    "mrope_positions_factor": factor,
+                }
     for name, (head, theta, rope, max_position, max_model_len) in MODELS.items():
         for dtype in DTYPES:
             for convention, neox in PAIRINGS.items():
@@ -180,6 +274,50 @@ def test_131072_positions_are_vllm_bit_for_bit(vllm_caches, name, dtype, convent
     _check(vllm_caches, name, dtype, convention)
 
 
+def _mrope_table(model, prompt, dtype, part, variant="vllm"):
+    head, theta, rope, axes, pairing, _, _ = MROPE_MODELS[model]
+    return pe_cli.build(
+        family="rope",
+        variant=variant,
+        d_model=head,
+        base=theta,
+        rope=rope,
+        axes=axes,
+        convention=pairing,
+        dtype=dtype if variant == "vllm" else "float32",
+        part=part,
+        **MROPE_PROMPTS[prompt][0],
+    ).values
+
+
+@pytest.mark.parametrize(
+    "model, prompt, dtype",
+    [
+        pytest.param(model, prompt, dtype, id=f"{model}-{prompt}-{dtype}")
+        for model in MROPE_MODELS
+        for prompt in MROPE_PROMPTS
+        for dtype in MROPE_DTYPES
+    ],
+)
+def test_mrope_tables_are_vllm_bit_for_bit(vllm_caches, model, prompt, dtype):
+    """Each token's cos and sin as vLLM's MRotaryEmbedding rotates by them, laid out in its
+    pairing; and they are transformers' M-RoPE table (hf-rope, float32) cast to the dtype."""
+    table = vllm_caches[_mrope_name(model, prompt, dtype)]
+    half = table.shape[1] // 2
+    pairing = MROPE_MODELS[model][4]
+    for part, plane in (("cos", table[:, :half]), ("sin", table[:, half:])):
+        if pairing == "interleaved":
+            laid_out = np.repeat(plane, 2, axis=1)
+        else:
+            laid_out = np.concatenate([plane, plane], axis=1)
+        mine = _bits(_mrope_table(model, prompt, dtype, part))
+        assert mine.shape == laid_out.shape
+        differ = mine != laid_out
+        assert not differ.any(), f"{int(differ.sum())} of {differ.size} {part} elements differ"
+        hf = _mrope_table(model, prompt, dtype, part, variant="hf-rope")
+        assert np.array_equal(_bits(hf.to(getattr(torch, dtype))), laid_out)
+
+
 def test_the_cache_lengths_are_vllms(vllm_caches):
     """YaRN's cache is original x factor rows whatever max_position says; LongRoPE's caches are
     the original length (short) and max_position_embeddings (long)."""
@@ -252,6 +390,54 @@ def test_where_vllm_computes_otherwise_the_table_differs(name):
         (dict(dtype="float64"), "model's dtype"),
         (dict(part="inv_freq"), "cos and sin only"),
         (dict(rope={"ntk_factor": 2.0}), "ntk_factor"),
+        (dict(ids="3*0; -2:5"), "positions 0 onward (got -2)"),
+        # M-RoPE
+        (
+            dict(axes="axial", grid="4x6", merge=2, rope={"rope_type": "axial"}),
+            "vision encoders' rotary tables are not modelled",
+        ),
+        (
+            dict(
+                axes="mrope-ernie",
+                grid="1x2x3",
+                rope={"mrope_section": [10, 10, 12]},
+                convention="interleaved",
+            ),
+            "contiguous or interleaved as Qwen3-VL's: not --rope-axes mrope-ernie's layout",
+        ),
+        (
+            dict(axes="mrope-interleaved", grid="1x2x3", rope={"mrope_section": [8, 6, 6]}),
+            "mrope_section to add up to rotary dim / 2 = 32 (got 20)",
+        ),
+        (
+            dict(
+                axes="mrope",
+                grid="1x2x3",
+                rope={"mrope_section": [8, 12, 12], "mrope_interleaved": True},
+            ),
+            "vLLM reads mrope_interleaved = true: its sections would be interleaved",
+        ),
+        (
+            dict(
+                axes="mrope",
+                grid="1x2x3",
+                rope={
+                    "mrope_section": [8, 12, 12],
+                    "rope_type": "yarn",
+                    "factor": 4.0,
+                    "original_max_position_embeddings": 32768,
+                },
+            ),
+            "places its ramp by original_max_position_embeddings x the model's mrope_positions",
+        ),
+        (
+            dict(
+                axes="mrope",
+                grid="1x2x3",
+                rope={"mrope_section": [8, 12, 12], "rope_type": "linear", "factor": 2.0},
+            ),
+            "M-RoPE for rope_type default and yarn, not linear",
+        ),
     ],
 )
 def test_what_vllm_cannot_build_is_refused_in_one_line(options, reason):
@@ -271,6 +457,18 @@ def test_a_decode_window_is_the_caches_rows(vllm_caches, dtype):
     half = cache.shape[1] // 2
     for part, plane in (("cos", cache[:, :half]), ("sin", cache[:, half:])):
         mine = _bits(_table("vllm", part=part, convention="single", **options))
+        assert np.array_equal(mine, plane)
+
+
+def test_ids_are_the_caches_rows(vllm_caches):
+    """--ids: the rows vLLM's forward indexes for any positions (OmniGen's padded prompt)."""
+    head, theta, rope, _, _ = MODELS["llama3.1-131072"]
+    cache = vllm_caches[_case_name("llama3.1-131072", "bfloat16", "half")]
+    rows = [0, 0, 0, *range(100003, 100010), 7]
+    options = dict(d_model=head, base=theta, rope=rope, dtype="bfloat16", convention="single")
+    half = cache.shape[1] // 2
+    for part, plane in (("cos", cache[rows, :half]), ("sin", cache[rows, half:])):
+        mine = _bits(_table("vllm", part=part, ids="3*0; 100003:100010; 7", **options))
         assert np.array_equal(mine, plane)
 
 

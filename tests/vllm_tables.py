@@ -16,6 +16,13 @@ written is [positions, cos | sin], rotary_dim / 2 columns each; for LongRoPE, th
 the module chose long factors, else the short one. bfloat16 comes back as torch's bfloat16
 bits in uint16.
 
+An M-RoPE case (rope_parameters with mrope_section) also has positions, its tokens' [t, h, w]
+lists, and optionally mrope_positions_factor (get_rope's, default 4). Written is each token's
+[cos | sin] as the module's forward rotates by them: the forward (forward_native, as on the
+CPU) rotates a query whose rotated pairs are (1, 0), so that each pair comes out as (cos,
+sin) exactly, and the harness checks that these are the cos and sin the forward hands its
+rotation.
+
 tests/markers.py counts this module as the engine "vllm".
 """
 
@@ -64,7 +71,7 @@ def caches(cases: list[dict]) -> dict:
 # In vLLM's venv
 
 
-def _cache(case: dict):
+def _module(case: dict):
     import torch
     from vllm.model_executor.layers import rotary_embedding
 
@@ -75,13 +82,56 @@ def _cache(case: dict):
     parameters = {"rope_theta": case["base"], **case["rope_parameters"]}
     if case.get("rotary_dim") is not None:
         parameters["rope_dim"] = case["rotary_dim"]
-    module = rotary_embedding.get_rope(
+    return rotary_embedding.get_rope(
         case["head_size"],
         case["max_position"],
         is_neox_style=case["is_neox_style"],
         rope_parameters=parameters,
         dtype=getattr(torch, case["dtype"]),
+        mrope_positions_factor=case.get("mrope_positions_factor", 4),
     )
+
+
+def _bits(table):
+    import torch
+
+    table = table.contiguous()
+    if table.dtype == torch.bfloat16:
+        return table.view(torch.uint16).numpy()
+    return table.numpy()
+
+
+def _mrope_table(case: dict):
+    """Each token's [cos | sin], from the M-RoPE module's forward."""
+    import torch
+
+    module = _module(case)
+    positions = torch.tensor(case["positions"], dtype=torch.int64)  # (3, tokens)
+    tokens, rotary, neox = positions.shape[1], module.rotary_dim, case["is_neox_style"]
+    first, second = (
+        (slice(0, rotary // 2), slice(rotary // 2, rotary))
+        if neox
+        else (slice(0, rotary, 2), slice(1, rotary, 2))
+    )
+    query = torch.zeros(tokens, case["head_size"], dtype=getattr(torch, case["dtype"]))
+    query[:, first] = 1  # each pair (1, 0): (1 cos - 0 sin, 0 cos + 1 sin) = (cos, sin)
+    handed = []
+    rotate = module.apply_rotary_emb.forward_native
+    module.apply_rotary_emb.forward_native = lambda x, cos, sin: (
+        handed.append((cos, sin)),
+        rotate(x, cos, sin),
+    )[1]
+    rotated, _ = module(positions, query.clone(), query.clone())
+    cos, sin = rotated[:, first], rotated[:, second]
+    for mine, theirs in zip((cos, sin), handed[0]):
+        assert torch.equal(mine, theirs.reshape(mine.shape)), case["name"]
+    return _bits(torch.cat((cos, sin), dim=-1))
+
+
+def _cache(case: dict):
+    if "positions" in case:
+        return _mrope_table(case)
+    module = _module(case)
     if hasattr(module, "long_short_cos_sin_cache"):  # Phi3LongRoPEScaledRotaryEmbedding
         # its forward reads row position + original where it chose long factors
         original = module.original_max_position_embeddings
@@ -89,10 +139,7 @@ def _cache(case: dict):
         cache = both[original:] if module.use_long_rope else both[:original]
     else:
         cache = module.cos_sin_cache
-    cache = cache.contiguous()
-    if cache.dtype == torch.bfloat16:
-        return cache.view(torch.uint16).numpy()
-    return cache.numpy()
+    return _bits(cache)
 
 
 def _main(request: str, folder: str) -> None:

@@ -12,7 +12,7 @@ from .layouts import Law, Mrope, first_frequencies, split_laws
 from .types import rope_frequencies, rotary_dim
 
 
-def _contiguous(n, sections):  # frequency j takes the axis of the section holding it
+def contiguous_axes(n, sections):  # frequency j takes the axis of the section holding it
     return [a for a, size in enumerate(sections) for _ in range(size)]
 
 
@@ -62,13 +62,13 @@ LAYOUTS = (
     Mrope(
         name="mrope",
         summary="Qwen2-VL's M-RoPE: contiguous t | h | w sections of the frequencies, doubled",
-        columns=_doubled(_contiguous),
+        columns=_doubled(contiguous_axes),
         **_MROPE,
     ),
     Mrope(
         name="mrope-glm",
         summary="GLM-4V's M-RoPE: contiguous sections, each frequency in two adjacent columns",
-        columns=_repeated(_contiguous),
+        columns=_repeated(contiguous_axes),
         convention="interleaved",
         **_MROPE,
     ),

@@ -27,20 +27,30 @@ vLLM's arithmetic (model_executor/layers/rotary_embedding), per rope_type:
                       max_model_len (vLLM's default is the original length); half pairing only
     proportional      Gemma 4's: exponents over the head dim, zero frequencies past the rotated
                       share; vLLM divides by no factor
+    M-RoPE            default with mrope_section (MRotaryEmbedding: Qwen2-VL, Qwen2.5-VL,
+                      Qwen3-VL, GLM-4.1V): the default cache, max_position x the model's
+                      mrope_positions_factor rows (get_rope's 4; Qwen3-VL's 1 without video
+                      pruning); its forward takes each token's t, h and w rows of it and
+                      frequency j from its axis's row, the sections contiguous or, with
+                      mrope_interleaved, interleaved as Qwen3-VL's. The same float32 products
+                      and cos, sin as transformers' M-RoPE: their table cast to the dtype
 
 Where the op order is transformers' (default, partial, llama3, yarn, longrope's factors and
-attention factor, proportional without its factor), the inverse frequencies and attention factor
-are pe-cli's transformers arithmetic (types.py's ROPE_TYPES torch functions, --variant hf-rope):
-the same torch float32 operations in the same order with the same Python-float scalars. cos and
-sin are torch's on the CPU, as vLLM's CPU build computes them. vLLM's CUDA build computes the
-cache on the GPU (another cos and sin); SGLang keeps it in float32 there. Neither is reproduced.
+attention factor, proportional without its factor, M-RoPE), the inverse frequencies and
+attention factor are pe-cli's transformers arithmetic (types.py's ROPE_TYPES torch functions,
+--variant hf-rope): the same torch float32 operations in the same order with the same
+Python-float scalars. cos and sin are torch's on the CPU, as vLLM's CPU build computes them.
+vLLM's CUDA build computes the cache on the GPU (another cos and sin) and rotates M-RoPE in a
+Triton kernel; SGLang keeps the cache in float32 there. None of these is reproduced.
 """
 
 from __future__ import annotations
 
 from ..base import variant
+from .layouts import axes_plan, layout_of
+from .mrope import contiguous_axes, qwen3_axes
 from .pairing import both_parts, lay_out
-from .tokens import line_positions, positions_end
+from .tokens import axes_positions, line_ids, line_positions, positions_end
 from .types import Torch, hf_exponents, rope_type, rotary_dim
 
 VARIANTS: dict = {}
@@ -67,11 +77,87 @@ def cache_rows(spec) -> int | None:
     return None
 
 
+def mrope_selections(spec) -> dict[bool, list[int]]:
+    """MRotaryEmbedding picks each frequency's position axis one of two ways, by
+    mrope_interleaved: contiguous sections (frequency j on the axis of the section holding it),
+    or interleaved (h where j % 3 == 1 and j < 3 s_h, w where j % 3 == 2 and j < 3 s_w, else
+    t: transformers' Qwen3-VL rule too). Those of the two that, paired as the spec pairs (half:
+    neox style, cat((cos, cos)); interleaved: GPT-J's, each frequency twice), give the columns
+    of the table's layout, by mrope_interleaved."""
+    rope = dict(spec.rope)
+    n = rotary_dim(spec.d_model, rope) // 2
+    sections = [int(s) for s in rope["mrope_section"]]
+    columns = [tuple(c) for c in axes_plan(spec).columns]
+    found = {}
+    for interleaved, axis_of in ((False, contiguous_axes), (True, qwen3_axes)):
+        if interleaved and len(sections) != 3:  # it reads s_h and s_w
+            continue
+        axes = axis_of(n, sections)
+        each = list(zip(axes, range(n)))
+        paired = each * 2 if spec.convention == "half" else [c for c in each for _ in (0, 1)]
+        if columns == paired:
+            found[interleaved] = axes
+    return found
+
+
+def mrope_axes(spec) -> list[int]:
+    """The axis of each frequency vLLM's MRotaryEmbedding takes for a table its refusal let
+    through: the selection mrope_interleaved names, or the one that matches."""
+    found = mrope_selections(spec)
+    flag = dict(spec.rope).get("mrope_interleaved")
+    return found[bool(flag)] if flag is not None else next(iter(found.values()))
+
+
+def _axes_refusal(spec, kind: str) -> str | None:
+    """Why vLLM's MRotaryEmbedding does not make a multi-axis table, or None."""
+    rope = dict(spec.rope)
+    if layout_of(spec).vision:
+        return (
+            "--variant vllm builds a language model's tables (1-D and M-RoPE): vLLM's vision "
+            "encoders' rotary tables are not modelled"
+        )
+    if kind == "yarn":
+        return (
+            "vLLM's M-RoPE YaRN places its ramp by original_max_position_embeddings x the "
+            "model's mrope_positions_factor (4 for Qwen2-VL), which pe-cli does not know"
+        )
+    if kind != "default":
+        return f"vLLM's get_rope builds M-RoPE for rope_type default and yarn, not {kind}"
+    n, sections = rotary_dim(spec.d_model, rope) // 2, [int(s) for s in rope["mrope_section"]]
+    if sum(sections) != n:
+        return (
+            f"vLLM's MRotaryEmbedding needs mrope_section to add up to rotary dim / 2 = {n} "
+            f"(got {sum(sections)})"
+        )
+    found = mrope_selections(spec)
+    if not found:
+        return (
+            "--variant vllm builds vLLM's MRotaryEmbedding, whose t/h/w sections are contiguous "
+            f"or interleaved as Qwen3-VL's: not --rope-axes {spec.axes}'s layout"
+        )
+    flag = rope.get("mrope_interleaved")
+    if flag is not None and bool(flag) not in found:
+        return (
+            f"vLLM reads mrope_interleaved = {str(bool(flag)).lower()}: its sections would be "
+            f"{'interleaved' if flag else 'contiguous'}, not --rope-axes {spec.axes}'s"
+        )
+    return None
+
+
+def _lowest_position(spec) -> int:
+    if spec.axes:
+        return int(axes_positions(spec).min())
+    ids = line_ids(spec)
+    return spec.offset if ids is None else int(ids.min())
+
+
 def _refusal(spec) -> str | None:
     rope = dict(spec.rope)
     kind = rope.get("rope_type", "default")
-    if spec.axes or spec.ids is not None:
-        return "--variant vllm builds 1-D tables (vLLM's M-RoPE caches are not modelled)"
+    if spec.axes:
+        why = _axes_refusal(spec, kind)
+        if why:
+            return why
     if kind not in _TYPES:
         return f"vLLM's get_rope has no rope_type {kind}"
     if "ntk_factor" in rope:
@@ -102,7 +188,9 @@ def _refusal(spec) -> str | None:
     dim = rotary_dim(spec.d_model, rope)
     if dim % 2:
         return f"vLLM's cache pairs columns: the rotary dim must be even (got {dim})"
-    if spec.last_position >= 2**24:
+    if _lowest_position(spec) < 0:
+        return f"vLLM's cache rows are positions 0 onward (got {_lowest_position(spec)})"
+    if positions_end(spec) > 2**24:
         return "vLLM counts positions in float32 (arange), whole only up to 2^24"
     rows = cache_rows(spec)
     if rows is not None and positions_end(spec) > rows:
@@ -156,16 +244,27 @@ def cache_law(torch, spec):
 
 
 def vllm_plane(spec):
-    """The cache's cos or sin half for the table's positions, (rows, dim / 2) float32 torch."""
+    """The cache's cos or sin half for the table's positions, (rows, dim / 2) float32 torch. A
+    multi-axis table's row is its token's: the cache rows of its t, h and w positions, each
+    frequency from the row of its axis (MRotaryEmbedding's forward)."""
     import torch
 
     inv_freq, divisor, scale = cache_law(torch, spec)
-    positions = torch.from_numpy(line_positions(spec)).float()
+    if spec.axes:  # (tokens, axes)
+        positions = torch.from_numpy(axes_positions(spec)).float()
+    else:
+        positions = torch.from_numpy(line_positions(spec)).float()[:, None]
     if divisor is not None:
         positions = positions / divisor
-    angles = torch.einsum("i,j -> ij", positions, inv_freq)
+    angles = torch.einsum("i,j -> ij", positions.reshape(-1), inv_freq)
     plane = angles.cos() if spec.part == "cos" else angles.sin()
-    return plane if scale is None else plane * scale
+    if scale is not None:
+        plane = plane * scale
+    plane = plane.reshape(*positions.shape, -1)
+    if not spec.axes:
+        return plane[:, 0]
+    axes = mrope_axes(spec)
+    return plane[:, torch.tensor(axes), torch.arange(len(axes))]
 
 
 @variant(
