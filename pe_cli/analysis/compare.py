@@ -364,6 +364,7 @@ def run(
             "--dtype is the dtype of compare --rope-config CFG's every-engine view (no tables); "
             "a table spec names its own (VARIANT:CONVENTION:DTYPE:PART), a file is read as it is"
         )
+    if a is None:
         result = audit(defaults, threshold, atol, rtol)
         return Report(result, any(d.within is False for _, d in result.rows))
     if b is None and a in files:

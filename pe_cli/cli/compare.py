@@ -29,9 +29,9 @@ def compare(
     dtype: Annotated[
         str | None,
         typer.Option(
-            help="With --rope-config and no tables: the dtype the engines serve the model's "
-            "table in (float32, bfloat16, float16; fp32, bf16, fp16), with a view of what it "
-            "does to positions [default: float32].",
+            help="With a model's config and no tables (rope): the dtype the engines serve "
+            "its table in (float32, bfloat16, float16; fp32, bf16, fp16), with what it does "
+            "to positions [default: float32].",
             metavar="NAME",
             rich_help_panel=OUTPUT,
         ),
