@@ -52,6 +52,7 @@ SLOW = frozenset(
         "test_diffusers.py::test_fractional_and_cropped_2d_tables_are_identified",
         "test_diffusers_ltx.py::test_ltx2_video_is_the_module_bit_for_bit",
         "test_engines.py::test_engine_half_tables_are_named_and_rebuilt",
+        "test_engines.py::test_engine_longrope_tables_are_named_and_rebuilt",
         # the first case runs every transformers module (tools/transformers_models.py results)
         "test_transformers.py::test_rotary_module",
         "test_transformers.py::test_readme_model_table_is_the_tests_results",

@@ -15,7 +15,7 @@ import pe_cli
 from pe_cli.families.rope.llamacpp import llama3_freq_factors
 
 from .gguf_files import write_gguf
-from .rope_models import LLAMA3, YARN
+from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT, YARN
 
 MODELS = {
     "llama3.1": {"d_model": 128, "base": 500000.0, "rope": LLAMA3},
@@ -362,3 +362,31 @@ def test_a_rounded_attention_factor_is_no_scale_factor_but_a_dropped_one_is(cli,
     assert engines["transformers"]["verdict"] == "arithmetic"
     assert engines["mlx"]["verdict"] == "meaning"
     assert engines["mlx"]["why"][0].startswith("another scale factor: every value times")
+
+
+@pytest.mark.parametrize("engine", ["mlx", "llama.cpp"])
+@pytest.mark.parametrize("length", [4096, 8192])
+def test_engine_longrope_tables_are_named_and_rebuilt(cli, tmp_path, engine, length):
+    """Phi-3.5-mini's LongRoPE in MLX's and llama.cpp's arithmetic, short (4096 positions:
+    llama.cpp takes short_factor, mlx-lm long_factor at every length) and long: its factors
+    read column by column in the engine's own arithmetic, each the config's float32."""
+    rope = {
+        "rope_type": "longrope",
+        "original_max_position_embeddings": 4096,
+        "max_position_embeddings": 131072,
+        "long_factor": PHI35_LONG,
+        "short_factor": PHI35_SHORT,
+    }
+    table = pe_cli.build(
+        family="rope", variant=engine, d_model=96, seq_len=length, base=10000.0, rope=rope
+    ).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == f"library {engine}" and best["confirmed"]
+    assert best["spec"]["base"] == 10000.0
+    found = dict(best["spec"]["rope"])
+    used = "long_factor" if length > 4096 or engine == "mlx" else "short_factor"
+    read = np.float32(found[used])
+    given = np.float32(PHI35_LONG if used == "long_factor" else PHI35_SHORT)
+    # the config's own float32, or one an ulp off that makes the same table (MLX rounds each
+    # factor times base**(2i/d) to float32: the shorter decimal 7.7 gives 7.7000003's period)
+    assert np.all(np.abs(read - given) <= np.spacing(given)), (read, given)

@@ -10,7 +10,9 @@ from dataclasses import asdict
 from ..family import FAMILY
 from ..pairing import pair_columns
 from ..transformers import VARIANTS
+from .factors import library_factors
 from .grids import may_be_angles
+from .reread import reread
 from .scalings import scalings
 
 
@@ -101,7 +103,6 @@ def _readings(plane, angles: bool, notes: list):
 
 _COARSE = ("float16", "bfloat16")  # dtypes whose values one reading tells a frequency poorly
 _RESOLVED = 2e-4  # a frequency read to this relative error is resolved (scalings fit to 1e-3)
-_AHEAD = 0.3  # radians a read may be off at the next row tried (well within a quarter turn)
 
 
 def _refined(plane, readings, dtype: str):
@@ -114,58 +115,8 @@ def _refined(plane, readings, dtype: str):
         if part == "angle":
             yield part, attention, w, resolved
             continue
-        w, error = _reread(plane / attention, part, dtype)
+        w, error = reread(plane / attention, part, dtype)
         yield part, attention, w, (error <= _RESOLVED * w) & (w > 0)
-
-
-def _reread(unit, part: str, dtype: str):
-    """Frequencies of a plane of cos or sin values of angles p * w (p = 0, 1, ..., w below
-    pi - 1): (w, a bound on each one's error). First read where the angle passes 1 rad (cos)
-    or 0.5 rad (sin), where its inverse is unambiguous, or at the last row if it never does;
-    then again and again further on."""
-    import numpy as np
-
-    from ....core.dtypes import ulp
-
-    rows, n = unit.shape
-    columns = np.arange(n)
-    unit = np.clip(unit, -1, 1)
-    slack = ulp(np.abs(unit), dtype) / 2 + 2e-7  # rounding to the dtype, and float32's before it
-    inverse = np.arccos if part == "cos" else np.arcsin
-
-    def read(rows_at, angle):  # w and its error bound from angles read at rows
-        value, bound = unit[rows_at, columns], slack[rows_at, columns]
-        run = np.sqrt(np.maximum(1 - value**2, 0))  # |d value / d angle|
-        return angle / rows_at, np.minimum(
-            bound / np.maximum(run, 1e-300), np.sqrt(2 * bound)
-        ) / rows_at
-
-    passed = unit[1:] <= np.cos(1.0) if part == "cos" else np.abs(unit[1:]) >= np.sin(0.5)
-    at = np.where(passed.any(axis=0), np.argmax(passed, axis=0) + 1, rows - 1)
-    w, error = read(at, inverse(np.abs(unit[at, columns]) if part == "sin" else unit[at, columns]))
-    for _ in range(64):
-        moving = w > 0
-        reach = np.floor(_AHEAD / np.maximum(error, 1e-300))
-        last = np.minimum(rows - 1, np.maximum(reach, 1)).astype(np.int64)
-        if not np.any((last > at) & moving):
-            break
-        # a few rows back from the furthest: angles over half of it, one well conditioned
-        tried = np.maximum(1, (last[None, :] * (1 - np.arange(5)[:, None] / 8)).astype(np.int64))
-        predicted = tried * w[None, :]
-        steep = np.abs(np.sin(predicted) if part == "cos" else np.cos(predicted))
-        pick = tried[np.argmax(steep, axis=0), columns]
-        guess, a = pick * w, inverse(unit[pick, columns])
-        if part == "cos":  # 2 pi k +- a
-            options = [a, -a]
-        else:  # 2 pi k + a, 2 pi k + pi - a
-            options = [a, np.pi - a]
-        options = np.stack([o + 2 * np.pi * np.round((guess - o) / (2 * np.pi)) for o in options])
-        angle = options[np.argmin(np.abs(options - guess), axis=0), columns]
-        better = (pick > at) & moving
-        found, bound = read(pick, angle)
-        w, error = np.where(better, found, w), np.where(better, bound, error)
-        at = np.where(better, pick, at)
-    return w, error
 
 
 def _still(notes: list) -> None:
@@ -183,7 +134,12 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
     that explains them, exactly and in the libraries' arithmetic."""
     dtype, end = bench.dtype, bench.length - lead
     ids = f"{lead}*0; 0:{end}" if lead else None
-    for dim, base, rope in scalings(plane, dtype, w, resolved, attention, part, end, notes):
+
+    def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
+        return library_factors(bench, plane, convention, part, attention) if not lead else []
+
+    fits = scalings(plane, dtype, w, resolved, attention, part, end, notes, search)
+    for dim, base, rope in fits:
         spec = bench.spec(
             family=FAMILY.name,
             d_model=dim,

@@ -104,12 +104,20 @@ _ROUNDING = {"float16": 2.0**-11, "bfloat16": 2.0**-8}  # a value's relative rou
 
 
 def scalings(
-    plane, dtype: str, w, resolved, attention: float, part: str, rows: int, notes: list
+    plane,
+    dtype: str,
+    w,
+    resolved,
+    attention: float,
+    part: str,
+    rows: int,
+    notes: list,
+    search=lambda: [],
 ) -> list:
     """(rotary dim, base, rope parameters) that explain fitted frequencies w (the `resolved`
     ones to 1e-3) and the attention factor: plain, linear, or the llama3 and YaRN settings
     among common values whose exact frequencies fit; else LongRoPE's factors, read from the
-    plane. The dim is 2n, or 2n - 1 (an odd rotary dim: transformers' arange(0, dim, 2) still
+    plane in transformers' float32 arithmetic, or by `search` in each library's. The dim is 2n, or 2n - 1 (an odd rotary dim: transformers' arange(0, dim, 2) still
     gives n frequencies), whichever power law the frequencies follow. Empty, with a note,
     when none does."""
     import numpy as np
@@ -160,12 +168,19 @@ def scalings(
             if dtype == "float32" and part != "angle"
             else []
         )
+        if not read and part != "angle":  # factors in another library's arithmetic
+            read = search()
         if not read:
             notes.append(
                 f"rotary frequencies follow base {base:.6g} at the high end and are divided by up to "
                 f"{1 / ratio.min():.4g} at the low end: a frequency-dependent scaling that no common "
-                "llama3 or YaRN setting fits, nor LongRoPE factors in Hugging Face's float32 arithmetic "
-                "(the only one they are read in); give its --rope parameters to compare exactly"
+                "llama3 or YaRN setting fits, nor LongRoPE factors read in any library's arithmetic"
+                + (
+                    ""
+                    if dtype == "float32"
+                    else f" (a {dtype} table's lowest columns need not tell them)"
+                )
+                + "; give its --rope parameters to compare exactly"
             )
         return read
     found.sort(key=lambda item: item[0])
