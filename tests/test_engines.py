@@ -390,3 +390,46 @@ def test_engine_longrope_tables_are_named_and_rebuilt(cli, tmp_path, engine, len
     # the config's own float32, or one an ulp off that makes the same table (MLX rounds each
     # factor times base**(2i/d) to float32: the shorter decimal 7.7 gives 7.7000003's period)
     assert np.all(np.abs(read - given) <= np.spacing(given)), (read, given)
+
+
+def _phi35(tmp_path):
+    config = {
+        "architectures": ["Phi3ForCausalLM"],
+        "hidden_size": 3072,
+        "num_attention_heads": 32,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": 131072,
+        "original_max_position_embeddings": 4096,
+        "rope_scaling": {
+            "type": "longrope",
+            "long_factor": PHI35_LONG,
+            "short_factor": PHI35_SHORT,
+        },
+    }
+    (tmp_path / "phi35.json").write_text(json.dumps(config))
+    return tmp_path / "phi35.json"
+
+
+def test_a_half_longrope_table_is_named_where_its_columns_tell_the_factors(cli, tmp_path):
+    """vLLM's bfloat16 cache of Phi-3.5-mini over its 4096 original positions: each factor
+    read by least squares over every row, then found among the decimals and float32 values
+    near it; the table is transformers' own cast, named bit for bit and rebuilt."""
+    args = ["--rope-config", _phi35(tmp_path), "--variant", "vllm", "--dtype", "bfloat16"]
+    code, _, err = cli("generate", *args, "-l", 4096, "-o", tmp_path / "table.safetensors")
+    assert code == 0, err
+    best = _named_and_rebuilt(cli, tmp_path, name="table.safetensors")
+    assert best["confirmed"] and best["differing"] == 0 and best["spec"]["dtype"] == "bfloat16"
+    assert dict(best["spec"]["rope"])["rope_type"] == "longrope"
+
+
+def test_a_half_longrope_table_that_is_not_named_says_why(cli, tmp_path):
+    """float16 over 8192 positions: its lowest columns barely turn, and no factors are found
+    that make them: unexplained, with the reason, not a wrong name."""
+    args = ["--rope-config", _phi35(tmp_path), "--variant", "llama.cpp", "--dtype", "float16"]
+    code, _, err = cli("generate", *args, "-l", 8192, "-o", tmp_path / "table.safetensors")
+    assert code == 0, err
+    code, out, err = cli("compare", tmp_path / "table.safetensors")
+    text = " ".join(out.decode().split())
+    assert code == 0, err
+    assert "no built-in convention explains this table" in text
+    assert "nor LongRoPE factors read in any library's arithmetic (a float16 table's" in text
