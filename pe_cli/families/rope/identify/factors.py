@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from ....core.dtypes import FORMATS
 from ....core.errors import BadInput
 from ..family import FAMILY
 from ..pairing import pair_columns
@@ -34,7 +35,7 @@ def library_factors(bench, plane, convention: str, part: str, attention: float) 
     rows, n = plane.shape
     if rows < 3 or not n:
         return []
-    rounding = {"float16": 2.0**-11, "bfloat16": 2.0**-8}.get(bench.dtype, 1e-6)
+    rounding = max(FORMATS[bench.dtype].epsilon / 2, 1e-6)  # of row 0, the factor
     pairs = [
         (original, factor)
         for original in ORIGINAL_LENGTHS

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ....core.dtypes import FORMATS
 from ...reading import plausible_bases
 from ..types import rope_frequencies
 from .common import BASES, FACTORS, ORIGINAL_LENGTHS
@@ -100,9 +101,6 @@ NOT_FITTED = {
 }
 
 
-_ROUNDING = {"float16": 2.0**-11, "bfloat16": 2.0**-8}  # a value's relative rounding, at most
-
-
 def scalings(
     plane,
     dtype: str,
@@ -135,7 +133,7 @@ def scalings(
     # linear candidates are tried with each, the roundest base wins; scaled ones with 2n
     dim, base, ratio = fits[0]
     # a sin table's peak only bounds its factor; a half table's row 0 holds it rounded
-    tolerance = max(1e-3 if part == "cos" else 2e-2, _ROUNDING.get(dtype, 0.0))
+    tolerance = max(1e-3 if part == "cos" else 2e-2, FORMATS[dtype].epsilon / 2)
     if len(ratio) == 0 or np.allclose(ratio, 1, rtol=1e-3):
         found = []
         for dim, base, _ in fits:
