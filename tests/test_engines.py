@@ -410,15 +410,21 @@ def _phi35(tmp_path):
     return tmp_path / "phi35.json"
 
 
-def test_a_half_longrope_table_is_named_where_its_columns_tell_the_factors(cli, tmp_path):
-    """vLLM's bfloat16 cache of Phi-3.5-mini over its 4096 original positions: each factor
-    read by least squares over every row, then found among the decimals and float32 values
-    near it; the table is transformers' own cast, named bit for bit and rebuilt."""
-    args = ["--rope-config", _phi35(tmp_path), "--variant", "vllm", "--dtype", "bfloat16"]
+@pytest.mark.parametrize(
+    "engine, dtype", [("vllm", "bfloat16"), ("vllm", "float16"), ("llama.cpp", "float16")]
+)
+def test_a_half_longrope_table_is_named_where_its_columns_tell_the_factors(
+    cli, tmp_path, engine, dtype
+):
+    """Phi-3.5-mini's table over its 4096 original positions, as vLLM's cache (transformers'
+    own cast) and llama.cpp's F16 rope compute it: each factor read by least squares over
+    every row, then found among the decimals and float32 values near it; named bit for bit
+    and rebuilt."""
+    args = ["--rope-config", _phi35(tmp_path), "--variant", engine, "--dtype", dtype]
     code, _, err = cli("generate", *args, "-l", 4096, "-o", tmp_path / "table.safetensors")
     assert code == 0, err
     best = _named_and_rebuilt(cli, tmp_path, name="table.safetensors")
-    assert best["confirmed"] and best["differing"] == 0 and best["spec"]["dtype"] == "bfloat16"
+    assert best["confirmed"] and best["differing"] == 0 and best["spec"]["dtype"] == dtype
     assert dict(best["spec"]["rope"])["rope_type"] == "longrope"
 
 

@@ -24,6 +24,7 @@ _TRIES = 64  # float32 factors tried per column at most
 _DIGITS = 9  # significant digits that tell every float32 apart
 _LOOSE = 4  # times a half table's reading's error bound that its factors are looked for
 # within (its rounding is not independent of the angle: the bound is not a strict one)
+_SIGMAS = 6  # standard errors of a least-squares frequency its factors are looked for within
 _AROUND = 4  # float32 values each side of a column's shortest decimal tried first
 _WIDE = 2.0**-13  # bounds this wide, relative, hold decimals only (_choices)
 
@@ -68,17 +69,19 @@ def library_factors(bench, plane, convention: str, part: str, attention: float) 
 def _reading(unit, part: str, dtype: str):
     """(base, each column's factors to try) of a plane of cos or sin values over the
     attention factor; None where some column never turns (a half table's lowest columns can
-    stay at cos 1), which tells no factor. Every
-    base explains the frequencies with some factors: the common base whose factors are the
-    shortest decimals is taken."""
+    stay at cos 1), which tells no factor. Every base explains the frequencies with some
+    factors: the common base whose factors are the shortest decimals is taken."""
     import numpy as np
 
     w, error = reread(unit, part, dtype)
-    if not np.all(w > 0):  # a column that never turns tells no factor
+    if not np.all(w > 0):
         return None
-    error = error * (1 if dtype == "float32" else _LOOSE)
-    fitted = _fitted(unit, part, w)
-    w = np.where(np.abs(fitted - w) <= error, fitted, w)  # a fit that left the bounds: not
+    if dtype != "float32":  # a half table's reading, refined over every row
+        error = error * _LOOSE
+        fitted, sigma = _fitted(unit, part, w)
+        kept = np.abs(fitted - w) <= error  # a fit that left the reading's bounds is not taken
+        w = np.where(kept, fitted, w)
+        error = np.where(kept, np.minimum(error, _SIGMAS * sigma), error)
     n = len(w)
 
     def choices(base):
@@ -93,8 +96,9 @@ def _reading(unit, part: str, dtype: str):
 
 def _fitted(unit, part: str, w):
     """Frequencies refined by least squares over every row (Gauss-Newton from a reading good
-    to a fraction of a turn): a column whose angle stays small tells its frequency from one
-    row only to that row's rounding, from thousands of rows far better."""
+    to a fraction of a turn), and each one's standard error: a column whose angle stays small
+    tells its frequency from one row only to that row's rounding, from thousands of rows far
+    better."""
     import numpy as np
 
     p = np.arange(len(unit), dtype=np.float64)[:, None]
@@ -105,9 +109,10 @@ def _fitted(unit, part: str, w):
             if part == "cos"
             else (np.sin(angle), p * np.cos(angle))
         )
-        step = np.sum(slope * (unit - value), axis=0) / np.maximum(np.sum(slope**2, axis=0), 1e-300)
-        w = w + step
-    return w
+        weight = np.maximum(np.sum(slope**2, axis=0), 1e-300)
+        w = w + np.sum(slope * (unit - value), axis=0) / weight
+    residual = unit - (np.cos(p * w) if part == "cos" else np.sin(p * w))
+    return w, np.sqrt(np.sum(residual**2, axis=0) / max(1, len(unit) - 1) / weight)
 
 
 def _choices(estimate: float, spread: float) -> list:
@@ -120,7 +125,7 @@ def _choices(estimate: float, spread: float) -> list:
 
     import numpy as np
 
-    low, high = estimate - spread, estimate + spread
+    low, high = max(estimate - spread, estimate / 2), estimate + spread  # factors above 0
     # bounds wider than _WIDE of it (a half table's low columns): decimals alone, the float32
     # values nearest the reading being no likelier there
     wide = spread > _WIDE * estimate
