@@ -398,3 +398,14 @@ def test_files_too_large_for_memory_are_refused_before_reading(cli, tmp_path, mo
         code, out, err = cli(*command)
         _one_line_error(code, out, err)
         assert "of memory" in err
+
+
+@pytest.mark.parametrize("axes", ["mrope-interleaved", "mrope-ernie"])
+def test_an_mrope_section_of_too_few_sizes_is_refused(cli, axes):
+    """Qwen3-VL's and ERNIE's M-RoPE read three sections: two are refused in one line."""
+    code, out, err = cli(
+        "generate", "--family", "rope", "-d", 64, "--rope-axes", axes,
+        "--rope", "mrope_section=16,16", "--grid", "1x2x2",
+    )  # fmt: skip
+    _one_line_error(code, out, err)
+    assert "takes mrope_section as 3 sizes, one per axis, got 2: 16,16" in err

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from ...core.errors import BadInput
 from .layouts import Law, Mrope, first_frequencies, split_laws
 from .types import rope_frequencies, rotary_dim
 
@@ -17,13 +18,23 @@ def contiguous_axes(n, sections):  # frequency j takes the axis of the section h
 
 
 def qwen3_axes(n, sections):  # Qwen3-VL: h and w interleave with t, each up to 3 * its section
+    _sizes(sections, 3, "Qwen3-VL's interleaved M-RoPE")
     return [
         1 if j % 3 == 1 and j < 3 * sections[1] else 2 if j % 3 == 2 and j < 3 * sections[2] else 0
         for j in range(n)
     ]
 
 
+def _sizes(sections, count: int, what: str) -> None:
+    if len(sections) != count:
+        raise BadInput(
+            f"{what} takes mrope_section as {count} sizes, one per axis, got {len(sections)}: "
+            f"{','.join(map(str, sections))}"
+        )
+
+
 def _ernie(n, sections):  # ERNIE 4.5 VL: h, w alternate over the first s0 + s1, then t
+    _sizes(sections, 3, "ERNIE 4.5 VL's M-RoPE")
     hw = sections[0] + sections[1]
     return [(1 if j % 2 == 0 else 2) if j < hw else 0 for j in range(n)]
 
