@@ -266,3 +266,32 @@ def test_a_frame_rate_too_far_for_exact_positions_is_one_line(cli, tmp_path, pre
     )
     assert code == 2 and not out.exists()
     assert err.count("\n") == 1 and "too fine or too far for exact positions" in err
+
+
+def test_a_vision_language_config_reads_tokens_positions_from_ids(cli, tmp_path):
+    """--ids of three axes per token, inline or in a .npy, take the config's M-RoPE layout as
+    --grid does (they needed --rope-axes); one axis per token stays a 1-D table."""
+    text = {"model_type": "qwen2_vl_text", "hidden_size": 1536, "num_attention_heads": 12}
+    rope = {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]}
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps({"model_type": "qwen2_vl", "text_config": {**text, "rope_parameters": rope}})
+    )
+    ids = "0,0,0; 1,1:3,1:3; 5,5,5"
+    np.save(tmp_path / "ids.npy", np.array([[0, 0, 0], [1, 2, 3], [4, 4, 4]], np.int64))
+    tables = {}
+    for name, extra in {
+        "given": ["--ids", ids, "--rope-axes", "mrope"],
+        "read": ["--ids", ids],
+        "file": ["--ids", tmp_path / "ids.npy"],
+        "file-given": ["--ids", tmp_path / "ids.npy", "--rope-axes", "mrope"],
+        "line": ["--ids", "3*0; 0:5"],
+    }.items():
+        out = tmp_path / f"{name}.npy"
+        code, _, err = cli("generate", "--rope-config", config, *extra, "-o", out)
+        assert code == 0, err
+        tables[name] = np.load(out)
+    assert tables["read"].shape == (6, 128)
+    assert np.array_equal(tables["read"], tables["given"])
+    assert np.array_equal(tables["file"], tables["file-given"])
+    assert tables["line"].shape == (8, 128)
