@@ -223,6 +223,21 @@ def token_runs(text: str, axes: int):
 
 
 @lru_cache(maxsize=4)
+def ids_axes(path: str) -> int:
+    """How many position axes --ids gives each token, as ids_positions reads it: inline runs'
+    entries (the first run's, after any COUNT*), a .npy file's columns from its header (0
+    where it cannot be read: ids_positions says why)."""
+    import numpy as np
+
+    if _RUNS.fullmatch(path):
+        return len(path.split(";")[0].rpartition("*")[2].split(","))
+    try:
+        shape = np.load(path, mmap_mode="r", allow_pickle=False).shape
+    except (OSError, ValueError):
+        return 0
+    return shape[1] if len(shape) == 2 else 1
+
+
 def ids_positions(path: str, axes: int) -> Positions:
     """An --ids file's positions (.npy, (tokens, axes), integers or floats), or inline runs
     (`token_runs`), each axis as integers over the power of two that makes them whole."""

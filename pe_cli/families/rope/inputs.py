@@ -10,6 +10,7 @@ from ...core.errors import BadInput
 from ...core.names import choice
 from ..base import Library
 from ..hf_config import LayerTypes, read
+from ..positions import ids_axes
 from . import gguf_config
 from .keys import rope_parameters, typed
 from .layouts import LAYOUTS
@@ -112,7 +113,8 @@ def input_of(options: dict, name: str) -> Input | None:
         )
     values = {"d_model": read_from["d_model"], "base": read_from["base"]}
     style = LAYOUTS.get(read_from["axes"] or "")
-    several = options.get("grid") or _id_axes(options.get("ids")) > 1  # tokens' own positions
+    ids = options.get("ids")
+    several = options.get("grid") or (ids and ids_axes(str(ids)) > 1)  # tokens' own positions
     if style and options.get("axes") is None and (style.vision or several):
         values["axes"] = style.name  # a text model's 1-D positions need no axes
         if style.merged:
@@ -195,20 +197,3 @@ def selections(options: dict) -> dict[str, dict]:
     except LayerTypes as e:
         return {name: {"layer_type": name} for name in e.names}
     return {}
-
-
-def _id_axes(ids) -> int:
-    """How many position axes --ids gives each token: an inline run's entries (`0,0:8,0:8`,
-    after any `N*`), a .npy file's columns (read from its header); 0 without --ids."""
-    if not ids:
-        return 0
-    if str(ids).endswith(".npy"):
-        import numpy as np
-
-        try:
-            shape = np.load(ids, mmap_mode="r", allow_pickle=False).shape
-        except (OSError, ValueError):
-            return 0  # said where the positions are read
-        return shape[1] if len(shape) == 2 else 1
-    first = str(ids).split(";")[0].rpartition("*")[2]
-    return len(first.split(","))
