@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..core.dtypes import FORMATS
 from . import Column, _e, console, tabulate
 
 
@@ -57,7 +58,6 @@ def engines(view) -> None:
 
 def positions(found, out) -> None:
     """What a half dtype does to positions held in it, band by band."""
-    bits = {"bfloat16": 8, "float16": 11}.get(found.dtype)
     tabulate(
         [
             Column("positions", justify="left"),
@@ -74,8 +74,8 @@ def positions(found, out) -> None:
             ]
             for b in found.bands
         ],
-        f"positions held in {found.dtype} ({bits} significant bits), and the angles and "
-        "cos, sin computed from them",
+        f"positions held in {found.dtype} ({FORMATS[found.dtype].precision} significant bits), "
+        "and the angles and cos, sin computed from them",
         "--json has them",
         out,
     )

@@ -115,9 +115,10 @@ def scalings(
     """(rotary dim, base, rope parameters) that explain fitted frequencies w (the `resolved`
     ones to 1e-3) and the attention factor: plain, linear, or the llama3 and YaRN settings
     among common values whose exact frequencies fit; else LongRoPE's factors, read from the
-    plane in transformers' float32 arithmetic, or by `search` in each library's. The dim is 2n, or 2n - 1 (an odd rotary dim: transformers' arange(0, dim, 2) still
-    gives n frequencies), whichever power law the frequencies follow. Empty, with a note,
-    when none does."""
+    plane in transformers' float32 arithmetic, or by `search` in each library's. The dim is
+    2n, or 2n - 1 (an odd rotary dim: transformers' arange(0, dim, 2) still gives n
+    frequencies), whichever power law the frequencies follow. Empty, with a note, when none
+    does."""
     import numpy as np
 
     n = len(w)
