@@ -13,6 +13,7 @@ candidate is bit-identical only after that pass.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.readers import READERS
 from ..families.reading import digits
-from ..spec import TableSpec
+from ..spec import TableSpec, generate_command
 from .metrics import Difference, Tally, difference
 from .tables import Source, from_spec, runs
 
@@ -43,11 +44,19 @@ _VARIANT_BUDGET = 1 << 31  # bytes a variant's whole table may take to be confir
 
 @dataclass
 class Candidate:
+    """One thing the table could be, and the claim made of it. Its spec is the table it names;
+    once identification is done, as the file holds it (its dtype, and its shape where the
+    family writes that shape), so that the sentence printed, the --json spec and the generate
+    command are all read from this one object."""
+
     name: str  # e.g. "fairseq (padding_idx=1)", "library whisper"
     spec: TableSpec
     difference: Difference
     source: str = ""  # for library variants: the function and version matched
     confirmed: bool = True  # bit-identity checked on every row (False: on the sample only)
+    # how the named table is made from the spec's, where no generate command builds it alone
+    # ("the transpose of"); empty where the spec's table is the named one
+    composed: str = ""
 
     @property
     def rank(self) -> int:
@@ -57,6 +66,34 @@ class Candidate:
     @property
     def identical(self) -> bool:
         return self.confirmed and self.difference.identical
+
+    @property
+    def identity(self) -> str:
+        """The parameters that identify the named table, in one line."""
+        return FAMILIES[self.spec.family].identity(self.spec)
+
+    @property
+    def command(self) -> str | None:
+        """The generate command that builds the named table, byte for byte where the candidate
+        is bit-identical; None where it is composed (`built_by` builds its part)."""
+        return None if self.composed else generate_command(self.spec)
+
+    @property
+    def built_by(self) -> str:
+        """The generate command that builds the spec's table (for a composed candidate, the
+        table it is composed from)."""
+        return generate_command(self.spec)
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "spec": dataclasses.asdict(self.spec),
+            "command": self.command,
+            "composed": self.composed or None,
+            "built_by": self.built_by,
+            **self.difference.figures(),
+            "confirmed": self.confirmed,
+        }
 
 
 def exact_reference(spec: TableSpec) -> np.ndarray:
@@ -261,9 +298,11 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     found, bench, said = _candidates(target, threshold)
     if bench is None:  # NaN or infinite values: no formula writes them
         return []
+    transposed = False
     if not found and target.rows < target.cols:
         target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
         found, bench, said = _candidates(target.transposed(), threshold)
+        transposed = True
     if bench.deferred and any(c.difference.identical for c in found):
         names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
         target.notes.append(
@@ -290,7 +329,31 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
         target.notes += said.get(found[0].spec.family, [])
     else:
         target.notes += [note for notes in said.values() for note in notes]
+    for c in found:
+        c.spec, c.composed = _as_held(c.spec, target, transposed)
     return found
+
+
+def _as_held(spec: TableSpec, target: Source, transposed: bool) -> tuple[TableSpec, str]:
+    """A candidate's spec as the file holds its table: in the file's dtype (a variant's values
+    that are the file's are exact in it), in the shape of the file's array where the family
+    writes that shape; and how the file's table is composed from the spec's, where it is not
+    the spec's table itself (the transpose of it, or a cast no generate command makes)."""
+    try:
+        held = spec.replace(dtype=target.dtype)
+    except BadInput:  # a variant that writes only its own dtype
+        return spec, f"the {target.dtype} cast of"
+    if transposed:
+        return held, "the transpose of"
+    if target.dims is not None and held.dims != target.dims:
+        for shape in FAMILIES[held.family].shapes:
+            try:
+                shaped = held.replace(shape=shape)
+            except BadInput:
+                continue
+            if shaped.dims == target.dims:
+                return shaped, ""
+    return held, ""
 
 
 def _order(c: Candidate):
