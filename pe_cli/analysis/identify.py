@@ -238,11 +238,13 @@ class Bench:
         values, rows = found  # the variant's values at the scored rows it has, and those rows
         if not np.array_equal(values, self.seen[rows]):
             return None
-        return self.identical(name, spec, reference, source)
+        return self._identical(name, spec, reference, source)
 
-    def identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
-        """A candidate that reproduces the table bit for bit at the scored rows (by the
-        caller's own test), with its error against the exact table."""
+    def _identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
+        """A candidate that reproduces the table bit for bit at the scored rows, with its error
+        against the exact table. Private: a reader never declares bit-identity itself, so that
+        a candidate is bit for bit only where the bench compared its own spec's table (an
+        ALiBi reading once named a library's biases over a spec of the exact ones)."""
         result = self._difference(reference, spec)
         result.differing = 0
         return Candidate(name, spec, result, source, confirmed=not self.sampled)
