@@ -305,16 +305,23 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
         target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
         found, bench, said = _candidates(target.transposed(), threshold)
         transposed = True
-    if bench.deferred and any(c.difference.identical for c in found):
-        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
-        target.notes.append(
-            f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
-            f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
-        )
-    elif bench.deferred:  # building them costs most (torch's import first): only when needed
-        found += [
-            c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None
-        ]
+    found += _deferred(bench, found)
+    cast = False
+    if (
+        target.dtype == "float64"
+        and not any(c.difference.identical for c in found)
+        and _float32_numbers(bench)
+    ):
+        # float32 arithmetic kept in float64 (a torch table's .double(), numpy's default): read
+        # as the float32 table it holds, where that names it bit for bit
+        narrowed = dataclasses.replace(bench.target, dtype="float32")
+        more, narrowed_bench, more_said = _candidates(narrowed, threshold)
+        more += _deferred(narrowed_bench, more)
+        if any(c.difference.identical for c in more):
+            target.notes.append(
+                f"every value of {target.label} is a float32 number: read as a float32 table"
+            )
+            found, bench, said, cast = more, narrowed_bench, more_said, True
     found.sort(key=_order)
     if bench.sampled and found:
         found = _confirm(bench, found)
@@ -332,30 +339,65 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     else:
         target.notes += [note for notes in said.values() for note in notes]
     for c in found:
-        c.spec, c.composed = _as_held(c.spec, target, transposed)
+        c.spec, c.composed = _as_held(c.spec, target, transposed, cast)
+    # among the tables that are the file bit for bit, one a single command builds comes first
+    found.sort(key=lambda c: (not c.identical, c.identical and bool(c.composed)))
     return found
 
 
-def _as_held(spec: TableSpec, target: Source, transposed: bool) -> tuple[TableSpec, str]:
+def _deferred(bench: Bench, found: list[Candidate]) -> list[Candidate]:
+    """A long table's seed and library variants, scored where no exact table is it on the
+    sample (building them costs most, torch's import first)."""
+    if bench.deferred and any(c.difference.identical for c in found):
+        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
+        bench.target.notes.append(
+            f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
+            f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
+        )
+        return []
+    return [c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None]
+
+
+def _float32_numbers(bench: Bench) -> bool:
+    """Whether every value the bench holds of a float64 table is a float32 number (the rest
+    of a long one is checked by the confirming pass, which compares every value)."""
+    looked = np.concatenate([bench.values.ravel(), bench.seen.ravel()])
+    return bool(np.array_equal(looked.astype(np.float32).astype(np.float64), looked))
+
+
+def _as_held(
+    spec: TableSpec, target: Source, transposed: bool, cast: bool
+) -> tuple[TableSpec, str]:
     """A candidate's spec as the file holds its table: in the file's dtype (a variant's values
     that are the file's are exact in it), in the shape of the file's array where the family
     writes that shape; and how the file's table is composed from the spec's, where it is not
-    the spec's table itself (the transpose of it, or a cast no generate command makes)."""
-    try:
-        held = spec.replace(dtype=target.dtype)
-    except BadInput:  # a variant that writes only its own dtype
-        return spec, f"the {target.dtype} cast of"
+    the spec's table itself (the transpose of it, or a cast no generate command makes: a
+    float64 file of float32 numbers is a variant's float32 arithmetic written in float64, but
+    only the cast of pe-cli's exact float32 table)."""
+    composed = []
+    held = _replaced(spec, dtype=target.dtype)
+    if cast:
+        variant = find_variant(spec)
+        if variant is None or held is None or variant.ends_float64(held):
+            held = None
+    if held is None:  # pe-cli's exact float32 table, or a variant that writes only its dtype
+        held = spec.replace(dtype="float32") if cast else spec
+        composed.append(f"the {target.dtype} cast of")
     if transposed:
-        return held, "the transpose of"
-    if target.dims is not None and held.dims != target.dims:
+        composed.append("the transpose of")
+    if not composed and target.dims is not None and held.dims != target.dims:
         for shape in FAMILIES[held.family].shapes:
-            try:
-                shaped = held.replace(shape=shape)
-            except BadInput:
-                continue
-            if shaped.dims == target.dims:
+            shaped = _replaced(held, shape=shape)
+            if shaped is not None and shaped.dims == target.dims:
                 return shaped, ""
-    return held, ""
+    return held, " ".join(composed)
+
+
+def _replaced(spec: TableSpec, **changes) -> TableSpec | None:
+    try:
+        return spec.replace(**changes)
+    except BadInput:
+        return None
 
 
 def _order(c: Candidate):
