@@ -294,6 +294,9 @@ def test_the_claim_rebuilds_the_table(case, tmp_path, cli, capsys):
     assert best is not None and best["differing"] == 0 and best["confirmed"], (
         f"not named bit for bit: {text}"
     )
+    # the name said is the spec's: a library's or a recipe's where the spec is that variant's
+    variant = best["spec"]["variant"]
+    assert variant in best["name"] if variant != "exact" else "library" not in best["name"]
     # the --json spec builds the table
     assert _same(build(**best["spec"]).torch(), values), best["name"]
     # one command builds every table here: none is claimed as composed
