@@ -109,3 +109,30 @@ def test_the_exact_table_is_not_called_a_librarys(cli, tmp_path):
         "alibi causal (Press et al. slopes)"
     ]
     assert found["command"] == "pe-cli generate --family alibi --seq-len 64 --heads 12"
+
+
+def test_a_long_tables_biases_are_named_from_its_sample(cli, tmp_path, monkeypatch):
+    """Biases of more than identify.WHOLE_ELEMENTS are read from their first head's first rows
+    and confirmed over every row: the exact table and a library's are each named, bit for bit.
+    With no last rows in the sample, MPT's 12 heads agree with the exact table on every row
+    scored (its heads 8 to 11, the ones whose slopes are not powers of two, are met only at a
+    zero row); the confirming pass then finds the exact table off, and MPT's variant is
+    scored and confirmed after all, the note that it was not built withdrawn."""
+    from pe_cli.analysis import identify
+
+    exact = tmp_path / "exact.npy"
+    code, _, err = cli("generate", "--family", "alibi", "--heads", 9, "-l", 512, "-o", exact)
+    assert code == 0, err
+    found = _identified(cli, exact)
+    assert 9 * 512 * 512 > identify.WHOLE_ELEMENTS
+    assert found["candidates"][0]["name"] == "alibi causal (Press et al. slopes)"
+    assert found["candidates"][0]["differing"] == 0 and found["candidates"][0]["confirmed"]
+    monkeypatch.setattr(identify, "SAMPLE_TAIL", 0)
+    mpt = tmp_path / "mpt.npy"
+    np.save(mpt, _distance_biases(12, 512, "mpt", "causal"))
+    found = _identified(cli, mpt)
+    best = found["candidates"][0]
+    assert best["name"] == "library mpt" and best["differing"] == 0 and best["confirmed"]
+    assert not any("were not built" in note for note in found["notes"])
+    exact_candidate = next(c for c in found["candidates"] if c["spec"]["variant"] == "exact")
+    assert exact_candidate["differing"] > 0
