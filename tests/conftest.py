@@ -53,8 +53,8 @@ SLOW = frozenset(
         "test_diffusers_ltx.py::test_ltx2_video_is_the_module_bit_for_bit",
         "test_engines.py::test_engine_half_tables_are_named_and_rebuilt",
         "test_engines.py::test_engine_longrope_tables_are_named_and_rebuilt",
-        "test_engines.py::test_a_half_longrope_table_that_is_not_named_says_why",
-        "test_engines.py::test_a_half_longrope_table_is_named_where_its_columns_tell_the_factors",
+        "test_engines.py::test_a_half_longrope_table_no_factors_make_says_why",
+        "test_engines.py::test_a_half_longrope_table_is_named_with_the_factors_its_columns_tell",
         # the first case runs every transformers module (tools/transformers_models.py results)
         "test_transformers.py::test_rotary_module",
         "test_transformers.py::test_readme_model_table_is_the_tests_results",
