@@ -21,7 +21,7 @@ from ..positions import shown_timesteps
 from .conventions import CONVENTIONS
 from .libraries import LIBRARIES
 from .seeds import SEEDS
-from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_positions, timesteps
+from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_groups, timesteps
 
 # the seed formulas, then the libraries: --help, errors and identification list them in order
 VARIANTS = {**SEEDS, **LIBRARIES}
@@ -87,21 +87,27 @@ class Sinusoidal(Family):
             timesteps(spec)
 
     def rows(self, spec):
-        return spec.seq_len if spec.timesteps is None else len(timesteps(spec).numerators)
+        return spec.seq_len if spec.timesteps is None else len(timesteps(spec).values)
 
     def frequencies(self, spec):
         exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
         frequencies = power_law(exponents, spec.base, spec.min_timescale)
-        q = 1 if spec.timesteps is None else timesteps(spec).denominators[0]
-        if spec.timestep_scale != 1.0 or q != 1:  # t = k / q: whole k at frequencies w / q
+        if spec.timestep_scale != 1.0:
             with context():
-                frequencies = [w * Decimal(spec.timestep_scale) / q for w in frequencies]
+                frequencies = [w * Decimal(spec.timestep_scale) for w in frequencies]
         return Frequencies(frequencies, Decimal(1))
 
     def exact_rows(self, spec, start, stop, work):
-        sin, cos = work.planes(row_positions(spec, start, stop))
+        place = CONVENTIONS[spec.convention].place
         out = work.zeros(stop - start, spec.d_model)
-        CONVENTIONS[spec.convention].place(out, sin, cos, spec.d_model)
+        for group in row_groups(spec, start, stop):  # t = k / q: whole k at frequencies w / q
+            sin, cos = work.planes(group.positions, group.denominator)
+            if isinstance(group.rows, slice):
+                place(out, sin, cos, spec.d_model)
+            else:
+                block = work.zeros(len(group.positions), spec.d_model)
+                place(block, sin, cos, spec.d_model)
+                out[group.rows.tolist()] = block
         return _zero_padding_row(spec, out, start, stop)
 
     def fast_columns(self, spec):
@@ -121,7 +127,7 @@ class Sinusoidal(Family):
         if spec.timesteps is None:
             lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
         else:
-            values = timesteps(spec).values[:, 0]
+            values = timesteps(spec).values
             lines.append(
                 (
                     "positions",
@@ -144,7 +150,7 @@ class Sinusoidal(Family):
     def row_label(self, spec):
         if spec.timesteps is None:
             return super().row_label(spec)
-        values = timesteps(spec).values[:, 0]
+        values = timesteps(spec).values
         return lambda i: f"{values[i]:g}"
 
     def facts(self, spec) -> dict:

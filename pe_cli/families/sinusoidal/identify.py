@@ -19,6 +19,15 @@ from .identify_timesteps import schedules
 def candidates(values, dtype: str, notes: list[str], bench):
     """Each layout the angles fit, with a plausible base, offset and padding row, and the
     seed recipes and libraries that could have written the table."""
+    found = list(_fitted(values, dtype, bench))
+    yield from found
+    # timesteps, read back; consecutive ones too where no layout above made the table (the
+    # angles of QwenImage's sigmas k / 1000 at scale 1000 read as k)
+    yield from schedules(values, notes, bench, any(c is not None and c.identical for c in found))
+
+
+def _fitted(values, dtype: str, bench):
+    """Each layout the angles fit, at consecutive positions from an offset."""
     d = values.shape[1]
     for found in fit(values):
         names = [LAYOUT_CONVENTIONS[found.layout]]
@@ -48,7 +57,6 @@ def candidates(values, dtype: str, notes: list[str], bench):
             label = name + (f" (padding_idx={pad})" if pad is not None else "")
             yield bench.candidate(label, spec, reference=reference)
             yield from _formulas(spec, dtype, bench, reference)
-    yield from schedules(values, notes, bench)
 
 
 def _choose_base(values, spec, dtype: str, bench):

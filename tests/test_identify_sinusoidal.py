@@ -1,0 +1,146 @@
+"""compare FILE on sinusoidal and timestep tables pe-cli's other tests leave out (issue 30): the
+tables are made by diffusers itself, named bit for bit, and rebuilt byte for byte by the printed
+generate command and by the --json spec; the exact tables they name, against mpmath."""
+
+import json
+import shlex
+
+import mpmath
+import numpy as np
+import pytest
+import torch
+from diffusers.models.embeddings import get_timestep_embedding
+
+import pe_cli
+from tests.reference import round_to
+
+
+def _named_and_rebuilt(cli, tmp_path, table) -> dict:
+    """compare FILE's first candidate, bit for bit, after checking that both its printed
+    generate command and its --json spec rebuild FILE's bytes."""
+    np.save(tmp_path / "t.npy", table)
+    code, out, err = cli("compare", tmp_path / "t.npy")
+    assert code == 0, err
+    printed = out.decode().split("rebuilt by:\n", 1)[1].split("\n")
+    folded = printed[: next(k for k, line in enumerate(printed) if not line.endswith(" \\")) + 1]
+    words = shlex.split(" ".join(line.removesuffix(" \\") for line in folded))
+    assert words[:2] == ["pe-cli", "generate"]
+    code, _, err = cli(*words[1:], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert (tmp_path / "again.npy").read_bytes() == (tmp_path / "t.npy").read_bytes()
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    best = found["candidates"][0]
+    assert code == 0 and found["explained"] and best["differing"] == 0
+    assert shlex.split(found["command"]) == words
+    rebuilt = pe_cli.build(pe_cli.TableSpec(**_tuples(best["spec"]))).numpy()
+    assert rebuilt.dtype == table.dtype and rebuilt.tobytes() == table.tobytes()
+    return best
+
+
+def _tuples(spec: dict) -> dict:
+    """A --json spec's lists (rope's pairs) as the tuples a TableSpec holds."""
+
+    def frozen(value):
+        return tuple(frozen(v) for v in value) if isinstance(value, list) else value
+
+    return {key: frozen(value) for key, value in spec.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# Fractional and scaled timesteps: QwenImage's and AuraFlow's time_proj (Timesteps(256, True,
+# 0, scale=1000)) at sigmas k / 1000 in float32, and the T5 FiLM decoder's noise_time * 2000
+
+
+@pytest.mark.parametrize("order", ["ascending", "descending"])
+def test_qwenimage_time_proj_at_sigmas_is_named(cli, tmp_path, order):
+    """Sigmas k / 1000 need 2^-33 (0.001) and 2^-24 (0.999): each timestep keeps its own
+    binary places; ascending ones read as consecutive k until the scale is tried."""
+    from diffusers.models.transformers.transformer_qwenimage import QwenTimestepProjEmbeddings
+
+    sigmas = torch.arange(1000) / 1000
+    if order == "descending":
+        sigmas = sigmas.flip(0)
+    table = QwenTimestepProjEmbeddings(64).time_proj(sigmas).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == "library diffusers" and best["spec"]["timestep_scale"] == 1000
+    listed = np.array(best["spec"]["timesteps"].split(","), dtype=np.float64)
+    assert np.array_equal(listed, sigmas.double().numpy())
+
+
+def _t5_film_timesteps(noise_time: torch.Tensor, d_model: int = 128) -> torch.Tensor:
+    """The timestep embedding diffusers' T5FilmDecoder conditions on (the input of its
+    conditioning_emb), taken from the decoder itself at these noise times."""
+    from diffusers.models.transformers.t5_film_transformer import T5FilmDecoder
+
+    decoder = T5FilmDecoder(input_dims=2, targets_length=2, d_model=d_model, num_layers=0)
+    seen = []
+
+    class Seen(Exception):
+        pass
+
+    def catch(module, args):
+        seen.append(args[0].clone())
+        raise Seen
+
+    decoder.conditioning_emb.register_forward_pre_hook(catch)
+    with pytest.raises(Seen):
+        decoder([], torch.zeros(len(noise_time), 2, 2), noise_time)
+    return seen[0]
+
+
+def test_t5_film_decoder_noise_time_is_named(cli, tmp_path):
+    """noise_time t / 1000 of DDPM's 1000 steps, times max_decoder_noise_time 2000 in float32:
+    ten of the products are not 2t; named as each row's float32 timestep at max_period 2000."""
+    noise_time = torch.arange(999, -1, -1) / 1000
+    table = _t5_film_timesteps(noise_time).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == "library diffusers"
+    spec = best["spec"]
+    assert spec["base"] == 2000 and spec["convention"] == "tensor2tensor"
+    listed = np.array(spec["timesteps"].split(","), dtype=np.float64)
+    assert np.array_equal(listed, (noise_time * 2000.0).double().numpy())
+    assert np.count_nonzero(listed != 2 * np.arange(999, -1, -1)) > 0
+
+
+def test_t5_film_decoder_at_a_schedule_is_a_range(cli, tmp_path):
+    """Where every product is 2t (DDIM's 50 steps) the table is a range at max_period 2000."""
+    table = _t5_film_timesteps(torch.arange(999, -1, -20) / 1000).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["spec"]["timesteps"] == "1998:-2:-40" and best["spec"]["base"] == 2000
+
+
+def test_timesteps_over_their_own_powers_of_two_are_correctly_rounded():
+    """Exact tables at float32 timesteps whose binary places differ (2^-33 to 2^-13), scaled
+    and not, against mpmath; float64 too, where the kernel's absolute error matters."""
+    values = [0.0, 0.001, 0.5, 0.999, 2.0**-40, 1e-6, 1998.0001220703125]
+    timesteps = ",".join(repr(float(np.float32(v))) for v in values)
+    for scale, dtype in ((1000.0, "float32"), (1.0, "float64")):
+        table = pe_cli.build(
+            d_model=12,
+            convention="timestep",
+            timesteps=timesteps,
+            timestep_scale=scale,
+            dtype=dtype,
+        ).numpy()
+        half = 6
+        for row, t in enumerate(values):
+            with mpmath.workprec(200):
+                t = mpmath.mpf(float(np.float32(t)))
+                for i in range(half):
+                    angle = scale * t * mpmath.power(10000, -mpmath.mpf(i) / half)
+                    assert table[row, i] == round_to(mpmath.cos(angle), dtype), (row, i)
+                    assert table[row, half + i] == round_to(mpmath.sin(angle), dtype), (row, i)
+
+
+def test_timesteps_past_32_significant_bits_are_refused(cli):
+    code, _, err = cli("generate", "--convention", "timestep", "--timesteps", "0.1,0.2")
+    assert code == 2 and err.count("\n") == 1
+    assert "0.1 is 3602879701896397 / 2^55" in err and "32 significant bits" in err
+
+
+def test_consecutive_timesteps_stay_a_plain_table(cli, tmp_path):
+    """A table at consecutive positions is named by its layout and first position, not a list."""
+    table = get_timestep_embedding(torch.arange(300), 256, True, 0).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["spec"]["timesteps"] is None and best["spec"]["timestep_scale"] == 1
