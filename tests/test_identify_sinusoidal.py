@@ -144,3 +144,65 @@ def test_consecutive_timesteps_stay_a_plain_table(cli, tmp_path):
     table = get_timestep_embedding(torch.arange(300), 256, True, 0).numpy()
     best = _named_and_rebuilt(cli, tmp_path, table)
     assert best["spec"]["timesteps"] is None and best["spec"]["timestep_scale"] == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Frequencies theta ** -(i / n) in float32: x-transformers' ScaledSinusoidalEmbedding, [sin | cos]
+# times its scale (d^-0.5 at init)
+
+
+def _scaled_sinusoidal(d: int, theta, length: int):
+    from x_transformers.x_transformers import ScaledSinusoidalEmbedding
+
+    module = ScaledSinusoidalEmbedding(d, theta)
+    with torch.no_grad():
+        return module(torch.zeros(1, length, d)).numpy(), float(module.scale)
+
+
+@pytest.mark.parametrize("d, theta, length", [(512, 10000, 1024), (64, 500, 300), (6, 10000, 50)])
+def test_x_transformers_variant_is_scaled_sinusoidal_embedding(d, theta, length):
+    expected, scale = _scaled_sinusoidal(d, theta, length)
+    got = pe_cli.build(
+        variant="x-transformers", d_model=d, seq_len=length, base=float(theta), amplitude=scale
+    ).numpy()
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_x_transformers_table_is_named(cli, tmp_path):
+    table, scale = _scaled_sinusoidal(256, 10000, 400)
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == "library x-transformers" and best["spec"]["amplitude"] == scale
+
+
+def test_x_transformers_with_a_learned_scale_is_named(cli, tmp_path):
+    """A trained model's scale is any float32: read from the pairs' length."""
+    from x_transformers.x_transformers import ScaledSinusoidalEmbedding
+
+    module = ScaledSinusoidalEmbedding(128, 10000)
+    with torch.no_grad():
+        module.scale.fill_(0.7318)
+        table = module(torch.zeros(1, 200, 128)).numpy()
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == "library x-transformers"
+    assert best["spec"]["amplitude"] == float(np.float32(0.7318))
+
+
+def test_amplitude_tables_are_correctly_rounded():
+    """--amplitude A: each element A * sin (or cos) of the angle, rounded once, against mpmath."""
+    amplitude = float(np.float32(128**-0.5))
+    table = pe_cli.build(convention="concat", d_model=10, seq_len=3000, amplitude=amplitude)
+    table = table.numpy()
+    for p in (0, 1, 7, 1000, 2999):
+        for i in range(5):
+            with mpmath.workprec(200):
+                angle = p * mpmath.power(10000, -mpmath.mpf(2 * i) / 10)
+                a = mpmath.mpf(amplitude)
+                assert table[p, i] == round_to(a * mpmath.sin(angle), "float32"), (p, i)
+                assert table[p, 5 + i] == round_to(a * mpmath.cos(angle), "float32"), (p, i)
+
+
+def test_amplitude_is_refused_where_a_variant_has_none(cli):
+    code, _, err = cli("generate", "--variant", "hf-marian", "--amplitude", "0.5")
+    assert code == 2 and "has no amplitude" in err and err.count("\n") == 1
+    code, _, err = cli("generate", "--amplitude", "-1")
+    assert code == 2 and "--amplitude must be a positive number" in err

@@ -16,7 +16,7 @@ from decimal import Decimal
 from ...core.errors import BadInput
 from ...core.params import Param
 from ...numerics.frequencies import context, power_law
-from ..base import Audit, Family, Frequencies
+from ..base import Audit, Family, Frequencies, Norm
 from ..positions import shown_timesteps
 from .conventions import CONVENTIONS
 from .libraries import LIBRARIES
@@ -54,6 +54,14 @@ class Sinusoidal(Family):
             float,
             fixed="has no min_timescale",
         ),
+        Param(
+            "amplitude",
+            1.0,
+            "Every sin and cos multiplied by this (x-transformers' ScaledSinusoidalEmbedding: "
+            "its learned scale, d^-0.5 at init).",
+            float,
+            fixed="has no amplitude",
+        ),
         TIMESTEP_SCALE,
         TIMESTEPS,
     )
@@ -69,6 +77,8 @@ class Sinusoidal(Family):
             raise BadInput(
                 f"--padding-idx belongs to the {padded} convention, not {spec.convention!r}"
             )
+        if not (0 < spec.amplitude < math.inf):
+            raise BadInput(f"--amplitude must be a positive number, got {spec.amplitude}")
         if not (0 < spec.timestep_scale < math.inf):
             raise BadInput(f"--timestep-scale must be a positive number, got {spec.timestep_scale}")
         if spec.min_timescale != 1.0:
@@ -95,7 +105,7 @@ class Sinusoidal(Family):
         if spec.timestep_scale != 1.0:
             with context():
                 frequencies = [w * Decimal(spec.timestep_scale) for w in frequencies]
-        return Frequencies(frequencies, Decimal(1))
+        return Frequencies(frequencies, Decimal(spec.amplitude))
 
     def exact_rows(self, spec, start, stop, work):
         place = CONVENTIONS[spec.convention].place
@@ -122,6 +132,8 @@ class Sinusoidal(Family):
         lines = [("convention", spec.convention), ("base", f"{spec.base:g}")]
         if spec.min_timescale != 1.0:
             lines.append(("min timescale", f"{spec.min_timescale:g}"))
+        if spec.amplitude != 1.0:
+            lines.append(("amplitude", f"{spec.amplitude!r} (every sin and cos multiplied by it)"))
         if spec.timestep_scale != 1.0:
             lines.append(("angle scale", f"{spec.timestep_scale:g} (every angle multiplied by it)"))
         if spec.timesteps is None:
@@ -139,13 +151,22 @@ class Sinusoidal(Family):
             lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
         return lines
 
+    def row_norm(self, spec):
+        found = super().row_norm(spec)
+        if found is None or spec.amplitude == 1.0:
+            return found
+        return Norm(
+            found.value * spec.amplitude, f"{spec.amplitude!r} * {found.formula}", found.reason
+        )
+
     def identity(self, spec) -> str:
         where = (
             f"first position {spec.offset}"
             if spec.timesteps is None
             else f"timesteps {shown_timesteps(spec.timesteps)}"
         )
-        return f"base {spec.base:g}, {where}"
+        amplitude = f", amplitude {spec.amplitude!r}" if spec.amplitude != 1.0 else ""
+        return f"base {spec.base:g}{amplitude}, {where}"
 
     def row_label(self, spec):
         if spec.timesteps is None:

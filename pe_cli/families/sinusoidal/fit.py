@@ -44,6 +44,7 @@ class Fit:
     offset: int
     padding: object  # the all-zero rows (numpy indices)
     residual: float  # largest deviation of any angle from a straight line in position (radians)
+    amplitude: float = 1.0  # the length of every (sin, cos) pair (x-transformers' scale)
 
 
 _FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
@@ -71,7 +72,9 @@ def fit(values) -> list[Fit]:
             continue  # every layout has w_0 = 1 (a cheap look at one pair before all of them)
         sin = rows_live[:, [p[0] for p in pairs]]
         cos = rows_live[:, [p[1] for p in pairs]]
-        if not np.allclose(np.hypot(sin, cos), 1, atol=2e-2):
+        lengths = np.hypot(sin, cos)
+        amplitude = float(np.median(lengths))
+        if not (amplitude > 0 and np.allclose(lengths, amplitude, rtol=2e-2, atol=0)):
             continue
         key = tuple(pairs)
         if key not in lines:
@@ -86,7 +89,7 @@ def fit(values) -> list[Fit]:
         lowest = slope[-1] if slope[-1] > 0 else 1.0
         start = float(np.mod(np.arctan2(sin[0, -1], cos[0, -1]), 2 * math.pi))
         offset = max(0, round(start / lowest - live[0]))
-        fits.append(Fit(layout, base, offset, padding, residual))
+        fits.append(Fit(layout, base, offset, padding, residual, amplitude))
     return fits
 
 

@@ -8,8 +8,10 @@ Registered in families/readers.py; building a table never imports it.
 
 from __future__ import annotations
 
+import math
+
 from ...core.errors import BadInput
-from ..reading import digits, plausible_bases
+from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
 from .family import VARIANTS
 from .fit import LAYOUT_CONVENTIONS, fit
@@ -50,9 +52,12 @@ def _fitted(values, dtype: str, bench):
                 base=found.base,
                 offset=found.offset,
                 padding_idx=pad,
+                amplitude=1.0 if abs(found.amplitude - 1) < 1e-3 else found.amplitude,
                 dtype="float64",
             )
             spec = _choose_base(values, spec, dtype, bench)
+            if spec.amplitude != 1.0:
+                spec = _choose_amplitude(values, spec, dtype, bench, found)
             reference = bench.reference(spec)
             label = name + (f" (padding_idx={pad})" if pad is not None else "")
             yield bench.candidate(label, spec, reference=reference)
@@ -82,6 +87,41 @@ def _choose_base(values, spec, dtype: str, bench):
     return spec.replace(base=base)
 
 
+def _choose_amplitude(values, spec, dtype: str, bench, found):
+    """The amplitude the table says: at position 0 its cos column of frequency 0 holds it
+    exactly (cos 0 = 1, in any arithmetic); else the float32 values near the measured one (a
+    library multiplies by a float32 scale) and d^-0.5 (x-transformers' at init), the one that
+    explains the first rows best, roundest among equals."""
+    import numpy as np
+
+    from ...core.dtypes import FORMATS
+
+    if spec.offset == 0 and 0 not in found.padding:
+        at_zero = float(values[0, CONVENTIONS[spec.convention].columns(spec.d_model).cos[0]])
+        if math.isclose(at_zero, spec.amplitude, rel_tol=1e-3):
+            return spec.replace(amplitude=at_zero)
+    head = min(len(values), 64)
+    near = float32_near(np.array([spec.amplitude]), 2)[0].tolist()
+    tried = {float(a) for a in near} | {spec.d_model**-0.5, spec.amplitude}
+    scored = [
+        (
+            float(
+                np.abs(
+                    values[:head] - bench.reference(spec.replace(amplitude=a, seq_len=head))
+                ).max()
+            ),
+            a,
+        )
+        for a in sorted(tried)
+        if math.isclose(a, spec.amplitude, rel_tol=1e-3)
+    ]
+    best = min(error for error, _ in scored)
+    allowed = best + FORMATS[dtype].epsilon * spec.amplitude / 4
+    return spec.replace(
+        amplitude=min((a for error, a in scored if error <= allowed), key=lambda a: (digits(a), a))
+    )
+
+
 def _formulas(spec, dtype: str, bench, reference):
     """A candidate for each seed recipe and library that could have written a `dtype` table of
     this convention, size, base and offset."""
@@ -109,6 +149,7 @@ def _formulas(spec, dtype: str, bench, reference):
             base=spec.base,
             offset=spec.offset,
             padding_idx=spec.padding_idx,
+            amplitude=spec.amplitude,
             shape="2d",
         )
         if candidate is not None:  # None: the library cannot make this table

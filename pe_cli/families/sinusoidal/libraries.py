@@ -229,6 +229,35 @@ def _hf_distilbert(spec, device):
 
 @variant(
     LIBRARIES,
+    "x-transformers",
+    source="x-transformers 2.31 ScaledSinusoidalEmbedding (--base: theta; --amplitude: its "
+    "scale, d^-0.5 at init)",
+    conventions=("concat",),
+    parameters=frozenset({"base", "offset", "amplitude"}),
+    refuse=lambda spec: (
+        f"x-transformers' ScaledSinusoidalEmbedding asserts an even dim (got --d-model {spec.d_model})"
+        if spec.d_model % 2
+        else None
+    ),
+)
+def _x_transformers(spec, device):
+    # frequencies theta ** -(i / n) in float32: torch's pow of the base to a negative float32
+    # exponent, which rounds otherwise than 1 / theta ** (i / n); positions times them (einsum
+    # of int64 positions and float32 frequencies: one float32 product each), [sin | cos],
+    # times the float32 scale
+    import torch
+
+    n = spec.d_model // 2
+    theta = int(spec.base) if spec.base.is_integer() else spec.base
+    inverse_frequencies = theta ** -(torch.arange(n).float() / n)
+    positions = torch.arange(spec.offset, spec.offset + spec.seq_len)
+    angles = torch.einsum("i, j -> i j", positions, inverse_frequencies)
+    table = torch.cat((angles.sin(), angles.cos()), dim=-1)
+    return table * torch.tensor([spec.amplitude], dtype=torch.float32)
+
+
+@variant(
+    LIBRARIES,
     "positional-encodings",
     source="positional-encodings 6.0 PositionalEncoding1D",
     conventions=("vaswani",),
