@@ -206,3 +206,47 @@ def test_amplitude_is_refused_where_a_variant_has_none(cli):
     assert code == 2 and "has no amplitude" in err and err.count("\n") == 1
     code, _, err = cli("generate", "--amplitude", "-1")
     assert code == 2 and "--amplitude must be a positive number" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Fourier-feature index tables: NeRF-style [x | sin(2^k x) | cos(2^k x)], as diffusers' Shap-E
+# computes them (posenc_nerf, its cos as the sin of the angle plus pi/2)
+
+
+@pytest.mark.parametrize(
+    "positions, degrees",
+    [
+        (torch.linspace(-1, 1, 257), 15),
+        (torch.arange(100).float(), 8),
+        (torch.rand(50, generator=torch.Generator().manual_seed(0)) * 6, 4),
+    ],
+    ids=["linspace-15", "arange-8", "random-4"],
+)
+def test_shap_e_posenc_nerf_is_named(cli, tmp_path, positions, degrees):
+    from diffusers.pipelines.shap_e.renderer import posenc_nerf
+
+    table = posenc_nerf(positions[:, None], min_deg=0, max_deg=degrees).numpy()
+    assert table.shape[1] == 2 * degrees + 1
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["name"] == "library diffusers-nerf" and best["spec"]["convention"] == "nerf"
+
+
+def test_nerf_tables_are_correctly_rounded():
+    """Column 0 the position, then sin and cos of 2^k x, each rounded once, against mpmath."""
+    xs = [-1.0, -0.3330000042915344, 0.0, 0.5, 1.0, 37.0]
+    table = pe_cli.build(convention="nerf", d_model=21, timesteps=",".join(map(repr, xs)))
+    table = table.numpy()
+    for row, x in enumerate(xs):
+        assert table[row, 0] == np.float32(x)
+        for k in range(10):
+            with mpmath.workprec(200):
+                angle = mpmath.mpf(x) * 2**k
+                assert table[row, 1 + k] == round_to(mpmath.sin(angle), "float32"), (row, k)
+                assert table[row, 11 + k] == round_to(mpmath.cos(angle), "float32"), (row, k)
+
+
+def test_nerf_refusals(cli):
+    code, _, err = cli("generate", "--convention", "nerf", "--d-model", "8")
+    assert code == 2 and "odd --d-model" in err and err.count("\n") == 1
+    code, _, err = cli("generate", "--convention", "nerf", "--d-model", "9", "--base", "3")
+    assert code == 2 and "--base does not apply to the nerf convention" in err

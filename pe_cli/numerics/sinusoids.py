@@ -261,6 +261,13 @@ class Workspace:
         """The correctly rounded angles p * w, (len(positions), frequencies)."""
         return self.sinusoids.angles(self.xp, positions, self.dtype, self.device)
 
+    def rounded(self, values: list[float]):
+        """Exact float64 values (positions k / 2^m) rounded once to the dtype, as a column."""
+        column = np.array(values, dtype=np.float64)
+        if not self.numpy:
+            column = self.xp.from_numpy(column).to(self.device)
+        return exact.round_to(self.xp, column, self.dtype)[0]
+
     def zeros(self, rows: int, cols: int):
         if self.numpy:
             return np.zeros((rows, cols))

@@ -34,6 +34,12 @@ def _zero_padding_row(spec, block, start: int, stop: int):
     return block
 
 
+def _base(spec) -> float:
+    """The base of the table's frequencies: its convention's own (nerf's 2), else --base."""
+    fixed = CONVENTIONS[spec.convention].fixed_base
+    return spec.base if fixed is None else fixed
+
+
 class Sinusoidal(Family):
     name = "sinusoidal"
     summary = "1-D sin/cos tables (Vaswani et al. and the libraries after it)"
@@ -72,6 +78,11 @@ class Sinusoidal(Family):
     def check(self, spec) -> None:
         convention = CONVENTIONS[spec.convention]
         convention.check(spec.d_model)
+        if convention.fixed_base is not None and spec.base != self.default_base:
+            raise BadInput(
+                f"--base does not apply to the {spec.convention} convention: its frequencies "
+                f"are {convention.fixed_base:g}^k"
+            )
         if spec.padding_idx is not None and not convention.padding:
             padded = ", ".join(c.name for c in CONVENTIONS.values() if c.padding)
             raise BadInput(
@@ -100,8 +111,9 @@ class Sinusoidal(Family):
         return spec.seq_len if spec.timesteps is None else len(timesteps(spec).values)
 
     def frequencies(self, spec):
-        exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
-        frequencies = power_law(exponents, spec.base, spec.min_timescale)
+        convention = CONVENTIONS[spec.convention]
+        exponents = convention.exponents(spec.d_model)
+        frequencies = power_law(exponents, _base(spec), spec.min_timescale)
         if spec.timestep_scale != 1.0:
             with context():
                 frequencies = [w * Decimal(spec.timestep_scale) for w in frequencies]
@@ -118,10 +130,16 @@ class Sinusoidal(Family):
                 block = work.zeros(len(group.positions), spec.d_model)
                 place(block, sin, cos, spec.d_model)
                 out[group.rows.tolist()] = block
+            if CONVENTIONS[spec.convention].position_column:  # the positions themselves
+                out[group.rows if isinstance(group.rows, slice) else group.rows.tolist(), 0] = (
+                    work.rounded([k / group.denominator for k in group.positions])
+                )
         return _zero_padding_row(spec, out, start, stop)
 
     def fast_columns(self, spec):
         if spec.timesteps is not None:  # the kernel steps through consecutive positions
+            return None
+        if CONVENTIONS[spec.convention].position_column:  # a column the kernel does not fill
             return None
         return CONVENTIONS[spec.convention].columns(spec.d_model)
 
@@ -129,7 +147,7 @@ class Sinusoidal(Family):
         return _zero_padding_row(spec, block, start, stop)
 
     def settings(self, spec):
-        lines = [("convention", spec.convention), ("base", f"{spec.base:g}")]
+        lines = [("convention", spec.convention), ("base", f"{_base(spec):g}")]
         if spec.min_timescale != 1.0:
             lines.append(("min timescale", f"{spec.min_timescale:g}"))
         if spec.amplitude != 1.0:
@@ -166,7 +184,7 @@ class Sinusoidal(Family):
             else f"timesteps {shown_timesteps(spec.timesteps)}"
         )
         amplitude = f", amplitude {spec.amplitude!r}" if spec.amplitude != 1.0 else ""
-        return f"base {spec.base:g}{amplitude}, {where}"
+        return f"base {_base(spec):g}{amplitude}, {where}"
 
     def row_label(self, spec):
         if spec.timesteps is None:

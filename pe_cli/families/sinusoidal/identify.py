@@ -13,9 +13,10 @@ import math
 from ...core.errors import BadInput
 from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
-from .family import VARIANTS
+from .family import FAMILY, VARIANTS
 from .fit import LAYOUT_CONVENTIONS, fit
 from .identify_timesteps import schedules
+from .timesteps import listed
 
 
 def candidates(values, dtype: str, notes: list[str], bench):
@@ -23,6 +24,7 @@ def candidates(values, dtype: str, notes: list[str], bench):
     seed recipes and libraries that could have written the table."""
     found = list(_fitted(values, dtype, bench))
     yield from found
+    yield from _fourier_features(values, bench)
     # timesteps, read back; consecutive ones too where no layout above made the table (the
     # angles of QwenImage's sigmas k / 1000 at scale 1000 read as k)
     yield from schedules(values, notes, bench, any(c is not None and c.identical for c in found))
@@ -62,6 +64,40 @@ def _fitted(values, dtype: str, bench):
             label = name + (f" (padding_idx={pad})" if pad is not None else "")
             yield bench.candidate(label, spec, reference=reference)
             yield from _formulas(spec, dtype, bench, reference)
+
+
+def _fourier_features(values, bench):
+    """Tables whose column 0 is each row's position x and whose other columns are sin and cos
+    of x at their convention's frequencies (NeRF-style Fourier features, whose high octaves
+    turn too fast between rows to be fitted): x is read from column 0, a range of whole
+    numbers as a first position, else as --timesteps."""
+    import numpy as np
+
+    rows, d = values.shape
+    x = values[:, 0]
+    for name, convention in CONVENTIONS.items():
+        if not convention.position_column:
+            continue
+        probe = bench.spec(d_model=d, seq_len=1, convention=name, dtype="float64")
+        if probe is None:
+            continue
+        columns = convention.columns(d)
+        w = float(FAMILY.frequencies(probe).values[0])
+        lowest = values[:, [columns.sin[0], columns.cos[0]]]
+        if not np.allclose(lowest, np.stack([np.sin(x * w), np.cos(x * w)], axis=1), atol=1e-2):
+            continue
+        steps = np.diff(x)
+        if np.all(x == np.round(x)) and x[0] >= 0 and np.all(steps == 1):
+            spec = bench.spec(
+                d_model=d, seq_len=bench.length, convention=name, offset=int(x[0]), dtype="float64"
+            )
+        else:
+            spec = bench.spec(d_model=d, convention=name, timesteps=listed(x), dtype="float64")
+        if spec is None:
+            continue
+        reference = bench.reference(spec)
+        yield bench.candidate(name, spec, reference=reference)
+        yield from bench.libraries(spec, reference)
 
 
 def _choose_base(values, spec, dtype: str, bench):

@@ -10,7 +10,7 @@ import math
 
 from ..base import even_width, variant
 from ..libraries import positional_encodings_axis
-from .timesteps import TIMESTEP_LIBRARIES
+from .timesteps import TIMESTEP_LIBRARIES, timesteps
 
 LIBRARIES: dict = {}
 
@@ -254,6 +254,30 @@ def _x_transformers(spec, device):
     angles = torch.einsum("i, j -> i j", positions, inverse_frequencies)
     table = torch.cat((angles.sin(), angles.cos()), dim=-1)
     return table * torch.tensor([spec.amplitude], dtype=torch.float32)
+
+
+@variant(
+    LIBRARIES,
+    "diffusers-nerf",
+    source="diffusers 0.42 Shap-E posenc_nerf of a 1-D position (min_deg 0, max_deg (d - 1) / 2)",
+    conventions=("nerf",),
+    parameters=frozenset({"offset", "timesteps"}),
+)
+def _diffusers_nerf(spec, device):
+    # Shap-E's posenc_nerf(x, 0, L): scales 2.0 ** arange(L) in x's dtype (float32), x times
+    # them, sin of those and of those plus pi/2 (its cos: one more float32 rounding before the
+    # sin), x itself first
+    import torch
+
+    if spec.timesteps is None:
+        x = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
+    else:
+        x = torch.from_numpy(timesteps(spec).values).float()
+    scales = 2.0 ** torch.arange(0, (spec.d_model - 1) // 2, dtype=x.dtype)
+    angles = x[:, None] * scales[None, :]
+    return torch.cat(
+        [x[:, None], torch.cat([angles, angles + math.pi / 2.0], dim=-1).sin()], dim=-1
+    )
 
 
 @variant(
