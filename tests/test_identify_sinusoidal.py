@@ -246,7 +246,107 @@ def test_nerf_tables_are_correctly_rounded():
 
 
 def test_nerf_refusals(cli):
-    code, _, err = cli("generate", "--convention", "nerf", "--d-model", "8")
+    code, _, err = cli("generate", "--variant", "diffusers-nerf", "--d-model", "8")
     assert code == 2 and "odd --d-model" in err and err.count("\n") == 1
+    code, _, err = cli("generate", "--convention", "nerf", "--d-model", "2")
+    assert code == 2 and "needs --d-model >= 3" in err
     code, _, err = cli("generate", "--convention", "nerf", "--d-model", "9", "--base", "3")
     assert code == 2 and "--base does not apply to the nerf convention" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# An honest no-match: tables built to defeat each reader get a reason true of them, the nearest
+# candidate's distance, and never a base no model has
+
+
+_NOTES = {
+    "law": "follow no power law",
+    "base": "outside the bases of real models",
+    "lengths": "lengths are not one number",
+    "constant": "columns are constant",
+    "timesteps": "timesteps read back as",
+}
+
+
+def _pairs(positions, rates, lengths=1.0, cos_first=False):
+    """[sin | cos] (or [cos | sin]) of positions times rates, in float64, as float32."""
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * np.asarray(rates)[None, :]
+    halves = [np.cos(angles), np.sin(angles)] if cos_first else [np.sin(angles), np.cos(angles)]
+    return (np.concatenate(halves, axis=1) * lengths).astype(np.float32)
+
+
+_N = 16  # pairs: tables of 32 columns
+_ROWS = np.arange(120)
+_PAPER = 10000.0 ** (-np.arange(_N) / _N)
+_RNG = np.random.default_rng(30)
+
+
+def _defeating(name):
+    if name == "linear rates":  # steady pairs, rates on a line (Perceiver's bands), no power law
+        return _pairs(_ROWS, np.linspace(1, 0.01, _N))
+    if name == "huge base":  # a power law whose base no model has
+        return _pairs(_ROWS, 1e30 ** (-np.arange(_N) / _N))
+    if name == "growing pairs":  # steady angles, lengths growing with the row
+        return _pairs(_ROWS, _PAPER, lengths=(1 + _ROWS / 60.0)[:, None])
+    if name == "constant columns":  # the paper's first pair, then pairs that do not turn
+        return _pairs(_ROWS, np.concatenate([[1.0], np.zeros(_N - 1)]))
+    if name == "float64 timesteps":  # diffusers' layout at timesteps no float32 holds
+        return _pairs(np.sort(_RNG.uniform(0, 1000, 60))[::-1], _PAPER, cos_first=True)
+    if name == "noise":
+        return _RNG.standard_normal((120, 2 * _N)).astype(np.float32)
+    if name == "noisy paper table":  # the exact table, plus noise no arithmetic makes
+        noise = 1e-3 * _RNG.standard_normal((120, 2 * _N))
+        return (_pairs(_ROWS, _PAPER).astype(np.float64) + noise).astype(np.float32)
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        ("linear rates", {"law", "base"}),
+        ("huge base", {"base", "constant"}),
+        ("growing pairs", {"lengths"}),
+        ("constant columns", {"law", "constant"}),
+        ("float64 timesteps", {"timesteps"}),
+        ("noise", set()),
+        ("noisy paper table", set()),
+    ],
+)
+def test_unexplained_tables_say_what_was_measured(cli, tmp_path, name, said):
+    """Each reason where it holds, and none of the others; every candidate's base one a model
+    could have; the nearest candidate and its distance printed."""
+    table = _defeating(name)
+    np.save(tmp_path / "t.npy", table)
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    notes = " ".join(found["notes"])
+    for key, phrase in _NOTES.items():
+        assert (phrase in notes) == (key in said), (key, found["notes"])
+    assert not any(c["differing"] == 0 for c in found["candidates"])
+    assert all(10 <= c["spec"]["base"] <= 1e8 for c in found["candidates"])
+    code, out, _ = cli("compare", tmp_path / "t.npy")
+    text = " ".join(out.decode().split())
+    if found["candidates"]:
+        assert "the nearest is" in text or "within" in text
+        assert "off by up to" in text or "within" in text
+    else:  # the reason in the verdict's line: what was measured, else no pairs at all
+        default = "its columns are not sin/cos pairs turning at a steady rate"
+        assert (default in text) == (not said)
+        assert all(_NOTES[key] in text for key in said)
+    if name == "noisy paper table":  # the paper's table at positions 0 on, off by the noise
+        best = found["candidates"][0]
+        assert best["spec"]["offset"] == 0 and best["max_abs"] < 6e-3
+    if name == "float64 timesteps":
+        assert found["candidates"][0]["name"] == "timestep, timesteps as read"
+
+
+@pytest.mark.parametrize("convention", ["concat", "tensor2tensor", "timestep"])
+def test_named_tables_carry_no_unexplained_reasons(cli, tmp_path, convention):
+    """A table pe-cli names bit for bit says none of what an unexplained one is told."""
+    table = pe_cli.build(convention=convention, d_model=32, seq_len=120).numpy()
+    np.save(tmp_path / "t.npy", table)
+    code, out, _ = cli("compare", tmp_path / "t.npy", "--json")
+    found = json.loads(out)
+    assert code == 0 and found["candidates"][0]["differing"] == 0
+    assert not any(phrase in " ".join(found["notes"]) for phrase in _NOTES.values())

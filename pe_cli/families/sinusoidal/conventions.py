@@ -52,10 +52,11 @@ def _position_sin_cos(out, sin, cos, d: int) -> None:
     # NeRF-style Fourier features as diffusers' Shap-E writes them (posenc_nerf of a 1-D
     # position): the position itself, all sin columns, then all cos columns; column 0 is the
     # family's to fill (Convention.position_column).
-    #   d = 7: [x, sin0, sin1, sin2, cos0, cos1, cos2], w_k = 2^k
+    #   d = 7: [x, sin0, sin1, sin2, cos0, cos1, cos2], w_k = 2^k; d = 8: then a zero column
     n = sin.shape[1]
     out[:, 1 : 1 + n] = sin
     out[:, 1 + n : 1 + 2 * n] = cos
+    out[:, 1 + 2 * n :] = 0
 
 
 def _octave_exponents(d: int) -> list[Fraction]:
@@ -91,7 +92,6 @@ class Convention:
     padding: bool = False  # whether --padding-idx (a zeroed row) is part of the convention
     timescales: bool = False  # whether --min-timescale is part of the convention
     refusal: str = ""  # why d_model below the minimum or odd d cannot be served
-    odd_only: bool = False
     fixed_base: float | None = None  # the base its frequencies take whatever --base says
     position_column: bool = False  # column 0 holds each row's position itself
 
@@ -118,11 +118,7 @@ class Convention:
         return Columns(d_model, sin_col, cos_col, zero_col)
 
     def check(self, d_model: int) -> None:
-        if (
-            d_model < self.min_d_model
-            or (self.even_only and d_model % 2)
-            or (self.odd_only and not d_model % 2)
-        ):
+        if d_model < self.min_d_model or (self.even_only and d_model % 2):
             raise BadInput(f"convention {self.name!r} {self.refusal} (got --d-model {d_model})")
 
 
@@ -190,10 +186,9 @@ CONVENTIONS: dict[str, Convention] = {
             _octave_exponents,
             _position_sin_cos,
             min_d_model=3,
-            odd_only=True,
             fixed_base=2.0,
             position_column=True,
-            refusal="needs an odd --d-model >= 3: x, then as many sin as cos columns",
+            refusal="needs --d-model >= 3: x, then a sin and a cos column",
         ),
     )
 }

@@ -9,6 +9,7 @@ Registered in families/readers.py; building a table never imports it.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ...core.errors import BadInput
 from ..reading import digits, float32_near, plausible_bases
@@ -18,22 +19,73 @@ from .fit import LAYOUT_CONVENTIONS, fit
 from .identify_timesteps import schedules
 from .timesteps import listed
 
+# the bases of real models' sinusoidal tables lie well inside these (diffusers' max_period
+# 2000 and 10000, whisper's 10000, RoPE's up to some 1e7): a fit outside is no model's base
+MODEL_BASES = (10.0, 1e8)
+_DRIFT = 0.1  # radians a power law's angles may stray from the measured ones and be the law
+
 
 def candidates(values, dtype: str, notes: list[str], bench):
     """Each layout the angles fit, with a plausible base, offset and padding row, and the
-    seed recipes and libraries that could have written the table."""
-    found = list(_fitted(values, dtype, bench))
-    yield from found
-    yield from _fourier_features(values, bench)
+    seed recipes and libraries that could have written the table. Where none is the table bit
+    for bit, what was measured goes to `notes`."""
+    misses = []
+    fits = fit(values, misses)
+    found = [c for c in _fitted(values, dtype, bench, fits) if c is not None]
+    found += [c for c in _fourier_features(values, bench) if c is not None]
     # timesteps, read back; consecutive ones too where no layout above made the table (the
     # angles of QwenImage's sigmas k / 1000 at scale 1000 read as k)
-    yield from schedules(values, notes, bench, any(c is not None and c.identical for c in found))
+    said = []
+    named = any(c.identical for c in found)
+    steady = any(f.drift <= _DRIFT for f in fits)  # consecutive positions: no timesteps to read
+    found += [c for c in schedules(values, said, bench, named, not steady) if c is not None]
+    yield from found
+    if not any(c.identical for c in found):
+        notes += _measured(values, fits, misses) + said
 
 
-def _fitted(values, dtype: str, bench):
-    """Each layout the angles fit, at consecutive positions from an offset."""
+def _measured(values, fits, misses) -> list[str]:
+    """What the fit measured of a table no candidate names, in plain sentences: of the layout
+    whose rates come nearest a power law, a law it misses or a base no model has; constant
+    columns; else pairs whose length changes."""
+    import numpy as np
+
+    said = []
+    constant = int(np.count_nonzero(np.ptp(values, axis=0) == 0))
+    if fits:
+        best = min(fits, key=lambda f: f.drift)
+        convention = LAYOUT_CONVENTIONS[best.layout]
+        if best.drift > _DRIFT:
+            said.append(
+                f"in the {convention} layout its (sin, cos) pairs turn at a steady rate, but at "
+                f"rates that follow no power law base^-e: the nearest (base {best.base:.4g}) "
+                f"strays up to {best.drift:.3g} radians from their angles over its rows"
+            )
+        if not MODEL_BASES[0] <= best.base <= MODEL_BASES[1]:
+            said.append(
+                f"in the {convention} layout its pairs' rates fit base {best.base:.3g}, outside "
+                f"the bases of real models ({MODEL_BASES[0]:g} to {MODEL_BASES[1]:g}); "
+                "base 10000 is put against it"
+            )
+    elif misses:
+        miss = misses[0]
+        said.append(
+            f"in the {LAYOUT_CONVENTIONS[miss.layout]} layout its (sin, cos) pairs turn at a "
+            f"steady rate, but their lengths are not one number: from {miss.shortest:.4g} to "
+            f"{miss.longest:.4g}"
+        )
+    if constant and constant < values.shape[1]:
+        said.append(f"{constant} of its {values.shape[1]} columns are constant")
+    return said
+
+
+def _fitted(values, dtype: str, bench, fits):
+    """Each layout the angles fit, at consecutive positions from an offset (a base outside
+    MODEL_BASES as 10000, the paper's)."""
     d = values.shape[1]
-    for found in fit(values):
+    for found in fits:
+        if not MODEL_BASES[0] <= found.base <= MODEL_BASES[1]:
+            found = replace(found, base=10000.0)
         names = [LAYOUT_CONVENTIONS[found.layout]]
         if found.layout == "timescale":
             names = ["fairseq"] if len(found.padding) else ["tensor2tensor", "whisper", "fairseq"]

@@ -29,16 +29,22 @@ class Reading(NamedTuple):
     scale: float
 
 
-def schedules(values, notes: list[str], bench, consecutive_named: bool = False):
+def schedules(
+    values, notes: list[str], bench, consecutive_named: bool = False, nearest: bool = True
+):
     """A timestep embedding at a scheduler's timesteps (999, 979, ...): in each of
     diffusers' layouts, the base from the two lowest frequencies' angles (atan2 of each
     sin and cos pair), each row's t read from the lowest frequency up, and t as a range.
-    consecutive_named: a table at consecutive positions is already named bit for bit."""
+    consecutive_named: a table at consecutive positions is already named bit for bit;
+    nearest: where the angles follow timesteps that no reading makes, the exact table at them
+    (and what was read, in `notes`)."""
     import numpy as np
 
     rows, d = values.shape
     if bench.sampled or rows < 2:
         return
+    unnamed = []  # (layout, base, t) where the angles follow t * w and no reading made the table
+    named = False
     for name in ("timestep", "musicgen", "tensor2tensor", "concat"):
         try:
             CONVENTIONS[name].check(d)
@@ -112,8 +118,32 @@ def schedules(values, notes: list[str], bench, consecutive_named: bool = False):
                     reference=reference,
                 )
                 yield from bench.libraries(spec, reference)
+            named = named or bool(ranges or texts)
             if ranged or texts:
                 break
+            unnamed.append((name, base, t))
+    if nearest and not named and unnamed:
+        yield from _nearest(values, notes, bench, *unnamed[0])
+
+
+def _nearest(values, notes: list[str], bench, name: str, base: float, t):
+    """The exact table at the float32 timesteps nearest those read back, where no reading made
+    the table: the nearest candidate, and what was read."""
+    import numpy as np
+
+    read = np.asarray(t, dtype=np.float32).astype(np.float64)
+    spec = bench.spec(
+        d_model=values.shape[1], convention=name, base=base, timesteps=listed(read), dtype="float64"
+    )
+    if spec is None:
+        return
+    shown = ", ".join(f"{v:.6g}" for v in read[:4]) + (", ..." if len(read) > 4 else "")
+    notes.append(
+        f"its rows are sin and cos in the {name} layout at base {base:g} at timesteps read back "
+        f"as {shown}, which are not a range; no float32 timesteps within 3 ulps of them make "
+        "every row bit for bit, exactly or in a library's arithmetic, at scale 1, 10, 100 or 1000"
+    )
+    yield bench.candidate(f"{name}, timesteps as read", spec)
 
 
 def _readings(values, t, whole, name: str, base: float, bench) -> list[Reading]:

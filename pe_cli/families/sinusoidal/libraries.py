@@ -248,7 +248,9 @@ def _x_transformers(spec, device):
     import torch
 
     n = spec.d_model // 2
-    theta = int(spec.base) if spec.base.is_integer() else spec.base
+    # theta as the module holds it: an int where it is whole (10000), which torch's pow takes
+    # as a scalar of its own; one past int64 would overflow there, and is a float
+    theta = int(spec.base) if spec.base.is_integer() and spec.base < 2**63 else spec.base
     inverse_frequencies = theta ** -(torch.arange(n).float() / n)
     positions = torch.arange(spec.offset, spec.offset + spec.seq_len)
     angles = torch.einsum("i, j -> i j", positions, inverse_frequencies)
@@ -262,6 +264,12 @@ def _x_transformers(spec, device):
     source="diffusers 0.42 Shap-E posenc_nerf of a 1-D position (min_deg 0, max_deg (d - 1) / 2)",
     conventions=("nerf",),
     parameters=frozenset({"offset", "timesteps"}),
+    refuse=lambda spec: (
+        None
+        if spec.d_model % 2
+        else "posenc_nerf writes x and 2 * max_deg columns: an odd --d-model "
+        f"(got --d-model {spec.d_model})"
+    ),
 )
 def _diffusers_nerf(spec, device):
     # Shap-E's posenc_nerf(x, 0, L): scales 2.0 ** arange(L) in x's dtype (float32), x times
