@@ -350,3 +350,30 @@ def test_named_tables_carry_no_unexplained_reasons(cli, tmp_path, convention):
     found = json.loads(out)
     assert code == 0 and found["candidates"][0]["differing"] == 0
     assert not any(phrase in " ".join(found["notes"]) for phrase in _NOTES.values())
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        dict(
+            convention="timestep",
+            d_model=12,
+            timesteps="0,0.0010000000474974513,0.5,0.9990000128746033,7",
+            timestep_scale=1000.0,
+        ),
+        dict(convention="nerf", d_model=9, timesteps="-1,0.25,3"),
+        dict(convention="nerf", d_model=8, seq_len=5, offset=3),
+        dict(convention="concat", d_model=10, seq_len=7, amplitude=0.3),
+    ],
+    ids=["timesteps-over-powers-of-two", "nerf-timesteps", "nerf-even", "amplitude"],
+)
+def test_torch_path_matches_numpy_path(table):
+    """The path --device cuda takes, run on the CPU, in blocks that split the row groups."""
+    from pe_cli.core.dtypes import host_bits
+    from pe_cli.engine import _kernel_blocks
+
+    for dtype in ("float32", "bfloat16", "float64"):
+        spec = pe_cli.TableSpec(dtype=dtype, **table)
+        by_numpy = np.concatenate([host_bits(b) for b in _kernel_blocks(spec, "cpu", rows=2)])
+        by_torch = _kernel_blocks(spec, "cpu", rows=2, use_torch=True)
+        assert np.array_equal(by_numpy, np.concatenate([host_bits(b) for b in by_torch]))
