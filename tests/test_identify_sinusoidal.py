@@ -52,16 +52,40 @@ def _tuples(spec: dict) -> dict:
 # 0, scale=1000)) at sigmas k / 1000 in float32, and the T5 FiLM decoder's noise_time * 2000
 
 
-@pytest.mark.parametrize("order", ["ascending", "descending"])
-def test_qwenimage_time_proj_at_sigmas_is_named(cli, tmp_path, order):
+def _time_proj(model: str):
+    """The time_proj module of QwenImage's or AuraFlow's transformer (the smallest that builds)."""
+    if model == "QwenImage":
+        from diffusers.models.transformers.transformer_qwenimage import (
+            QwenTimestepProjEmbeddings,
+        )
+
+        return QwenTimestepProjEmbeddings(64).time_proj
+    from diffusers.models.transformers.auraflow_transformer_2d import AuraFlowTransformer2DModel
+
+    return AuraFlowTransformer2DModel(
+        sample_size=4,
+        patch_size=2,
+        in_channels=4,
+        num_mmdit_layers=0,
+        num_single_dit_layers=0,
+        attention_head_dim=8,
+        num_attention_heads=1,
+        joint_attention_dim=8,
+        caption_projection_dim=8,
+        out_channels=4,
+        pos_embed_max_size=4,
+    ).time_step_embed
+
+
+@pytest.mark.parametrize("model, order", [("QwenImage", "ascending"), ("AuraFlow", "descending")])
+def test_time_proj_at_sigmas_is_named(cli, tmp_path, model, order):
     """Sigmas k / 1000 need 2^-33 (0.001) and 2^-24 (0.999): each timestep keeps its own
     binary places; ascending ones read as consecutive k until the scale is tried."""
-    from diffusers.models.transformers.transformer_qwenimage import QwenTimestepProjEmbeddings
-
     sigmas = torch.arange(1000) / 1000
     if order == "descending":
         sigmas = sigmas.flip(0)
-    table = QwenTimestepProjEmbeddings(64).time_proj(sigmas).numpy()
+    with torch.no_grad():
+        table = _time_proj(model)(sigmas).numpy()
     best = _named_and_rebuilt(cli, tmp_path, table)
     assert best["name"] == "library diffusers" and best["spec"]["timestep_scale"] == 1000
     listed = np.array(best["spec"]["timesteps"].split(","), dtype=np.float64)
