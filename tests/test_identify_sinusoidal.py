@@ -286,7 +286,7 @@ def test_nerf_refusals(cli):
 _NOTES = {
     "law": "follow no power law",
     "base": "outside the bases of real models",
-    "lengths": "lengths are not one number",
+    "lengths": "pairs' lengths are not one number",
     "constant": "columns are constant",
     "timesteps": "timesteps read back as",
 }

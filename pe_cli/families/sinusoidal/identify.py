@@ -70,9 +70,9 @@ def _measured(values, fits, misses) -> list[str]:
     elif misses:
         miss = misses[0]
         said.append(
-            f"in the {LAYOUT_CONVENTIONS[miss.layout]} layout its (sin, cos) pairs turn at a "
-            f"steady rate, but their lengths are not one number: from {miss.shortest:.4g} to "
-            f"{miss.longest:.4g}"
+            f"in the {LAYOUT_CONVENTIONS[miss.layout]} layout its first (sin, cos) pair turns "
+            "at 1 radian per row, as every layout's does, but its pairs' lengths are not one "
+            f"number: from {miss.shortest:.4g} to {miss.longest:.4g}"
         )
     if constant and constant < values.shape[1]:
         said.append(f"{constant} of its {values.shape[1]} columns are constant")
