@@ -50,6 +50,9 @@ class Fit:
     drift: float = 0.0  # radians the law's angles stray from the measured ones over the rows
 
 
+# the bases of real models' sinusoidal tables lie well inside these (diffusers' max_period
+# 2000 and 10000, whisper's 10000, RoPE's up to some 1e7): a fit outside is no model's base
+MODEL_BASES = (10.0, 1e8)
 _FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
 
 
@@ -128,11 +131,16 @@ def _first_position(intercepts, frequencies) -> int:
     return max(0, int(round(float(estimate))))
 
 
+def _clean(found: Fit) -> bool:
+    """Angles on lines to float rounding, at a base a model could have."""
+    return found.residual < _FIT_RESIDUAL and MODEL_BASES[0] <= found.base <= MODEL_BASES[1]
+
+
 def explain(va, vb, la: str, lb: str) -> list[str]:
     """compare's finding for two tables of the same shape: another base, or another frequency
     layout, where both tables' angles are clean lines."""
-    fits_a = {f.layout: f for f in fit(va) if f.residual < _FIT_RESIDUAL}
-    fits_b = {f.layout: f for f in fit(vb) if f.residual < _FIT_RESIDUAL}
+    fits_a = {f.layout: f for f in fit(va) if _clean(f)}
+    fits_b = {f.layout: f for f in fit(vb) if _clean(f)}
     if not fits_a or not fits_b:
         return []
     for layout in fits_a.keys() & fits_b.keys():

@@ -15,13 +15,10 @@ from ...core.errors import BadInput
 from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
 from .family import FAMILY, VARIANTS
-from .fit import LAYOUT_CONVENTIONS, fit
+from .fit import LAYOUT_CONVENTIONS, MODEL_BASES, fit
 from .identify_timesteps import schedules
 from .timesteps import listed
 
-# the bases of real models' sinusoidal tables lie well inside these (diffusers' max_period
-# 2000 and 10000, whisper's 10000, RoPE's up to some 1e7): a fit outside is no model's base
-MODEL_BASES = (10.0, 1e8)
 _DRIFT = 0.1  # radians a power law's angles may stray from the measured ones and be the law
 
 
