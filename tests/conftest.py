@@ -70,6 +70,9 @@ SLOW = frozenset(
         # the first case waits for vLLM to build every case's cache (one process, about 20 s)
         "test_vllm.py::test_model_caches_are_vllm_bit_for_bit",
         # 5 to 20 s
+        "test_identify_sinusoidal.py::test_time_proj_at_sigmas_is_named",
+        "test_identify_sinusoidal.py::test_t5_film_decoder_noise_time_is_named",
+        "test_identify_sinusoidal.py::test_t5_film_decoder_at_a_schedule_is_a_range",
         "test_engines.py::test_an_exact_table_is_rebuilt_by_its_command",
         "test_engines.py::test_an_attention_factor_the_engines_do_not_read_is_another_scale_factor",
         "test_engines.py::test_mlx_lms_long_factors_at_a_short_length_are_another_frequency_table",
