@@ -98,6 +98,8 @@ SLOW = frozenset(
         "test_diffusers.py::test_sinusoidal_positional_embedding_is_the_annotated_table",
         "test_diffusers_pooled.py::test_pooled_means_on_torch_are_numpys",
         "test_sincos3d.py::test_cogvideox_tables_are_identified_and_rebuilt",
+        "test_identify_grids2d.py::test_pixart_alpha_1024_is_named_at_its_real_width",
+        "test_identify_grids2d.py::test_sd3_crop_is_named_at_its_real_width",
         "test_diffusers_models.py::test_video_presets_are_the_modules_bit_for_bit",
         "test_inspect.py::test_a_familys_note_is_said_only_where_its_reading_matters",
         "test_inspect.py::test_identify_annotated_transformer_buffer",

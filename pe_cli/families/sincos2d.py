@@ -20,7 +20,7 @@ from ..numerics.frequencies import context, power_law
 from .base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
 from .libraries import diffusers_sincos, positional_encodings_axis
 from .positions import parse_grid
-from .reading import read_positions
+from .reading import digits, plausible_bases, read_positions
 
 
 def _blocks(*order: tuple[str, str]) -> Callable:
@@ -144,7 +144,7 @@ def _no_class_row(spec) -> str | None:
 @variant(
     VARIANTS,
     "timm",
-    source="timm 1.0 layers/pos_embed_sincos.py build_sincos2d_pos_embed",
+    source="timm 1.0.31 layers/pos_embed_sincos.py build_sincos2d_pos_embed",
     conventions=("timm", "timm-interleaved"),
     parameters=frozenset({"base"}),
     refuse=_no_class_row,
@@ -428,27 +428,37 @@ class Sincos2d(Family):
             dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}
         )
         read, nearest = {}, None  # grid -> its layouts; (distance, spec) of the nearest table
-        placed_at = set()  # (layout, patch positions) tried
+        placed_at = set()  # (layout, base, patch positions) tried
         for convention in self.conventions:
             grid = _read_grid(bench, values, zeros, convention)
             if grid is None:
                 continue
             read.setdefault(grid, []).append(convention)
-            for placed in [{}, *_placements(bench, values, grid, zeros, convention)]:
+            placements = [
+                (base, placed)
+                for base in _read_bases(bench, values, grid, zeros, convention)
+                for placed in [
+                    {},
+                    *(_placements(bench, values, grid, zeros, convention) if base == 1e4 else []),
+                ]
+            ]
+            for base, placed in placements:
                 spec = bench.spec(
                     family=self.name,
                     grid=grid,
                     d_model=cols,
                     convention=convention,
+                    base=base,
                     dtype="float64",
                     **rows_of_zeros,
                     **placed,
                 )
                 if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
                     continue
-                if (convention, _patch_positions(spec)) in placed_at:  # another way to say it
+                key = (convention, base, _patch_positions(spec))
+                if key in placed_at:  # another way to say the same positions
                     continue
-                placed_at.add((convention, _patch_positions(spec)))
+                placed_at.add(key)
                 reference = bench.reference(spec)
                 distance = float(np.max(np.abs(reference - bench.seen)))
                 if nearest is None or distance < nearest[0]:
@@ -460,14 +470,14 @@ class Sincos2d(Family):
                 )
                 yield from bench.libraries(spec, reference)
         if nearest is None or nearest[0] > _NEAR:
-            note = self._unread(values, live, zeros, read, nearest, bench.sampled)
+            note = self._unread(bench, zeros, read, nearest)
             if note:
                 notes.append(note)
 
-    def _unread(self, values, live, zeros, read, nearest, sampled) -> str | None:
+    def _unread(self, bench, zeros, read, nearest) -> str | None:
         """What the reading found of a table no 2-D grid comes near: the grid it read and the
-        nearest table's distance, or, for rows of sin/cos pairs (norm sqrt(d/2)), that no grid
-        shape was read; None for other tables (this family has nothing to say of them)."""
+        nearest table's distance, or, where the rows scored have the norm of sin/cos pairs
+        (sqrt(d/2)), that no grid was read; None for other tables (nothing to say of them)."""
         import numpy as np
 
         before = (
@@ -486,16 +496,16 @@ class Sincos2d(Family):
             return (
                 f"read as a 2-D grid ({grids}){before}, but the nearest 2-D sin-cos table, "
                 f"sincos2d {spec.convention} with {self.identity(spec)}, is off by up to "
-                f"{distance:.3g}" + (" on the rows scored" if sampled else "")
+                f"{distance:.3g}" + (" on the rows scored" if bench.sampled else "")
             )
-        cols = values.shape[1]
-        norms = np.sum(values[live[0] :] ** 2, axis=1)
-        if cols % 2 or not np.allclose(norms, cols / 2, rtol=1e-2):
+        cols = bench.seen.shape[1]
+        rows = bench.seen[bench.rows >= zeros]
+        if cols % 2 or not np.allclose(np.sum(rows**2, axis=1), cols / 2, rtol=1e-2):
             return None
         return (
-            f"its rows are sin/cos pairs{before}, but no 2-D patch grid was read: in no layout "
-            "do the row coordinate's columns hold still over a row of patches whose column "
-            "coordinate the next row of patches repeats"
+            f"its rows have the norm of sin/cos pairs, sqrt(d/2){before}, but no 2-D patch "
+            "grid was read: in no layout do one coordinate's columns hold still over a run of "
+            "rows while the other's repeat from one run to the next"
         )
 
 
@@ -525,7 +535,7 @@ def _read_grid(bench, values, zeros: int, convention: str) -> tuple[int, int] | 
     None where it is not a grid in it. The grid's width W is the first row of patches (a
     divisor of their count) where the row coordinate's columns at the first frequency move;
     they must hold still over the first W rows at hand, the column coordinate's columns move
-    from the first patch to the second and the next row of patches repeat them."""
+    from the first patch to the second and every row of patches start where the first does."""
     import numpy as np
 
     cols = values.shape[1]
@@ -545,11 +555,52 @@ def _read_grid(bench, values, zeros: int, convention: str) -> tuple[int, int] | 
         return None
     if x and len(held) > 1 and np.array_equal(held[1, x], held[0, x]):
         return None  # one patch to the next, the column coordinate stands still
+    if x and not (values[zeros::width, x] == values[zeros, x]).all():
+        return None  # each row of patches at hand starts where the first does
     if x and width < patches:
         repeat = probe[1 + steps.index(width)]
         if not np.array_equal(repeat[x], probe[0][x]):
             return None
     return patches // width, width
+
+
+def _read_bases(bench, values, grid, zeros: int, convention: str) -> list[float]:
+    """The round bases T whose frequencies T**(-i/n) the angles say, from one patch to the
+    next along a row (or a column, for a grid one patch wide): each frequency's turn over
+    the first's, fitted as a power law through the first (least squares of the logarithms),
+    and the numbers of up to four digits within 0.1% of the fit; 10000 where the angles say
+    none."""
+    import numpy as np
+
+    cols, (height, width) = values.shape[1], grid
+    if width > 1:
+        axis, step = "x", 1
+    elif height > 1:
+        axis, step = "y", width
+    else:
+        return [1e4]
+    columns = LAYOUTS[convention].columns(_frequency_count(cols))
+    count = min(
+        sum(c < cols for c in columns[axis, "sin"]), sum(c < cols for c in columns[axis, "cos"])
+    )
+    if count < 2:
+        return [1e4]
+    pair = _rows_of(bench, values, [zeros, zeros + step])
+    angles = np.arctan2(
+        pair[:, columns[axis, "sin"][:count]], pair[:, columns[axis, "cos"][:count]]
+    )
+    turns = np.angle(np.exp(1j * (angles[1] - angles[0])))  # each frequency's, in (-pi, pi]
+    ratios = turns[1:] / turns[0]
+    if not (turns[0] > 0 and (ratios > 0).all()):
+        return [1e4]
+    index = np.arange(1, count)
+    fit = math.exp(
+        -_frequency_count(cols) * float(np.sum(index * np.log(ratios)) / np.sum(index**2))
+    )
+    # round bases only: the fit itself, or its six digits, would be a second table a few ulps
+    # from the first on some values, scored beside it
+    found = [b for b in plausible_bases(fit) if digits(b) <= 4 and abs(math.log(b / fit)) < 1e-3]
+    return found or [1e4]
 
 
 def _placements(bench, values, grid, zeros: int, convention: str) -> list[dict]:
