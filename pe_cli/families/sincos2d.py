@@ -427,13 +427,17 @@ class Sincos2d(Family):
         rows_of_zeros = (
             dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}
         )
-        read, nearest = {}, None  # grid -> its layouts; (distance, spec) of the nearest table
+        # what a note says where no table comes near: the grids of at least 2 x 2 patches read
+        # (one row or column of patches is a 1-D table) and their layouts; (distance, spec) of
+        # the nearest of their tables
+        read, nearest, near = {}, None, False
         placed_at = set()  # (layout, base, patch positions) tried
         for convention in self.conventions:
             grid = _read_grid(bench, values, zeros, convention)
             if grid is None:
                 continue
-            read.setdefault(grid, []).append(convention)
+            if min(grid) > 1:
+                read.setdefault(grid, []).append(convention)
             placements = [
                 (base, placed)
                 for base in _read_bases(bench, values, grid, zeros, convention)
@@ -461,15 +465,16 @@ class Sincos2d(Family):
                 placed_at.add(key)
                 reference = bench.reference(spec)
                 distance = float(np.max(np.abs(reference - bench.seen)))
-                if nearest is None or distance < nearest[0]:
+                if min(grid) > 1 and (nearest is None or distance < nearest[0]):
                     nearest = (distance, spec)
                 if distance > _NEAR:
                     continue
+                near = True
                 yield bench.candidate(
                     f"sincos2d {convention}, grid {grid[0]}x{grid[1]}", spec, reference=reference
                 )
                 yield from bench.libraries(spec, reference)
-        if nearest is None or nearest[0] > _NEAR:
+        if not near:
             note = self._unread(bench, zeros, read, nearest)
             if note:
                 notes.append(note)
@@ -545,6 +550,8 @@ def _read_grid(bench, values, zeros: int, convention: str) -> tuple[int, int] | 
     columns = LAYOUTS[convention].columns(_frequency_count(cols))
     y = [columns["y", fn][0] for fn in ("sin", "cos")]
     x = [c for fn in ("sin", "cos") for c in columns["x", fn] if c < cols]
+    if max(y) >= cols:  # a table narrower than one sin/cos pair
+        return None
     patches = bench.length - zeros
     steps = [d for d in _divisors(patches) if d < patches]  # where a new row of patches may start
     probe = _rows_of(bench, values, [zeros + d for d in [0, *steps]])
