@@ -172,3 +172,19 @@ def test_a_long_grid_off_beyond_its_sample_is_not_bit_for_bit(cli, tmp_path):
         off = float(abs(mpmath.mpf(float(table[row, column])) - exact))
     assert best["max_abs"] == pytest.approx(off, rel=1e-6)
     assert round_to(exact, "float32") != table[row, column]
+
+
+@pytest.mark.parametrize("grid, d", [((8, 24, 24), 480), ((6, 32, 36), 382)])
+def test_a_long_3d_grid_is_read_from_its_sample(cli, tmp_path, grid, d):
+    # positional-encodings' PositionalEncoding3D over more than 2^21 elements (a sampled table)
+    import torch
+    from positional_encodings.torch_encodings import PositionalEncoding3D
+
+    table = PositionalEncoding3D(d)(torch.zeros(1, *grid, d))[0].reshape(-1, d).numpy()
+    assert _sampled(table)
+    found, text = _compare(cli, tmp_path, table)
+    best = found["candidates"][0]
+    assert found["explained"] and best["differing"] == 0 and best["confirmed"], text
+    assert best["spec"]["grid"] == list(grid) and best["spec"]["convention"] == "interleaved"
+    rebuilt = pe_cli.build(pe_cli.TableSpec(**{**best["spec"], "shape": "2d"})).numpy()
+    assert rebuilt.tobytes() == table.tobytes()

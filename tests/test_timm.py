@@ -133,3 +133,20 @@ def test_compare_names_timms_tables(cli, tmp_path, grid, d, keywords):
         "timm-interleaved" if keywords.get("interleave_sin_cos") else "timm"
     )
     assert best["spec"]["base"] == keywords.get("temperature", 10000.0)
+
+
+def test_a_long_timm_table_is_named_from_its_sample(cli, tmp_path):
+    # ViT-L/14 at 672 px: a 48 x 48 grid 1024 wide, 2.4 M elements, past what identification
+    # looks at whole
+    table = _theirs((48, 48), 1024)
+    assert table.size > 1 << 21
+    np.save(tmp_path / "timm.npy", table)
+    code, out, err = cli("compare", tmp_path / "timm.npy", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    best = found["candidates"][0]
+    assert best["name"] == "library timm" and best["differing"] == 0 and best["confirmed"]
+    assert best["spec"]["grid"] == [48, 48]
+    code, _, err = cli(*shlex.split(found["command"])[1:], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    assert (tmp_path / "again.npy").read_bytes() == (tmp_path / "timm.npy").read_bytes()

@@ -20,7 +20,7 @@ from ..numerics.frequencies import context, power_law
 from .base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
 from .libraries import diffusers_sincos, positional_encodings_axis
 from .positions import parse_grid
-from .reading import digits, plausible_bases, read_positions
+from .reading import digits, divisors, plausible_bases, read_positions, rows_of
 
 
 def _blocks(*order: tuple[str, str]) -> Callable:
@@ -519,22 +519,6 @@ class Sincos2d(Family):
 _NEAR = 1e-2
 
 
-def _divisors(count: int) -> list[int]:
-    small = [d for d in range(1, math.isqrt(count) + 1) if count % d == 0]
-    return sorted({*small, *(count // d for d in small)})
-
-
-def _rows_of(bench, values, indices) -> object:
-    """The table's rows at `indices` (sorted, distinct): from the rows at hand where they hold
-    them, else read from the table."""
-    import numpy as np
-
-    indices = np.asarray(indices, dtype=np.int64)
-    if len(indices) and indices[-1] < len(values):
-        return values[indices]
-    return bench.target.at(indices)
-
-
 def _read_grid(bench, values, zeros: int, convention: str) -> tuple[int, int] | None:
     """(rows, columns) of patches of a table in this layout, after `zeros` rows of zeros, or
     None where it is not a grid in it. The grid's width W is the first row of patches (a
@@ -553,8 +537,8 @@ def _read_grid(bench, values, zeros: int, convention: str) -> tuple[int, int] | 
     if max(y) >= cols:  # a table narrower than one sin/cos pair
         return None
     patches = bench.length - zeros
-    steps = [d for d in _divisors(patches) if d < patches]  # where a new row of patches may start
-    probe = _rows_of(bench, values, [zeros + d for d in [0, *steps]])
+    steps = [d for d in divisors(patches) if d < patches]  # where a new row of patches may start
+    probe = rows_of(bench, values, [zeros + d for d in [0, *steps]])
     moved = [d for d, row in zip(steps, probe[1:]) if not np.array_equal(row[y], probe[0][y])]
     width = moved[0] if moved else patches
     held = values[zeros : zeros + width]
@@ -592,7 +576,7 @@ def _read_bases(bench, values, grid, zeros: int, convention: str) -> list[float]
     )
     if count < 2:
         return [1e4]
-    pair = _rows_of(bench, values, [zeros, zeros + step])
+    pair = rows_of(bench, values, [zeros, zeros + step])
     angles = np.arctan2(
         pair[:, columns[axis, "sin"][:count]], pair[:, columns[axis, "cos"][:count]]
     )
@@ -623,7 +607,7 @@ def _placements(bench, values, grid, zeros: int, convention: str) -> list[dict]:
     frequencies = [float(w) for w in _power_law_of(values.shape[1], 10000.0)]  # diffusers' base
 
     def axis(c, rows):
-        found = _rows_of(bench, values, rows)
+        found = rows_of(bench, values, rows)
         angles = np.arctan2(found[:, columns[c, "sin"]], found[:, columns[c, "cos"]])
         return read_positions(angles, frequencies)
 
