@@ -124,7 +124,8 @@ def test_a_grid_off_in_one_value_says_what_was_read_and_how_far(cli, tmp_path):
     assert abs(float(off) - 0.05) < 1e-7
     assert found["notes"] == [
         "read as a 2-D grid (8 x 8 patches in the mae layout), but the nearest 2-D sin-cos "
-        f"table, sincos2d mae with base 10000, grid 8 x 8 patches, is off by up to {float(off):.3g}"
+        "table tried, sincos2d mae with base 10000, grid 8 x 8 patches, is off by up to "
+        f"{float(off):.3g}"
     ]
 
 
@@ -188,3 +189,22 @@ def test_a_long_3d_grid_is_read_from_its_sample(cli, tmp_path, grid, d):
     assert best["spec"]["grid"] == list(grid) and best["spec"]["convention"] == "interleaved"
     rebuilt = pe_cli.build(pe_cli.TableSpec(**{**best["spec"], "shape": "2d"})).numpy()
     assert rebuilt.tobytes() == table.tobytes()
+
+
+def test_a_long_grid_upside_down_says_what_was_read_on_its_sample(cli, tmp_path):
+    """A 64 x 64 grid 1152 wide with its rows of patches in reverse order: the grid's shape is
+    read from its sample, and the note's distance is one the table has."""
+    d = 1152
+    order = np.arange(4096).reshape(64, 64)[::-1].reshape(-1)
+    table = _mae(64, 64, d, order=order)
+    assert _sampled(table)
+    found, text = _compare(cli, tmp_path, table)
+    assert not found["explained"] and not found["candidates"], text
+    (note,) = [n for n in found["notes"] if n.startswith("read as a 2-D grid")]
+    assert note.startswith("read as a 2-D grid (64 x 64 patches in the mae layout)")
+    assert note.endswith(" on the rows scored")
+    distance = float(note.split("off by up to ")[1].split()[0])
+    # at most what any row of the table is off from the upright grid's (made apart from
+    # pe-cli), as the note writes it (3 digits)
+    upright = _mae(64, 64, d).astype(np.float64)
+    assert 1 < distance <= float(f"{np.max(np.abs(table - upright)):.3g}")

@@ -499,8 +499,8 @@ class Sincos2d(Family):
                 for (h, w), found in read.items()
             )
             return (
-                f"read as a 2-D grid ({grids}){before}, but the nearest 2-D sin-cos table, "
-                f"sincos2d {spec.convention} with {self.identity(spec)}, is off by up to "
+                f"read as a 2-D grid ({grids}){before}, but the nearest 2-D sin-cos table "
+                f"tried, sincos2d {spec.convention} with {self.identity(spec)}, is off by up to "
                 f"{distance:.3g}" + (" on the rows scored" if bench.sampled else "")
             )
         cols = bench.seen.shape[1]
