@@ -40,11 +40,11 @@ class Positions(NamedTuple):
 
 def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
     """'14x14', '14', (14, 14) -> (14, 14) for axes ("ROWS", "COLUMNS"); one number stands
-    for every axis."""
+    for every axis. '14,14' too: the generate command compare prints writes a grid so."""
     if isinstance(text, (tuple, list)):
         parts = list(text)
     else:
-        parts = str(text).lower().replace("*", "x").split("x")
+        parts = str(text).lower().replace("*", "x").replace(",", "x").split("x")
     shape = "x".join(axes)
     try:
         numbers = [int(p) for p in parts]
