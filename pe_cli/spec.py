@@ -529,7 +529,7 @@ def _shown(value) -> str:
 def _typed(spec: TableSpec, name: str, value) -> str:
     """A tuple value as its option takes it back: joined by the separator the family reads it
     with (a grid's 'x', a list's ','), the first whose reading is the spec's own value."""
-    joined = [sep.join(_shown(v) for v in value) for sep in (",", "x")]
+    joined = [sep.join(_shown(v) for v in value) for sep in ("x", ",")]
     for text in joined:
         try:
             if getattr(spec.replace(**{name: text}), name) == value:

@@ -22,6 +22,7 @@ REFERENCES = frozenset(
         "transformers",
         "diffusers",
         "positional_encodings",
+        "x_transformers",
         "tensorflow",
         "timm",
         "mlx",

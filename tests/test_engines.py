@@ -5,6 +5,7 @@ test_llamacpp.py and test_mlx.py; here they stand for the engines' tables."""
 
 import json
 import math
+import re
 import shlex
 
 import numpy as np
@@ -36,10 +37,11 @@ CASES = [
 ]
 
 
-def _named_and_rebuilt(cli, tmp_path, table=None, name="table.npy", every=False):
+def _named_and_rebuilt(cli, tmp_path, table=None, name="table.npy", every=False, notes=None):
     """compare FILE's best candidate, after checking that its printed command rebuilds FILE
     (its table's bytes: a .safetensors file also holds the spec it was written with). FILE is
-    `table` saved, or tmp_path / name written already. every: every candidate instead."""
+    `table` saved, or tmp_path / name written already. every: every candidate instead. notes:
+    a list compare's notes are added to."""
     if table is not None:
         np.save(tmp_path / name, table)
     code, out, err = cli("compare", tmp_path / name)
@@ -58,6 +60,8 @@ def _named_and_rebuilt(cli, tmp_path, table=None, name="table.npy", every=False)
     assert code == 0, err
     found = json.loads(out)
     assert shlex.split(found["command"]) == words
+    if notes is not None:
+        notes += found["notes"]
     return found["candidates"] if every else found["candidates"][0]
 
 
@@ -380,9 +384,11 @@ def test_engine_longrope_tables_are_named_and_rebuilt(cli, tmp_path, engine, len
     table = pe_cli.build(
         family="rope", variant=engine, d_model=96, seq_len=length, base=10000.0, rope=rope
     ).numpy()
-    best = _named_and_rebuilt(cli, tmp_path, table)
+    notes = []
+    best = _named_and_rebuilt(cli, tmp_path, table, notes=notes)
     assert best["name"] == f"library {engine}" and best["confirmed"]
     assert best["spec"]["base"] == 10000.0
+    assert not any("LongRoPE factors only to a range" in note for note in notes), notes
     found = dict(best["spec"]["rope"])
     used = "long_factor" if length > 4096 or engine == "mlx" else "short_factor"
     read = np.float32(found[used])
@@ -411,31 +417,65 @@ def _phi35(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "engine, dtype", [("vllm", "bfloat16"), ("vllm", "float16"), ("llama.cpp", "float16")]
+    "engine, dtype",
+    [
+        ("mlx", "float16"),
+        ("mlx", "bfloat16"),
+        ("vllm", "float16"),
+        ("vllm", "bfloat16"),
+        ("llama.cpp", "float16"),
+    ],
 )
-def test_a_half_longrope_table_is_named_where_its_columns_tell_the_factors(
-    cli, tmp_path, engine, dtype
+@pytest.mark.parametrize("length", [4096, 8192])
+def test_a_half_longrope_table_is_named_with_the_factors_its_columns_tell(
+    cli, tmp_path, engine, dtype, length
 ):
-    """Phi-3.5-mini's table over its 4096 original positions, as vLLM's cache (transformers'
-    own cast) and llama.cpp's F16 rope compute it: each factor read by least squares over
-    every row, then found among the decimals and float32 values near it; named bit for bit
-    and rebuilt."""
+    """Phi-3.5-mini's table as each engine computes it in its half dtypes (vLLM's cache is
+    transformers' own cast; mlx-lm scales in the dtype, so its values are rounded twice), short
+    and long: named bit for bit and rebuilt, its factors told only to a range: the note gives
+    every frequency's (or says it never turns), and the config's factors and those given are
+    both within it."""
     args = ["--rope-config", _phi35(tmp_path), "--variant", engine, "--dtype", dtype]
-    code, _, err = cli("generate", *args, "-l", 4096, "-o", tmp_path / "table.safetensors")
+    code, _, err = cli("generate", *args, "-l", length, "-o", tmp_path / "table.safetensors")
     assert code == 0, err
-    best = _named_and_rebuilt(cli, tmp_path, name="table.safetensors")
+    notes = []
+    best = _named_and_rebuilt(cli, tmp_path, name="table.safetensors", notes=notes)
     assert best["confirmed"] and best["differing"] == 0 and best["spec"]["dtype"] == dtype
-    assert dict(best["spec"]["rope"])["rope_type"] == "longrope"
+    rope = dict(best["spec"]["rope"])
+    assert rope["rope_type"] == "longrope"
+    (note,) = [n for n in notes if "tells its LongRoPE factors" in n]
+    assert note.startswith(f"a {dtype} table"), note
+    within = {}  # frequency: the relative half-width the note gives (None: not at all)
+    runs = r"(\d+(?: \.\. \d+)?(?:, \d+(?: \.\. \d+)?)*) (?:to within ±([\d.]+)%|not at all)"
+    for group, percent in re.findall(runs, note.split("frequencies ", 1)[1]):
+        for run in group.split(", "):
+            first, _, last = run.partition(" .. ")
+            for i in range(int(first), int(last or first) + 1):
+                within[i] = float(percent) / 100 if percent else None
+    used = "long_factor" if length > 4096 or engine == "mlx" else "short_factor"
+    given = np.float64(np.float32(PHI35_LONG if used == "long_factor" else PHI35_SHORT))
+    read = np.float64(np.float32(rope[used]))
+    assert sorted(within) == list(range(len(given))), note
+    for i, width in within.items():  # both within the range read: 2 half-widths apart at most
+        if width is not None:
+            assert abs(read[i] - given[i]) <= 2 * width * given[i] + np.spacing(given[i]), i
 
 
-def test_a_half_longrope_table_that_is_not_named_says_why(cli, tmp_path):
-    """float16 over 8192 positions: its lowest columns barely turn, and no factors are found
-    that make them: unexplained, with the reason, not a wrong name."""
+def test_a_half_longrope_table_no_factors_make_says_why(cli, tmp_path):
+    """A float16 LongRoPE table with one value of a slow column pair a step off (no factor
+    makes that column): unexplained, with the reason, not a wrong name; the table as
+    llama.cpp made it is named."""
     args = ["--rope-config", _phi35(tmp_path), "--variant", "llama.cpp", "--dtype", "float16"]
-    code, _, err = cli("generate", *args, "-l", 8192, "-o", tmp_path / "table.safetensors")
+    code, _, err = cli("generate", *args, "-l", 8192, "-o", tmp_path / "table.npy")
     assert code == 0, err
-    code, out, err = cli("compare", tmp_path / "table.safetensors")
+    table = np.load(tmp_path / "table.npy")
+    for column in (40, 40 + 48):  # a pair, so the table still reads as rotary pairs
+        table[7000, column] = np.nextafter(table[7000, column], np.float16(0))
+    np.save(tmp_path / "tampered.npy", table)
+    code, out, err = cli("compare", tmp_path / "tampered.npy")
     text = " ".join(out.decode().split())
     assert code == 0, err
     assert "no built-in convention explains this table" in text
-    assert "nor LongRoPE factors read in any library's arithmetic (a float16 table's" in text
+    assert "nor LongRoPE factors read in any library's arithmetic (no factors within the" in text
+    code, out, err = cli("compare", tmp_path / "table.npy")
+    assert code == 0 and "matches library llama.cpp" in out.decode(), err

@@ -364,32 +364,3 @@ def test_mae_matches_published_code_and_transformers(grid, d):
     theirs = build_2d_sinusoidal_position_embedding(grid, grid, d, cls_token=True)
     half = d // 2  # ViTMAE swaps the halves back to MAE's [x | y] order
     assert _same(table, torch.cat([theirs[:, half:], theirs[:, :half]], dim=1))
-
-
-def _timm_published(feat_shape, dim, temperature=10000.0, interleave_sin_cos=False):
-    # timm layers/pos_embed_sincos.py build_sincos2d_pos_embed (timm 1.0), as published; timm
-    # itself needs torchvision, whose wheels pull another torch, so it is not a test dependency
-    pos_dim = dim // 4
-    exp = torch.arange(0, pos_dim, 1, dtype=torch.int64).to(torch.float32) / pos_dim
-    bands = 1.0 / (temperature**exp)
-    grid = (
-        torch.stack(
-            torch.meshgrid(
-                [torch.arange(s, dtype=torch.int64).to(torch.float32) for s in feat_shape],
-                indexing="ij",
-            )
-        )
-        .flatten(1)
-        .transpose(0, 1)
-    )
-    pos2 = grid.unsqueeze(-1) * bands.unsqueeze(0)
-    stack_dim = 2 if interleave_sin_cos else 1
-    return torch.stack([torch.sin(pos2), torch.cos(pos2)], dim=stack_dim).flatten(1)
-
-
-@pytest.mark.parametrize("grid, d", [((1, 1), 4), ((7, 9), 64), ((14, 14), 768), ((32, 24), 1024)])
-@pytest.mark.parametrize("interleave", [False, True])
-def test_timm_matches_published_code(grid, d, interleave):
-    convention = "timm-interleaved" if interleave else "timm"
-    table = ours(family="sincos2d", variant="timm", grid=grid, d_model=d, convention=convention)
-    assert _same(table, _timm_published(list(grid), d, interleave_sin_cos=interleave))

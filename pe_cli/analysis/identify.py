@@ -336,7 +336,7 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
             found = sorted(found + (_confirm(bench, more) if more else []), key=_order)
     elif bench.sampled:
         target.notes.append(
-            f"2-D grids are looked for in tables of up to {WHOLE_ELEMENTS} "
+            f"timestep tables are looked for in tables of up to {WHOLE_ELEMENTS} "
             f"elements; this one has {target.rows * target.cols}"
         )
     # what a family noticed while reading (a scaling it could not fit) is said where its

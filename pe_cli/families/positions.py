@@ -40,11 +40,11 @@ class Positions(NamedTuple):
 
 def parse_grid(text, axes: tuple[str, ...]) -> tuple[int, ...]:
     """'14x14', '14', (14, 14) -> (14, 14) for axes ("ROWS", "COLUMNS"); one number stands
-    for every axis."""
+    for every axis. '14,14' too: the generate command compare prints writes a grid so."""
     if isinstance(text, (tuple, list)):
         parts = list(text)
     else:
-        parts = str(text).lower().replace("*", "x").split("x")
+        parts = str(text).lower().replace("*", "x").replace(",", "x").split("x")
     shape = "x".join(axes)
     try:
         numbers = [int(p) for p in parts]
@@ -102,16 +102,42 @@ def binary_fractions(values, flag: str):
     return whole.astype(np.int64), 1 << scale
 
 
+def binary_places(values, flag: str):
+    """Each position (float64, 1-D) as an integer over its own power of two, the fewest binary
+    places it needs: (numerators, places), values = numerators / 2**places. Where one common
+    denominator would push the largest positions' numerators past 2^32 (float32 sigmas from
+    0.001 to 1 need 2^-33 and 2^-24), each keeps a numerator of at most its significand's bits."""
+    import numpy as np
+
+    mantissa, exponent = np.frexp(values)  # values = mantissa * 2**exponent, |mantissa| < 1
+    numerators = np.ldexp(mantissa, 53).astype(np.int64)  # whole: 53 bits carry any float64
+    places = 53 - exponent.astype(np.int64)
+    live = numerators != 0
+    lowest = np.where(live, numerators & -numerators, 1)  # the lowest set bit, a power of two
+    trailing = np.minimum(np.round(np.log2(lowest.astype(np.float64))).astype(np.int64), places)
+    trailing = np.where(live, np.maximum(trailing, 0), 0)
+    numerators, places = numerators >> trailing, np.where(live, places - trailing, 0)
+    too_big = (places < 0) | (np.abs(numerators) > MAX_POSITION)  # (places < 0: 2^53 and past)
+    if np.any(too_big):
+        first = int(np.argmax(too_big))
+        raise BadInput(
+            f"{flag}: position {float(values[first])!r} is {int(numerators[first])} / "
+            f"2^{int(places[first])}, whose numerator passes 2^32: pe-cli's exact positions "
+            "carry at most 32 significant bits (a float32 has 24)"
+        )
+    return numerators, places
+
+
 # ---------------------------------------------------------------------------------------------
 # --ids: a file of positions, or inline runs of tokens, "0,0,0,0:512; 0,0:32,0:32,0;
 # 10,0:32,0:32,0" (FLUX.2's text, its image and a reference image): what `compare` writes for a
 # table whose tokens it reads back
 
 
-def timesteps(text: str) -> Positions:
-    """--timesteps, one axis: a range START:STOP[:STEP] (whole numbers, as Python's range), a
-    list t1,t2,... (each t written as its exact value: a float32 t reads back as itself), or a
-    .npy file of any t."""
+def timestep_values(text: str):
+    """--timesteps as float64 (count,): a range START:STOP[:STEP] (whole numbers, as Python's
+    range), a list t1,t2,... (each t written as its exact value: a float32 t reads back as
+    itself), or a .npy file of any t."""
     import numpy as np
 
     if "," in text:
@@ -137,8 +163,7 @@ def timesteps(text: str) -> Positions:
         values = np.array(steps, dtype=np.float64)
     else:
         values = positions_file(text, "--timesteps", None)
-    numerators, q = binary_fractions(values, f"--timesteps {shown_timesteps(text)}")
-    return Positions(numerators[:, None], (q,), lambda: values.astype(np.float32)[:, None])
+    return values
 
 
 def shown_timesteps(text: str) -> str:

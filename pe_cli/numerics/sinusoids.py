@@ -12,15 +12,21 @@ from __future__ import annotations
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
 from ..core.errors import BadInput
 from . import exact
+from .frequencies import DIGITS
 
 _TINY = 2.0**-100  # kernel values this small are looked at again in decimal
 _ZERO = Decimal(10) ** -50
 _MEAN_ERROR = 2.0**-84  # the double-double means' absolute error bound (their terms': about 2**-88)
+# The kernel's absolute error in sin and cos (the turns cut at 2**-126, times positions below
+# 2**32: 2**-94 turns), which near a zero of sin, or for the tiny angles of timesteps over
+# 2**-40, is more than its relative bound: elements this near a midpoint are recomputed
+_ABSOLUTE_ERROR = 2.0**-88
 
 
 class Sinusoids:
@@ -93,17 +99,23 @@ class Sinusoids:
             column = np.array(positions, dtype=np.float64)[:, None]
         else:
             column = xp.tensor(positions, dtype=xp.float64, device=device)[:, None]
+        error = _ABSOLUTE_ERROR * (1.0 if self.scale is None else float(self.scale))
         if dtype == "float64":
-            results = exact.sin_cos_correct(xp, column, chunks, self.scale_dd)
+            results = []
+            for hi, lo in exact.sin_cos_dd(xp, column, chunks):
+                if self.scale is not None:
+                    hi, lo = exact.dd_mul(hi, lo, *self.scale_dd)
+                results.append(exact.decide_float64(xp, hi, lo, error))
         else:
             values = exact.sin_cos(xp, column, chunks)
             if self.scale is not None:
                 values = [v * self.scale_dd[0] for v in values]
-            results = [exact.round_to(xp, v, dtype) for v in values]
+            results = [exact.round_to(xp, v, dtype, error) for v in values]
         planes = []
         for plane, (rounded, suspect) in enumerate(results):
-            # an exact zero the kernel misses by its error (not zeros it gets: position or frequency 0)
-            suspect = suspect | ((xp.abs(rounded) < _TINY) & (rounded != 0))
+            # an exact zero the kernel misses by its error (not zeros it gets: position or
+            # frequency 0, which the absolute error bound does not make suspect either)
+            suspect = (suspect | (xp.abs(rounded) < _TINY)) & (rounded != 0)
             _fix_suspects(
                 xp,
                 rounded,
@@ -183,6 +195,14 @@ class Sinusoids:
         return rounded
 
 
+@lru_cache(maxsize=64)  # a table of float32 timesteps has a few dozen denominators
+def _over(frequencies: tuple, scale, denominator: int) -> Sinusoids:
+    """The sinusoids of these frequencies over a power of two (positions k / denominator)."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        return Sinusoids([w / denominator for w in frequencies], scale or Decimal(1))
+
+
 def _fix_suspects(xp, rounded, suspect, dtype: str, true_value) -> None:
     """Recompute, exactly, the few elements whose rounding the float64 value cannot decide:
     true_value(row, column) is the element as an exact rational."""
@@ -223,9 +243,14 @@ class Workspace:
                 sinusoids.chunks if self.numpy else xp.from_numpy(sinusoids.chunks).to(device)
             )
 
-    def planes(self, positions: list[int]):
-        """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each."""
-        return self.sinusoids.planes(self.xp, positions, self.dtype, self.device, self.chunks)
+    def planes(self, positions: list[int], denominator: int = 1):
+        """Correctly rounded (sin, cos) planes, (len(positions), frequencies) each, at the
+        positions k / denominator (a power of two: whole k at the frequencies over it)."""
+        if denominator == 1:
+            return self.sinusoids.planes(self.xp, positions, self.dtype, self.device, self.chunks)
+        over = _over(tuple(self.sinusoids.frequencies), self.sinusoids.scale, denominator)
+        chunks = over.chunks if self.numpy else self.xp.from_numpy(over.chunks).to(self.device)
+        return over.planes(self.xp, positions, self.dtype, self.device, chunks)
 
     def means(self, blocks, unit: bool = False):
         """Correctly rounded means of (sin, cos) over each row of blocks, (rows, frequencies)
@@ -235,6 +260,13 @@ class Workspace:
     def angles(self, positions: list[int]):
         """The correctly rounded angles p * w, (len(positions), frequencies)."""
         return self.sinusoids.angles(self.xp, positions, self.dtype, self.device)
+
+    def rounded(self, values: list[float]):
+        """Exact float64 values (positions k / 2^m) rounded once to the dtype, as a column."""
+        column = np.array(values, dtype=np.float64)
+        if not self.numpy:
+            column = self.xp.from_numpy(column).to(self.device)
+        return exact.round_to(self.xp, column, self.dtype)[0]
 
     def zeros(self, rows: int, cols: int):
         if self.numpy:

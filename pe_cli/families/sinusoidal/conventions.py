@@ -48,6 +48,22 @@ def _cos_sin_zero(out, sin, cos, d: int) -> None:
     out[:, 2 * n :] = 0
 
 
+def _position_sin_cos(out, sin, cos, d: int) -> None:
+    # NeRF-style Fourier features as diffusers' Shap-E writes them (posenc_nerf of a 1-D
+    # position): the position itself, all sin columns, then all cos columns; column 0 is the
+    # family's to fill (Convention.position_column).
+    #   d = 7: [x, sin0, sin1, sin2, cos0, cos1, cos2], w_k = 2^k; d = 8: then a zero column
+    n = sin.shape[1]
+    out[:, 1 : 1 + n] = sin
+    out[:, 1 + n : 1 + 2 * n] = cos
+    out[:, 1 + 2 * n :] = 0
+
+
+def _octave_exponents(d: int) -> list[Fraction]:
+    # w_k = 2^k for k < (d - 1) // 2: base 2 to the power -(-k)
+    return [Fraction(-k) for k in range((d - 1) // 2)]
+
+
 def _paper_exponents(d: int) -> list[Fraction]:
     # w_i = base^(-2i/d) for i < ceil(d/2)
     return [Fraction(2 * i, d) for i in range((d + 1) // 2)]
@@ -76,6 +92,8 @@ class Convention:
     padding: bool = False  # whether --padding-idx (a zeroed row) is part of the convention
     timescales: bool = False  # whether --min-timescale is part of the convention
     refusal: str = ""  # why d_model below the minimum or odd d cannot be served
+    fixed_base: float | None = None  # the base its frequencies take whatever --base says
+    position_column: bool = False  # column 0 holds each row's position itself
 
     def columns(self, d_model: int):
         """Where each frequency lands (numerics.fast.Columns: its sin column, its cos column or
@@ -160,6 +178,17 @@ CONVENTIONS: dict[str, Convention] = {
             _cos_sin_zero,
             min_d_model=2,
             refusal="needs --d-model >= 2",
+        ),
+        Convention(
+            "nerf",
+            "[x | sin | cos], w_k = 2^k (NeRF-style Fourier features of a position x, as "
+            "diffusers' Shap-E posenc_nerf writes them; --base does not apply)",
+            _octave_exponents,
+            _position_sin_cos,
+            min_d_model=3,
+            fixed_base=2.0,
+            position_column=True,
+            refusal="needs --d-model >= 3: x, then a sin and a cos column",
         ),
     )
 }

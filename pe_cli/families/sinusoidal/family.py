@@ -16,12 +16,12 @@ from decimal import Decimal
 from ...core.errors import BadInput
 from ...core.params import Param
 from ...numerics.frequencies import context, power_law
-from ..base import Audit, Family, Frequencies
+from ..base import Audit, Family, Frequencies, Norm
 from ..positions import shown_timesteps
 from .conventions import CONVENTIONS
 from .libraries import LIBRARIES
 from .seeds import SEEDS
-from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_positions, timesteps
+from .timesteps import TIMESTEP_SCALE, TIMESTEPS, row_groups, timesteps
 
 # the seed formulas, then the libraries: --help, errors and identification list them in order
 VARIANTS = {**SEEDS, **LIBRARIES}
@@ -32,6 +32,12 @@ def _zero_padding_row(spec, block, start: int, stop: int):
     if spec.padding_idx is not None and start <= spec.padding_idx - spec.offset < stop:
         block[spec.padding_idx - spec.offset - start] = 0
     return block
+
+
+def _base(spec) -> float:
+    """The base of the table's frequencies: its convention's own (nerf's 2), else --base."""
+    fixed = CONVENTIONS[spec.convention].fixed_base
+    return spec.base if fixed is None else fixed
 
 
 class Sinusoidal(Family):
@@ -54,6 +60,14 @@ class Sinusoidal(Family):
             float,
             fixed="has no min_timescale",
         ),
+        Param(
+            "amplitude",
+            1.0,
+            "Every sin and cos multiplied by this (x-transformers' ScaledSinusoidalEmbedding: "
+            "its learned scale, d^-0.5 at init).",
+            float,
+            fixed="has no amplitude",
+        ),
         TIMESTEP_SCALE,
         TIMESTEPS,
     )
@@ -64,11 +78,18 @@ class Sinusoidal(Family):
     def check(self, spec) -> None:
         convention = CONVENTIONS[spec.convention]
         convention.check(spec.d_model)
+        if convention.fixed_base is not None and spec.base != self.default_base:
+            raise BadInput(
+                f"--base does not apply to the {spec.convention} convention: its frequencies "
+                f"are {convention.fixed_base:g}^k"
+            )
         if spec.padding_idx is not None and not convention.padding:
             padded = ", ".join(c.name for c in CONVENTIONS.values() if c.padding)
             raise BadInput(
                 f"--padding-idx belongs to the {padded} convention, not {spec.convention!r}"
             )
+        if not (0 < spec.amplitude < math.inf):
+            raise BadInput(f"--amplitude must be a positive number, got {spec.amplitude}")
         if not (0 < spec.timestep_scale < math.inf):
             raise BadInput(f"--timestep-scale must be a positive number, got {spec.timestep_scale}")
         if spec.min_timescale != 1.0:
@@ -87,25 +108,38 @@ class Sinusoidal(Family):
             timesteps(spec)
 
     def rows(self, spec):
-        return spec.seq_len if spec.timesteps is None else len(timesteps(spec).numerators)
+        return spec.seq_len if spec.timesteps is None else len(timesteps(spec).values)
 
     def frequencies(self, spec):
-        exponents = CONVENTIONS[spec.convention].exponents(spec.d_model)
-        frequencies = power_law(exponents, spec.base, spec.min_timescale)
-        q = 1 if spec.timesteps is None else timesteps(spec).denominators[0]
-        if spec.timestep_scale != 1.0 or q != 1:  # t = k / q: whole k at frequencies w / q
+        convention = CONVENTIONS[spec.convention]
+        exponents = convention.exponents(spec.d_model)
+        frequencies = power_law(exponents, _base(spec), spec.min_timescale)
+        if spec.timestep_scale != 1.0:
             with context():
-                frequencies = [w * Decimal(spec.timestep_scale) / q for w in frequencies]
-        return Frequencies(frequencies, Decimal(1))
+                frequencies = [w * Decimal(spec.timestep_scale) for w in frequencies]
+        return Frequencies(frequencies, Decimal(spec.amplitude))
 
     def exact_rows(self, spec, start, stop, work):
-        sin, cos = work.planes(row_positions(spec, start, stop))
+        place = CONVENTIONS[spec.convention].place
         out = work.zeros(stop - start, spec.d_model)
-        CONVENTIONS[spec.convention].place(out, sin, cos, spec.d_model)
+        for group in row_groups(spec, start, stop):  # t = k / q: whole k at frequencies w / q
+            sin, cos = work.planes(group.positions, group.denominator)
+            if isinstance(group.rows, slice):
+                place(out, sin, cos, spec.d_model)
+            else:
+                block = work.zeros(len(group.positions), spec.d_model)
+                place(block, sin, cos, spec.d_model)
+                out[group.rows.tolist()] = block
+            if CONVENTIONS[spec.convention].position_column:  # the positions themselves
+                out[group.rows if isinstance(group.rows, slice) else group.rows.tolist(), 0] = (
+                    work.rounded([k / group.denominator for k in group.positions])
+                )
         return _zero_padding_row(spec, out, start, stop)
 
     def fast_columns(self, spec):
         if spec.timesteps is not None:  # the kernel steps through consecutive positions
+            return None
+        if CONVENTIONS[spec.convention].position_column:  # a column the kernel does not fill
             return None
         return CONVENTIONS[spec.convention].columns(spec.d_model)
 
@@ -113,15 +147,17 @@ class Sinusoidal(Family):
         return _zero_padding_row(spec, block, start, stop)
 
     def settings(self, spec):
-        lines = [("convention", spec.convention), ("base", f"{spec.base:g}")]
+        lines = [("convention", spec.convention), ("base", f"{_base(spec):g}")]
         if spec.min_timescale != 1.0:
             lines.append(("min timescale", f"{spec.min_timescale:g}"))
+        if spec.amplitude != 1.0:
+            lines.append(("amplitude", f"{spec.amplitude!r} (every sin and cos multiplied by it)"))
         if spec.timestep_scale != 1.0:
             lines.append(("angle scale", f"{spec.timestep_scale:g} (every angle multiplied by it)"))
         if spec.timesteps is None:
             lines.append(("positions", f"{spec.offset} .. {spec.last_position}"))
         else:
-            values = timesteps(spec).values[:, 0]
+            values = timesteps(spec).values
             lines.append(
                 (
                     "positions",
@@ -133,18 +169,27 @@ class Sinusoidal(Family):
             lines.append(("padding row", f"position {spec.padding_idx} (all zeros)"))
         return lines
 
+    def row_norm(self, spec):
+        found = super().row_norm(spec)
+        if found is None or spec.amplitude == 1.0:
+            return found
+        return Norm(
+            found.value * spec.amplitude, f"{spec.amplitude!r} * {found.formula}", found.reason
+        )
+
     def identity(self, spec) -> str:
         where = (
             f"first position {spec.offset}"
             if spec.timesteps is None
             else f"timesteps {shown_timesteps(spec.timesteps)}"
         )
-        return f"base {spec.base:g}, {where}"
+        amplitude = f", amplitude {spec.amplitude!r}" if spec.amplitude != 1.0 else ""
+        return f"base {_base(spec):g}{amplitude}, {where}"
 
     def row_label(self, spec):
         if spec.timesteps is None:
             return super().row_label(spec)
-        values = timesteps(spec).values[:, 0]
+        values = timesteps(spec).values
         return lambda i: f"{values[i]:g}"
 
     def facts(self, spec) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # column pairs (sin, cos) and frequency exponents e_i (w_i = base^-e_i) of each layout
 _LAYOUTS = {
@@ -44,13 +45,29 @@ class Fit:
     offset: int
     padding: object  # the all-zero rows (numpy indices)
     residual: float  # largest deviation of any angle from a straight line in position (radians)
+    amplitude: float = 1.0  # the length of every (sin, cos) pair (x-transformers' scale)
+    law_error: float = 0.0  # the largest relative distance of a pair's rate from base^-e_i
+    drift: float = 0.0  # radians the law's angles stray from the measured ones over the rows
 
 
+# the bases of real models' sinusoidal tables lie well inside these (diffusers' max_period
+# 2000 and 10000, whisper's 10000, RoPE's up to some 1e7): a fit outside is no model's base
+MODEL_BASES = (10.0, 1e8)
 _FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
 
 
-def fit(values) -> list[Fit]:
-    """Every layout whose (sin, cos) column pairs turn at a steady rate per row."""
+class Miss(NamedTuple):
+    """A layout whose first pair turns at 1 radian per row but whose pairs' lengths are not one
+    number: the shortest and the longest."""
+
+    layout: str
+    shortest: float
+    longest: float
+
+
+def fit(values, misses: list | None = None) -> list[Fit]:
+    """Every layout whose (sin, cos) column pairs turn at a steady rate per row; each layout
+    whose pairs' lengths change is added to `misses`."""
     import numpy as np
 
     rows, d = values.shape
@@ -71,7 +88,11 @@ def fit(values) -> list[Fit]:
             continue  # every layout has w_0 = 1 (a cheap look at one pair before all of them)
         sin = rows_live[:, [p[0] for p in pairs]]
         cos = rows_live[:, [p[1] for p in pairs]]
-        if not np.allclose(np.hypot(sin, cos), 1, atol=2e-2):
+        lengths = np.hypot(sin, cos)
+        amplitude = float(np.median(lengths))
+        if not (amplitude > 0 and np.allclose(lengths, amplitude, rtol=2e-2, atol=0)):
+            if misses is not None:
+                misses.append(Miss(layout, float(lengths.min()), float(lengths.max())))
             continue
         key = tuple(pairs)
         if key not in lines:
@@ -83,18 +104,43 @@ def fit(values) -> list[Fit]:
         residual = float(np.max(np.abs(angle - intercept - np.outer(live, slope))))
         logs = [-math.log(w) / exponent(i) for i, w in enumerate(slope) if i > 0 and 0 < w < 1]
         base = math.exp(float(np.median(logs))) if logs else 10000.0
-        lowest = slope[-1] if slope[-1] > 0 else 1.0
-        start = float(np.mod(np.arctan2(sin[0, -1], cos[0, -1]), 2 * math.pi))
-        offset = max(0, round(start / lowest - live[0]))
-        fits.append(Fit(layout, base, offset, padding, residual))
+        law = np.array([base ** -exponent(i) for i in range(len(slope))])
+        law_error = float(np.max(np.abs(slope / law - 1)))
+        drift = float(np.max(np.abs(slope - law)) * (live[-1] - live[0]))
+        offset = _first_position(intercept, law if law_error < 1e-3 else slope)
+        fits.append(Fit(layout, base, offset, padding, residual, amplitude, law_error, drift))
     return fits
+
+
+def _first_position(intercepts, frequencies) -> int:
+    """The position of row 0 from each pair's angle there (its line's intercept, which every
+    row's angle gives, noise averaged): from the lowest frequency up, each angle taken in the
+    turn nearest the estimate so far; a reading a little below 0 is 0."""
+    import numpy as np
+
+    order = np.argsort(frequencies)
+    w, angles = np.asarray(frequencies)[order], np.asarray(intercepts)[order]
+    if w[0] <= 0:
+        return 0
+    slack = 0.1  # radians: noise may put position 0's angle just below a whole turn
+    estimate = (np.mod(angles[0] + slack, 2 * math.pi) - slack) / w[0]
+    for angle, rate in zip(angles[1:], w[1:]):
+        estimate = (
+            angle + 2 * math.pi * np.round((estimate * rate - angle) / (2 * math.pi))
+        ) / rate
+    return max(0, int(round(float(estimate))))
+
+
+def _clean(found: Fit) -> bool:
+    """Angles on lines to float rounding, at a base a model could have."""
+    return found.residual < _FIT_RESIDUAL and MODEL_BASES[0] <= found.base <= MODEL_BASES[1]
 
 
 def explain(va, vb, la: str, lb: str) -> list[str]:
     """compare's finding for two tables of the same shape: another base, or another frequency
     layout, where both tables' angles are clean lines."""
-    fits_a = {f.layout: f for f in fit(va) if f.residual < _FIT_RESIDUAL}
-    fits_b = {f.layout: f for f in fit(vb) if f.residual < _FIT_RESIDUAL}
+    fits_a = {f.layout: f for f in fit(va) if _clean(f)}
+    fits_b = {f.layout: f for f in fit(vb) if _clean(f)}
     if not fits_a or not fits_b:
         return []
     for layout in fits_a.keys() & fits_b.keys():

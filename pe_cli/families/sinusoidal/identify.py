@@ -8,19 +8,81 @@ Registered in families/readers.py; building a table never imports it.
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from ...core.errors import BadInput
-from ..reading import digits, plausible_bases
+from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
-from .family import VARIANTS
-from .fit import LAYOUT_CONVENTIONS, fit
+from .family import FAMILY, VARIANTS
+from .fit import LAYOUT_CONVENTIONS, MODEL_BASES, fit
 from .identify_timesteps import schedules
+from .timesteps import listed
+
+_DRIFT = 0.1  # radians a power law's angles may stray from the measured ones and be the law
 
 
 def candidates(values, dtype: str, notes: list[str], bench):
     """Each layout the angles fit, with a plausible base, offset and padding row, and the
-    seed recipes and libraries that could have written the table."""
+    seed recipes and libraries that could have written the table. Where none is the table bit
+    for bit, what was measured goes to `notes`."""
+    misses = []
+    fits = fit(values, misses)
+    found = [c for c in _fitted(values, dtype, bench, fits) if c is not None]
+    found += [c for c in _fourier_features(values, bench) if c is not None]
+    # timesteps, read back; consecutive ones too where no layout above made the table (the
+    # angles of QwenImage's sigmas k / 1000 at scale 1000 read as k)
+    said = []
+    named = any(c.identical for c in found)
+    steady = any(f.drift <= _DRIFT for f in fits)  # consecutive positions: no timesteps to read
+    found += [c for c in schedules(values, said, bench, named, not steady) if c is not None]
+    yield from found
+    if not any(c.identical for c in found):
+        notes += _measured(values, fits, misses) + said
+
+
+def _measured(values, fits, misses) -> list[str]:
+    """What the fit measured of a table no candidate names, in plain sentences: of the layout
+    whose rates come nearest a power law, a law it misses or a base no model has; constant
+    columns; else pairs whose length changes."""
+    import numpy as np
+
+    said = []
+    constant = int(np.count_nonzero(np.ptp(values, axis=0) == 0))
+    if fits:
+        best = min(fits, key=lambda f: f.drift)
+        convention = LAYOUT_CONVENTIONS[best.layout]
+        if best.drift > _DRIFT:
+            said.append(
+                f"in the {convention} layout its (sin, cos) pairs turn at a steady rate, but at "
+                f"rates that follow no power law base^-e: the nearest (base {best.base:.4g}) "
+                f"strays up to {best.drift:.3g} radians from their angles over its rows"
+            )
+        if not MODEL_BASES[0] <= best.base <= MODEL_BASES[1]:
+            said.append(
+                f"in the {convention} layout its pairs' rates fit base {best.base:.3g}, outside "
+                f"the bases of real models ({MODEL_BASES[0]:g} to {MODEL_BASES[1]:g}); "
+                "base 10000 is put against it"
+            )
+    elif misses:
+        miss = misses[0]
+        said.append(
+            f"in the {LAYOUT_CONVENTIONS[miss.layout]} layout its first (sin, cos) pair turns "
+            "at 1 radian per row, as every layout's does, but its pairs' lengths are not one "
+            f"number: from {miss.shortest:.4g} to {miss.longest:.4g}"
+        )
+    if constant and constant < values.shape[1]:
+        said.append(f"{constant} of its {values.shape[1]} columns are constant")
+    return said
+
+
+def _fitted(values, dtype: str, bench, fits):
+    """Each layout the angles fit, at consecutive positions from an offset (a base outside
+    MODEL_BASES as 10000, the paper's)."""
     d = values.shape[1]
-    for found in fit(values):
+    for found in fits:
+        if not MODEL_BASES[0] <= found.base <= MODEL_BASES[1]:
+            found = replace(found, base=10000.0)
         names = [LAYOUT_CONVENTIONS[found.layout]]
         if found.layout == "timescale":
             names = ["fairseq"] if len(found.padding) else ["tensor2tensor", "whisper", "fairseq"]
@@ -41,14 +103,50 @@ def candidates(values, dtype: str, notes: list[str], bench):
                 base=found.base,
                 offset=found.offset,
                 padding_idx=pad,
+                amplitude=1.0 if abs(found.amplitude - 1) < 1e-3 else found.amplitude,
                 dtype="float64",
             )
             spec = _choose_base(values, spec, dtype, bench)
+            if spec.amplitude != 1.0:
+                spec = _choose_amplitude(values, spec, dtype, bench, found)
             reference = bench.reference(spec)
             label = name + (f" (padding_idx={pad})" if pad is not None else "")
             yield bench.candidate(label, spec, reference=reference)
             yield from _formulas(spec, dtype, bench, reference)
-    yield from schedules(values, notes, bench)
+
+
+def _fourier_features(values, bench):
+    """Tables whose column 0 is each row's position x and whose other columns are sin and cos
+    of x at their convention's frequencies (NeRF-style Fourier features, whose high octaves
+    turn too fast between rows to be fitted): x is read from column 0, a range of whole
+    numbers as a first position, else as --timesteps."""
+    import numpy as np
+
+    rows, d = values.shape
+    x = values[:, 0]
+    for name, convention in CONVENTIONS.items():
+        if not convention.position_column:
+            continue
+        probe = bench.spec(d_model=d, seq_len=1, convention=name, dtype="float64")
+        if probe is None:
+            continue
+        columns = convention.columns(d)
+        w = float(FAMILY.frequencies(probe).values[0])
+        lowest = values[:, [columns.sin[0], columns.cos[0]]]
+        if not np.allclose(lowest, np.stack([np.sin(x * w), np.cos(x * w)], axis=1), atol=1e-2):
+            continue
+        steps = np.diff(x)
+        if np.all(x == np.round(x)) and x[0] >= 0 and np.all(steps == 1):
+            spec = bench.spec(
+                d_model=d, seq_len=bench.length, convention=name, offset=int(x[0]), dtype="float64"
+            )
+        else:
+            spec = bench.spec(d_model=d, convention=name, timesteps=listed(x), dtype="float64")
+        if spec is None:
+            continue
+        reference = bench.reference(spec)
+        yield bench.candidate(name, spec, reference=reference)
+        yield from bench.libraries(spec, reference)
 
 
 def _choose_base(values, spec, dtype: str, bench):
@@ -72,6 +170,41 @@ def _choose_base(values, spec, dtype: str, bench):
     allowed = 2 * best + 4 * FORMATS[dtype].epsilon
     base = min((b for error, b in scored if error <= allowed), key=lambda b: (digits(b), b))
     return spec.replace(base=base)
+
+
+def _choose_amplitude(values, spec, dtype: str, bench, found):
+    """The amplitude the table says: at position 0 its cos column of frequency 0 holds it
+    exactly (cos 0 = 1, in any arithmetic); else the float32 values near the measured one (a
+    library multiplies by a float32 scale) and d^-0.5 (x-transformers' at init), the one that
+    explains the first rows best, roundest among equals."""
+    import numpy as np
+
+    from ...core.dtypes import FORMATS
+
+    if spec.offset == 0 and 0 not in found.padding:
+        at_zero = float(values[0, CONVENTIONS[spec.convention].columns(spec.d_model).cos[0]])
+        if math.isclose(at_zero, spec.amplitude, rel_tol=1e-3):
+            return spec.replace(amplitude=at_zero)
+    head = min(len(values), 64)
+    near = float32_near(np.array([spec.amplitude]), 2)[0].tolist()
+    tried = {float(a) for a in near} | {spec.d_model**-0.5, spec.amplitude}
+    scored = [
+        (
+            float(
+                np.abs(
+                    values[:head] - bench.reference(spec.replace(amplitude=a, seq_len=head))
+                ).max()
+            ),
+            a,
+        )
+        for a in sorted(tried)
+        if math.isclose(a, spec.amplitude, rel_tol=1e-3)
+    ]
+    best = min(error for error, _ in scored)
+    allowed = best + FORMATS[dtype].epsilon * spec.amplitude / 4
+    return spec.replace(
+        amplitude=min((a for error, a in scored if error <= allowed), key=lambda a: (digits(a), a))
+    )
 
 
 def _formulas(spec, dtype: str, bench, reference):
@@ -101,6 +234,7 @@ def _formulas(spec, dtype: str, bench, reference):
             base=spec.base,
             offset=spec.offset,
             padding_idx=spec.padding_idx,
+            amplitude=spec.amplitude,
             shape="2d",
         )
         if candidate is not None:  # None: the library cannot make this table

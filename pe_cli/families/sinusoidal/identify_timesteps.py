@@ -29,15 +29,22 @@ class Reading(NamedTuple):
     scale: float
 
 
-def schedules(values, notes: list[str], bench):
+def schedules(
+    values, notes: list[str], bench, consecutive_named: bool = False, nearest: bool = True
+):
     """A timestep embedding at a scheduler's timesteps (999, 979, ...): in each of
     diffusers' layouts, the base from the two lowest frequencies' angles (atan2 of each
-    sin and cos pair), each row's t read from the lowest frequency up, and t as a range."""
+    sin and cos pair), each row's t read from the lowest frequency up, and t as a range.
+    consecutive_named: a table at consecutive positions is already named bit for bit;
+    nearest: where the angles follow timesteps that no reading makes, the exact table at them
+    (and what was read, in `notes`)."""
     import numpy as np
 
     rows, d = values.shape
     if bench.sampled or rows < 2:
         return
+    unnamed = []  # (layout, base, t) where the angles follow t * w and no reading made the table
+    named = False
     for name in ("timestep", "musicgen", "tensor2tensor", "concat"):
         try:
             CONVENTIONS[name].check(d)
@@ -89,7 +96,7 @@ def schedules(values, notes: list[str], bench):
             # else a list (after the ranges, which come first where both are the table)
             texts = (
                 []
-                if ranged and steps[0] == 1
+                if ranged and steps[0] == 1 and consecutive_named
                 else _readings(values, t, whole if near else None, name, base, bench)
             )
             for reading in ranges + texts:
@@ -111,8 +118,32 @@ def schedules(values, notes: list[str], bench):
                     reference=reference,
                 )
                 yield from bench.libraries(spec, reference)
+            named = named or bool(ranges or texts)
             if ranged or texts:
                 break
+            unnamed.append((name, base, t))
+    if nearest and not named and unnamed:
+        yield from _nearest(values, notes, bench, *unnamed[0])
+
+
+def _nearest(values, notes: list[str], bench, name: str, base: float, t):
+    """The exact table at the float32 timesteps nearest those read back, where no reading made
+    the table: the nearest candidate, and what was read."""
+    import numpy as np
+
+    read = np.asarray(t, dtype=np.float32).astype(np.float64)
+    spec = bench.spec(
+        d_model=values.shape[1], convention=name, base=base, timesteps=listed(read), dtype="float64"
+    )
+    if spec is None:
+        return
+    shown = ", ".join(f"{v:.6g}" for v in read[:4]) + (", ..." if len(read) > 4 else "")
+    notes.append(
+        f"its rows are sin and cos in the {name} layout at base {base:g} at timesteps read back "
+        f"as {shown}, which are not a range; no float32 timesteps within 3 ulps of them make "
+        "every row bit for bit, exactly or in a library's arithmetic, at scale 1, 10, 100 or 1000"
+    )
+    yield bench.candidate(f"{name}, timesteps as read", spec)
 
 
 def _readings(values, t, whole, name: str, base: float, bench) -> list[Reading]:
@@ -130,40 +161,47 @@ def _readings(values, t, whole, name: str, base: float, bench) -> list[Reading]:
         if made:
             steps = np.diff(whole)
             return [] if np.all(steps == steps[0]) and steps[0] != 0 else made
-    return [
-        found
-        for scale in _SCALES
-        for found in _made(values, float32_near(t / scale), name, base, bench, scale)
-    ]
+    for scale in _SCALES:  # the first scale that makes the table (t / 10 at 10 is not t)
+        found = _made(values, float32_near(t / scale), name, base, bench, scale)
+        if found:
+            return found
+    return []
+
+
+_PROBE = 16  # rows, spread over the table, that a builder must make before it builds all
 
 
 def _made(values, tried, name: str, base: float, bench, scale: float = 1.0) -> list[Reading]:
     """For the exact table and each library of this layout, the --timesteps list of the t
     among each row's `tried` (rows, k) that makes that row bit for bit at this scale, where
-    every row has one; with the scale."""
+    every row has one; with the scale. Each builder is tried on a few rows first."""
     import numpy as np
 
     rows, d = values.shape
+    probe = np.unique(np.linspace(0, rows - 1, min(rows, _PROBE)).astype(int))
     found = []
     for built_by in (
         "exact",
         *(v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions),
     ):
-        spec = bench.spec(
-            d_model=d,
-            convention=name,
-            base=base,
-            timesteps=listed(tried.ravel()),
-            timestep_scale=scale,
-            variant=built_by,
-            dtype=bench.dtype,
-        )
-        if spec is None:
-            continue
-        same = np.all(
-            bench.values_of(spec).reshape(rows, tried.shape[1], d) == values[:, None, :], axis=2
-        )
-        if same.any(axis=1).all():
+        same = None
+        for taken in (probe, slice(None)) if len(probe) < rows else (slice(None),):
+            spec = bench.spec(
+                d_model=d,
+                convention=name,
+                base=base,
+                timesteps=listed(tried[taken].ravel()),
+                timestep_scale=scale,
+                variant=built_by,
+                dtype=bench.dtype,
+            )
+            if spec is None:
+                break
+            built = bench.values_of(spec).reshape(-1, tried.shape[1], d)
+            same = np.all(built == values[taken][:, None, :], axis=2)
+            if not same.any(axis=1).all():
+                break
+        if same is not None and len(same) == rows and same.any(axis=1).all():
             reading = Reading(listed(tried[np.arange(rows), np.argmax(same, axis=1)]), scale)
             if reading not in found:
                 found.append(reading)

@@ -10,7 +10,7 @@ import math
 
 from ..base import even_width, variant
 from ..libraries import positional_encodings_axis
-from .timesteps import TIMESTEP_LIBRARIES
+from .timesteps import TIMESTEP_LIBRARIES, timesteps
 
 LIBRARIES: dict = {}
 
@@ -225,6 +225,67 @@ def _hf_distilbert(spec, device):
     out[:, 0::2] = torch.FloatTensor(np.sin(position_enc[:, 0::2]))
     out[:, 1::2] = torch.FloatTensor(np.cos(position_enc[:, 1::2]))
     return out
+
+
+@variant(
+    LIBRARIES,
+    "x-transformers",
+    source="x-transformers 2.31 ScaledSinusoidalEmbedding (--base: theta; --amplitude: its "
+    "scale, d^-0.5 at init)",
+    conventions=("concat",),
+    parameters=frozenset({"base", "offset", "amplitude"}),
+    refuse=lambda spec: (
+        f"x-transformers' ScaledSinusoidalEmbedding asserts an even dim (got --d-model {spec.d_model})"
+        if spec.d_model % 2
+        else None
+    ),
+)
+def _x_transformers(spec, device):
+    # frequencies theta ** -(i / n) in float32: torch's pow of the base to a negative float32
+    # exponent, which rounds otherwise than 1 / theta ** (i / n); positions times them (einsum
+    # of int64 positions and float32 frequencies: one float32 product each), [sin | cos],
+    # times the float32 scale
+    import torch
+
+    n = spec.d_model // 2
+    # theta as the module holds it: an int where it is whole (10000), which torch's pow takes
+    # as a scalar of its own; one past int64 would overflow there, and is a float
+    theta = int(spec.base) if spec.base.is_integer() and spec.base < 2**63 else spec.base
+    inverse_frequencies = theta ** -(torch.arange(n).float() / n)
+    positions = torch.arange(spec.offset, spec.offset + spec.seq_len)
+    angles = torch.einsum("i, j -> i j", positions, inverse_frequencies)
+    table = torch.cat((angles.sin(), angles.cos()), dim=-1)
+    return table * torch.tensor([spec.amplitude], dtype=torch.float32)
+
+
+@variant(
+    LIBRARIES,
+    "diffusers-nerf",
+    source="diffusers 0.42 Shap-E posenc_nerf of a 1-D position (min_deg 0, max_deg (d - 1) / 2)",
+    conventions=("nerf",),
+    parameters=frozenset({"offset", "timesteps"}),
+    refuse=lambda spec: (
+        None
+        if spec.d_model % 2
+        else "posenc_nerf writes x and 2 * max_deg columns: an odd --d-model "
+        f"(got --d-model {spec.d_model})"
+    ),
+)
+def _diffusers_nerf(spec, device):
+    # Shap-E's posenc_nerf(x, 0, L): scales 2.0 ** arange(L) in x's dtype (float32), x times
+    # them, sin of those and of those plus pi/2 (its cos: one more float32 rounding before the
+    # sin), x itself first
+    import torch
+
+    if spec.timesteps is None:
+        x = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
+    else:
+        x = torch.from_numpy(timesteps(spec).values).float()
+    scales = 2.0 ** torch.arange(0, (spec.d_model - 1) // 2, dtype=x.dtype)
+    angles = x[:, None] * scales[None, :]
+    return torch.cat(
+        [x[:, None], torch.cat([angles, angles + math.pi / 2.0], dim=-1).sin()], dim=-1
+    )
 
 
 @variant(

@@ -25,7 +25,8 @@ def _seed_setting(spec):
     from ...core.dtypes import torch_dtype
 
     # the notebooks write torch.pow(10000, ...) with a Python int; keep integral bases integral
-    base = int(spec.base) if spec.base.is_integer() else spec.base
+    # (up to int64's: torch refuses a larger int scalar, where a float is what one would write)
+    base = int(spec.base) if spec.base.is_integer() and spec.base < 2**63 else spec.base
     return torch, torch_dtype(spec.compute_dtype or "float32"), base
 
 

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ...core.params import Param
 from ..base import even_width, variant
 from ..libraries import diffusers_sincos
-from ..positions import Positions
-from ..positions import timesteps as read_timesteps
+from ..positions import binary_places, shown_timesteps, timestep_values
 
 # the options of this input, declared beside the code that reads them
 TIMESTEP_SCALE = Param(
@@ -35,10 +34,31 @@ TIMESTEPS = Param(
 )
 
 
+class Timesteps(NamedTuple):
+    """The rows' timesteps, each exactly an integer over its own power of two (a float32
+    sigma of 0.001 needs 2^-33, one of 0.999 2^-24: no common denominator keeps both below
+    2^32)."""
+
+    values: Any  # float64 (rows,): the t as given
+    numerators: Any  # int64 (rows,)
+    places: Any  # int64 (rows,): t = numerator / 2**place
+
+
+class RowGroup(NamedTuple):
+    """Rows of a block whose timesteps share a denominator: their indices in the block, their
+    numerators and that denominator (a power of two)."""
+
+    rows: Any
+    positions: list
+    denominator: int
+
+
 @lru_cache(maxsize=4)
-def timesteps(spec) -> Positions:
-    """The rows' positions --timesteps gives (families.positions reads them: one axis)."""
-    return read_timesteps(spec.timesteps)
+def timesteps(spec) -> Timesteps:
+    """The rows' timesteps --timesteps gives."""
+    values = timestep_values(spec.timesteps)
+    numerators, places = binary_places(values, f"--timesteps {shown_timesteps(spec.timesteps)}")
+    return Timesteps(values, numerators, places)
 
 
 def listed(values) -> str:
@@ -46,11 +66,21 @@ def listed(values) -> str:
     return ",".join(repr(float(t)) if not float(t).is_integer() else str(int(t)) for t in values)
 
 
-def row_positions(spec, start: int, stop: int) -> list[int]:
-    """Rows start..stop's positions: --offset onwards, or --timesteps' numerators."""
+def row_groups(spec, start: int, stop: int) -> list[RowGroup]:
+    """Rows start..stop's positions, grouped by denominator: --offset onwards (one group over
+    1), or --timesteps' numerators over each one's power of two."""
+    import numpy as np
+
     if spec.timesteps is None:
-        return list(range(spec.offset + start, spec.offset + stop))
-    return timesteps(spec).numerators[start:stop, 0].tolist()
+        return [RowGroup(slice(None), list(range(spec.offset + start, spec.offset + stop)), 1)]
+    found = timesteps(spec)
+    numerators, places = found.numerators[start:stop], found.places[start:stop]
+    groups = []
+    for place in np.unique(places).tolist():
+        rows = np.flatnonzero(places == place)
+        whole = slice(None) if len(rows) == stop - start else rows
+        groups.append(RowGroup(whole, numerators[rows].tolist(), 1 << place))
+    return groups
 
 
 TIMESTEP_LIBRARIES: dict = {}
@@ -68,7 +98,7 @@ def _timestep_table(spec, flip: bool, shift: int):
     if spec.timesteps is None:
         t = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
     else:  # the timesteps tensor a scheduler hands the model, in float32
-        t = torch.from_numpy(timesteps(spec).values[:, 0]).float()
+        t = torch.from_numpy(timesteps(spec).values).float()
     angles = spec.timestep_scale * (t[:, None] * freq[None])
     halves = (
         [torch.cos(angles), torch.sin(angles)] if flip else [torch.sin(angles), torch.cos(angles)]
@@ -146,7 +176,7 @@ def _grid_table(spec, dtype_name: str):
     if spec.timesteps is None:
         positions = torch.arange(spec.offset, spec.offset + spec.seq_len).float()
     else:
-        positions = torch.from_numpy(timesteps(spec).values[:, 0]).float()
+        positions = torch.from_numpy(timesteps(spec).values).float()
     table = diffusers_sincos(torch, spec.d_model, positions, getattr(torch, dtype_name))
     if spec.convention == "timestep":  # flip_sin_to_cos: [cos | sin]
         table = torch.cat([table[:, spec.d_model // 2 :], table[:, : spec.d_model // 2]], dim=1)

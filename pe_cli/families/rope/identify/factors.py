@@ -1,11 +1,13 @@
 """LongRoPE's factors read from a table in any library's arithmetic (an inference engine's, or
 a half dtype's), where longrope.py's exact reading in transformers' float32 arithmetic finds
-none: each column's frequency read to its error bound (then by least squares over every row),
-the factor of each column the shortest decimal within what the reading allows, and then,
-library by library, the table built with those factors and each column that differs given its
-next factor (decimals and float32 values near the reading), until every column is the table's
-(each column of a LongRoPE table depends on its own factor only) or a column runs out of
-factors."""
+none: each column's frequency read to its error bound (a half table's then to the bounds every
+row's rounding allows), the factor of each column the shortest decimal within what the reading
+allows, and then, library by library, the table built with those factors and each column that
+differs given its next factor, until every column is the table's (each column of a LongRoPE
+table depends on its own factor only) or a column runs out of factors. Next: decimals and
+float32 values near the reading; for a column whose bounds are wide and whose angle stays
+within a half turn, bisection (its values above the table's say its factor is too large); a
+half table's column that never turns tells only a least factor, and any above it makes it."""
 
 from __future__ import annotations
 
@@ -24,15 +26,16 @@ _TRIES = 64  # float32 factors tried per column at most
 _DIGITS = 9  # significant digits that tell every float32 apart
 _LOOSE = 4  # times a half table's reading's error bound that its factors are looked for
 # within (its rounding is not independent of the angle: the bound is not a strict one)
-_SIGMAS = 6  # standard errors of a least-squares frequency its factors are looked for within
 _AROUND = 4  # float32 values each side of a column's shortest decimal tried first
 _WIDE = 2.0**-13  # bounds this wide, relative, hold decimals only (_choices)
 
 
-def library_factors(bench, plane, convention: str, part: str, attention: float) -> list:
+def library_factors(
+    bench, plane, convention: str, part: str, attention: float, notes: list
+) -> list:
     """(rotary dim, base, LongRoPE parameters) for each library whose LongRoPE table, with
     factors read from the plane (one column per frequency of the table, positions 0 ..), is
-    the table bit for bit."""
+    the table bit for bit; a note where some factors are known only to a range."""
     rows, n = plane.shape
     if rows < 3 or not n:
         return []
@@ -53,66 +56,190 @@ def library_factors(bench, plane, convention: str, part: str, attention: float) 
         for original, factor in pairs:
             if (original, factor) not in readings:
                 scale = longrope_attention(factor, original)
-                readings[original, factor] = _reading(plane / scale, part, bench.dtype)
+                readings[original, factor] = _reading(plane, scale, part, bench.dtype)
             if readings[original, factor] is None:
                 continue
-            base, choices = readings[original, factor]
+            base, choices, widths = readings[original, factor]
             spec = _search(
                 bench, plane, name, convention, part, base, 2 * n, (original, factor), choices
             )
             if spec is not None:
                 found.append((2 * n, base, dict(spec.rope)))
+                _ranges(widths, rows, bench.dtype, notes)
                 break
     return list({repr(f): f for f in found}.values())  # libraries that agree: one reading
 
 
-def _reading(unit, part: str, dtype: str):
-    """(base, each column's factors to try) of a plane of cos or sin values over the
-    attention factor; None where some column never turns (a half table's lowest columns can
-    stay at cos 1), which tells no factor. Every base explains the frequencies with some
-    factors: the common base whose factors are the shortest decimals is taken."""
+def _ranges(widths, rows: int, dtype: str, notes: list) -> None:
+    """The note on a half table's factors, which it tells only to a range: each column's
+    relative half-width (inf: never turning, any factor above a least one)."""
     import numpy as np
 
+    if dtype == "float32":
+        return
+    told = np.isfinite(widths)
+    narrow = told & (widths <= _WIDE)
+    said = [
+        f"{_which(np.flatnonzero(group))} to within {_percent(np.max(widths[group]))}"
+        for group in (narrow, told & ~narrow)
+        if np.any(group)
+    ]
+    if not np.all(told):
+        said.append(
+            f"{_which(np.flatnonzero(~told))} not at all (they never turn over its {rows} rows: "
+            "any large enough factor makes them)"
+        )
+    note = (
+        f"a {dtype} table tells its LongRoPE factors only to a range: frequencies "
+        + ", ".join(said[:-1])
+        + (", and " if len(said) > 2 else " and " if len(said) == 2 else "")
+        + said[-1]
+        + "; the factors given are the shortest decimals that make the table bit for bit"
+    )
+    if note not in notes:
+        notes.append(note)
+
+
+def _percent(width: float) -> str:
+    """A relative half-width as a percentage rounded up, to 2 significant digits below 10%:
+    ±0.0012%, ±34%, ±110%."""
+    value = 100 * width
+    if value >= 10:
+        return f"±{math.ceil(value)}%"
+    step = 10.0 ** (math.floor(math.log10(value)) - 1)
+    return f"±{math.ceil(value / step) * step:.2g}%"
+
+
+def _which(columns: list) -> str:
+    """Frequency indices as runs: 22 .. 29, 31."""
+    runs = []
+    for i in columns:
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a} .. {b}" for a, b in runs)
+
+
+def _reading(plane, scale: float, part: str, dtype: str):
+    """(base, each column's factors to try: a list, or a range to bisect, and which columns
+    never turn) of a plane of cos or sin values, times the attention factor `scale`; None
+    where a column never turns in a float32 or sin plane, or no frequency keeps it still.
+    Every base explains the frequencies with some factors: the common base whose factors are
+    the shortest decimals is taken."""
+    import numpy as np
+
+    unit = plane / scale
     w, error = reread(unit, part, dtype)
-    if not np.all(w > 0):
+    still = ~(w > 0)
+    if np.all(still) or (np.any(still) and (part != "cos" or dtype == "float32")):
         return None
+    most = np.zeros_like(w)  # a column that never turns: the frequency it cannot exceed
     if dtype != "float32":  # a half table's reading, refined over every row
         error = error * _LOOSE
-        fitted, sigma = _fitted(unit, part, w)
-        kept = np.abs(fitted - w) <= error  # a fit that left the reading's bounds is not taken
-        w = np.where(kept, fitted, w)
-        error = np.where(kept, np.minimum(error, _SIGMAS * sigma), error)
-    n = len(w)
+        # scaled as computed, or cos and sin rounded to the dtype and then times the attention
+        # factor rounded to it (mlx-lm's input scale), rounded again: the one every row allows
+        low, high = max(
+            (_bounded(plane, scale, part, dtype, w), _bounded(plane, scale, part, dtype, w, True)),
+            key=lambda bounds: np.sum(bounds[0] <= bounds[1]),
+        )
+        most = np.where(still, high, 0.0)
+        if np.any(still & ~(most > 0)):  # a column no frequency keeps still: another scale
+            return None
+        kept = (low <= high) & (high > 0) & ~still & (np.abs((low + high) / 2 - w) <= error)
+        w = np.where(kept, (low + high) / 2, w)
+        error = np.where(kept, np.minimum(error, (high - low) / 2), error)
+    n, rows = len(w), len(unit)
+    # a column whose angle stays within the first half turn (cos) or quarter turn (sin) has
+    # each value monotonic in its factor: looked for by bisection where its bounds are wide
+    turn = (np.pi if part == "cos" else np.pi / 2) * 0.9
+    monotonic = still | ((w + error) * (rows - 1) < turn)
+
+    widths = np.where(still, np.inf, error / np.where(still, 1.0, w) + _ENGINE_SLACK)
 
     def choices(base):
-        estimate = base ** (-2 * np.arange(n) / (2 * n)) / w
-        spread = estimate * (error / w + _ENGINE_SLACK)
-        return [_choices(f, s) for f, s in zip(estimate, spread)]
+        plain = base ** (-2 * np.arange(n) / (2 * n))
+        moving = np.where(still, 1.0, w)
+        estimate, spread = plain / moving, plain / moving * widths
+        least = plain / np.where(still, most, 1.0)
+        return [
+            (low, 2 * low)
+            if never
+            else (max(f - s, f / 2), f + s)
+            if bisect and s > _WIDE * f
+            else _choices(f, s)
+            for f, s, low, never, bisect in zip(estimate, spread, least, still, monotonic)
+        ]
+
+    def length(choice):  # the digits of a column's first factor
+        return len(repr(_decimal(_first(choice))))
 
     tried = {base: choices(base) for base in BASES}
-    base = min(tried, key=lambda b: sum(len(repr(_decimal(c[0]))) for c in tried[b]))
-    return base, tried[base]
+    base = min(tried, key=lambda b: sum(length(c) for c in tried[b]))
+    return base, tried[base], widths
 
 
-def _fitted(unit, part: str, w):
-    """Frequencies refined by least squares over every row (Gauss-Newton from a reading good
-    to a fraction of a turn), and each one's standard error: a column whose angle stays small
-    tells its frequency from one row only to that row's rounding, from thousands of rows far
-    better."""
+def _first(choice) -> float:
+    """A column's first factor: the first listed, or the shortest decimal in a range's middle
+    third."""
+    if isinstance(choice, list):
+        return choice[0]
+    low, high = choice
+    third = (high - low) / 3
+    return _shortest(low + third, high - third)
+
+
+def _shortest(low: float, high: float) -> float:
+    """The decimal of fewest significant digits within [low, high] nearest its middle."""
+    middle = (low + high) / 2
+    for digits in range(1, 17):
+        step = 10.0 ** (math.floor(math.log10(high)) - digits + 1)
+        first, last = math.ceil(low / step), math.floor(high / step)
+        if first <= last:
+            k = min(max(round(middle / step), first), last)
+            return float(f"{k * step:.{digits}g}")
+    return middle
+
+
+def _rounded(value: float, dtype: str) -> float:
+    """The value rounded to the dtype."""
+    import torch
+
+    return float(torch.tensor(value, dtype=torch.float64).to(getattr(torch, dtype)))
+
+
+def _bounded(plane, scale: float, part: str, dtype: str, w, twice: bool = False):
+    """Each column's frequencies that every row allows: a value v rounded to the dtype says
+    that scale x cos (or sin) of the row's angle lay within v's rounding interval, so the
+    angle within an interval, and the frequency within it over the row; intersected over the
+    rows whose angle is within the first half turn (cos) or quarter turn (sin) by the reading
+    w. (low, high); low > high where the rows disagree (another attention factor)."""
     import numpy as np
 
-    p = np.arange(len(unit), dtype=np.float64)[:, None]
-    for _ in range(4):
-        angle = p * w
-        value, slope = (
-            (np.cos(angle), -p * np.sin(angle))
-            if part == "cos"
-            else (np.sin(angle), p * np.cos(angle))
-        )
-        weight = np.maximum(np.sum(slope**2, axis=0), 1e-300)
-        w = w + np.sum(slope * (unit - value), axis=0) / weight
-    residual = unit - (np.cos(p * w) if part == "cos" else np.sin(p * w))
-    return w, np.sqrt(np.sum(residual**2, axis=0) / max(1, len(unit) - 1) / weight)
+    from ....core.dtypes import ulp
+
+    values = np.asarray(plane, np.float64)
+    size = np.abs(values)
+    above, below = ulp(size, dtype) / 2, ulp(size * (1 - 2.0**-20), dtype) / 2
+    up, down = (np.where(values >= 0, above, below), np.where(values >= 0, below, above))
+    slack = 2e-7 * (1 + size)  # float32's own rounding of the angle, cos and product
+    if twice:
+        scale = _rounded(scale, dtype)
+    top, bottom = (values + up + slack) / scale, (values - down - slack) / scale
+    if twice:  # each a value rounded to the dtype: the interval widened by half its spacing
+        top, bottom = top + ulp(np.abs(top), dtype) / 2, bottom - ulp(np.abs(bottom), dtype) / 2
+    top, bottom = np.clip(top, -1, 1), np.clip(bottom, -1, 1)
+    p = np.arange(len(values), dtype=np.float64)[:, None]
+    angle = p * w
+    if part == "cos":  # angles in [0, pi]: cos falls
+        near, far, usable = np.arccos(top), np.arccos(bottom), angle <= np.pi * 0.9
+    else:  # angles in [0, pi / 2]: sin rises
+        near, far, usable = np.arcsin(bottom), np.arcsin(top), angle <= np.pi / 2 * 0.9
+    usable[0] = False
+    p[0] = 1
+    low = np.max(np.where(usable, near / p, 0.0), axis=0)
+    high = np.min(np.where(usable, far / p, np.inf), axis=0)
+    return low, high
 
 
 def _choices(estimate: float, spread: float) -> list:
@@ -203,23 +330,27 @@ def _search(bench, plane, name, convention, part, base, dim, lengths, choices):
             part=part,
             dtype=bench.dtype,
         )
-        found = _columns(bench, plane, convention, made, choices)
+        found = _columns(bench, plane, convention, part, made, choices)
         if found is not None:
             return found
     return None
 
 
-def _columns(bench, plane, convention, made, choices):
+def _columns(bench, plane, convention, part, made, choices):
     """The spec `made` of factors that gives every column of the plane, each column's next
-    choice taken where it differs; None where a column runs out of choices, or where the first
-    factors leave every column wrong (another arithmetic)."""
+    choice taken where it differs: the next listed, or within a range the shortest decimal in
+    the middle third of the side its values say (a column's angles too small, its factor too
+    large); None where a column runs out of choices, or where the first factors leave every
+    column wrong (another arithmetic)."""
     import numpy as np
 
     n = plane.shape[1]
     first = pair_columns(n, convention)[0] if convention != "single" else slice(None)
-    at = [0] * n  # each column's choice
+    at = [0] * n  # each listed column's choice
+    ranges = {i: c for i, c in enumerate(choices) if not isinstance(c, list)}
+    factors = [_first(c) for c in choices]
     for round in range(_TRIES):
-        spec = made(tuple(_decimal(choices[i][at[i]]) for i in range(n)))
+        spec = made(tuple(_decimal(f) for f in factors))
         if spec is None:
             return None
         try:
@@ -232,9 +363,23 @@ def _columns(bench, plane, convention, made, choices):
         if round == 0 and len(wrong) == n:  # not one column: another arithmetic
             return None
         for i in wrong:
+            if i in ranges:
+                over = built[:, i] - plane[:, i]
+                low, high = ranges[i]
+                # cos over the first half turn falls with the angle, sin over the first
+                # quarter rises: values above the table's say the factor is too large (cos)
+                larger = np.any(over > 0) if part == "cos" else np.any(over < 0)
+                if np.any(over > 0) and np.any(over < 0):
+                    return None
+                ranges[i] = (low, factors[i]) if larger else (factors[i], high)
+                if not ranges[i][0] < ranges[i][1]:
+                    return None
+                factors[i] = _first(ranges[i])
+                continue
             at[i] += 1
             if at[i] >= len(choices[i]):
                 return None
+            factors[i] = choices[i][at[i]]
     return None
 
 

@@ -136,7 +136,7 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
     ids = f"{lead}*0; 0:{end}" if lead else None
 
     def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
-        return library_factors(bench, plane, convention, part, attention) if not lead else []
+        return library_factors(bench, plane, convention, part, attention, notes) if not lead else []
 
     fits = scalings(plane, dtype, w, resolved, attention, part, end, notes, search)
     for dim, base, rope in fits:

@@ -177,7 +177,8 @@ def scalings(
                 + (
                     ""
                     if dtype == "float32"
-                    else f" (a {dtype} table's lowest columns need not tell them)"
+                    else f" (no factors within the bounds its {dtype} values allow make every "
+                    "column)"
                 )
                 + "; give its --rope parameters to compare exactly"
             )
