@@ -526,6 +526,19 @@ def _shown(value) -> str:
     return str(value)
 
 
+def _typed(spec: TableSpec, name: str, value) -> str:
+    """A tuple value as its option takes it back: joined by the separator the family reads it
+    with (a grid's 'x', a list's ','), the first whose reading is the spec's own value."""
+    joined = [sep.join(_shown(v) for v in value) for sep in ("x", ",")]
+    for text in joined:
+        try:
+            if getattr(spec.replace(**{name: text}), name) == value:
+                return text
+        except BadInput:
+            continue
+    return joined[0]
+
+
 def generate_command(spec: TableSpec) -> str:
     """The `pe-cli generate` command that builds this spec's table: the family and variant,
     then each parameter that the table needs (one its family would fill in the same is left
@@ -553,6 +566,8 @@ def generate_command(spec: TableSpec) -> str:
             for item in value:
                 shown = f"{item[0]}={_shown(item[1])}" if isinstance(item, tuple) else _shown(item)
                 words += [param.flag, shown]
+        elif isinstance(value, tuple):
+            words += [param.flag, _typed(spec, param.name, value)]
         else:
             words += [param.flag, _shown(value)]
     return shlex.join(words)

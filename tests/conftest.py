@@ -70,6 +70,7 @@ SLOW = frozenset(
         # the first case waits for vLLM to build every case's cache (one process, about 20 s)
         "test_vllm.py::test_model_caches_are_vllm_bit_for_bit",
         # 5 to 20 s
+        "test_rebuild.py::test_the_claim_rebuilds_the_table",
         "test_identify_sinusoidal.py::test_time_proj_at_sigmas_is_named",
         "test_identify_sinusoidal.py::test_t5_film_decoder_noise_time_is_named",
         "test_identify_sinusoidal.py::test_t5_film_decoder_at_a_schedule_is_a_range",

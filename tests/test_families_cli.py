@@ -65,7 +65,7 @@ def test_rope_config_file(cli, tmp_path):
     [
         (("--family", "rope", "--rope", "factor"), "not KEY=VALUE"),
         (("--family", "rope", "--rope", "rope_type=llama3"), "needs factor"),
-        (("--family", "alibi", "--variant", "bloom", "--part", "causal"), "slopes only"),
+        (("--family", "alibi", "--base", 500), "ALiBi slopes have no --base"),
         (("--family", "sincos2d"), "needs --grid"),
         (("--family", "sincos2d", "--grid", "4x4", "--offset", 3), "--offset does not apply"),
         (("--heads", 4), "belongs to --family alibi"),

@@ -50,5 +50,12 @@ def _array(values) -> Source:
     rows, cols, notes = reading(array.shape, "array")
     flat = np.ascontiguousarray(array).reshape(rows, cols)
     return Source(
-        "array", rows, cols, dtype, None, lambda a, b: flat[a:b].astype(np.float64), notes=notes
+        "array",
+        rows,
+        cols,
+        dtype,
+        None,
+        lambda a, b: flat[a:b].astype(np.float64),
+        notes=notes,
+        dims=tuple(array.shape),
     )

@@ -8,7 +8,7 @@ Nothing here prints; render.py shows the results, and each result's `to_json` is
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,7 +27,7 @@ from ..families import (
     own_names,
 )
 from ..io.read import looks_like_file
-from ..spec import TableSpec, generate_command, params_from_options
+from ..spec import TableSpec, params_from_options
 from . import diagnose
 from .engines import EngineView, engine_view, serving_dtype
 from .identify import Candidate, exact_reference, identify
@@ -276,29 +276,26 @@ class Identification:
         return bool(best.difference.max_abs <= 16 * reach * FORMATS[self.target.dtype].epsilon)
 
     @property
+    def best(self) -> Candidate | None:
+        """The candidate the claim is made of: the table is it bit for bit, or nearest to it."""
+        return self.candidates[0] if self.candidates else None
+
+    @property
     def command(self) -> str | None:
-        """The generate command that rebuilds the table, where the best candidate is it bit
-        for bit (in the table's dtype: an exact candidate is scored in float64)."""
-        if not self.candidates or not self.candidates[0].identical:
-            return None
-        spec = self.candidates[0].spec
-        return generate_command(spec.replace(dtype=self.target.dtype))
+        """The generate command that rebuilds the table byte for byte, where the best candidate
+        is it bit for bit and one command builds it (not where it is composed)."""
+        best = self.best
+        return best.command if best is not None and best.identical else None
 
     def to_json(self):
+        best = self.best
         return {
             "source": self.target.label,
             "notes": self.target.notes,
             "explained": self.explained,
             "command": self.command,
-            "candidates": [
-                {
-                    "name": c.name,
-                    "spec": asdict(c.spec),
-                    **c.difference.figures(),
-                    "confirmed": c.confirmed,
-                }
-                for c in self.candidates
-            ],
+            "composed": best.composed or None if best is not None and best.identical else None,
+            "candidates": [c.to_json() for c in self.candidates],
         }
 
 

@@ -13,6 +13,7 @@ candidate is bit-identical only after that pass.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
 from ..families.readers import READERS
 from ..families.reading import digits
-from ..spec import TableSpec
+from ..spec import TableSpec, generate_command
 from .metrics import Difference, Tally, difference
 from .tables import Source, from_spec, runs
 
@@ -43,11 +44,19 @@ _VARIANT_BUDGET = 1 << 31  # bytes a variant's whole table may take to be confir
 
 @dataclass
 class Candidate:
+    """One thing the table could be, and the claim made of it. Its spec is the table it names;
+    once identification is done, as the file holds it (its dtype, and its shape where the
+    family writes that shape), so that the sentence printed, the --json spec and the generate
+    command are all read from this one object."""
+
     name: str  # e.g. "fairseq (padding_idx=1)", "library whisper"
     spec: TableSpec
     difference: Difference
     source: str = ""  # for library variants: the function and version matched
     confirmed: bool = True  # bit-identity checked on every row (False: on the sample only)
+    # how the named table is made from the spec's, where no generate command builds it alone
+    # ("the transpose of"); empty where the spec's table is the named one
+    composed: str = ""
 
     @property
     def rank(self) -> int:
@@ -57,6 +66,34 @@ class Candidate:
     @property
     def identical(self) -> bool:
         return self.confirmed and self.difference.identical
+
+    @property
+    def identity(self) -> str:
+        """The parameters that identify the named table, in one line."""
+        return FAMILIES[self.spec.family].identity(self.spec)
+
+    @property
+    def command(self) -> str | None:
+        """The generate command that builds the named table, byte for byte where the candidate
+        is bit-identical; None where it is composed (`built_by` builds its part)."""
+        return None if self.composed else generate_command(self.spec)
+
+    @property
+    def built_by(self) -> str:
+        """The generate command that builds the spec's table (for a composed candidate, the
+        table it is composed from)."""
+        return generate_command(self.spec)
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "spec": dataclasses.asdict(self.spec),
+            "command": self.command,
+            "composed": self.composed or None,
+            "built_by": self.built_by,
+            **self.difference.figures(),
+            "confirmed": self.confirmed,
+        }
 
 
 def exact_reference(spec: TableSpec) -> np.ndarray:
@@ -86,6 +123,7 @@ class Bench:
         self.length = target.rows
         self.sampled = sampled
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
+        self.skipped = ""  # the note saying they were not built, where they were not
         if self.sampled:
             powers = [
                 p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)
@@ -201,11 +239,13 @@ class Bench:
         values, rows = found  # the variant's values at the scored rows it has, and those rows
         if not np.array_equal(values, self.seen[rows]):
             return None
-        return self.identical(name, spec, reference, source)
+        return self._identical(name, spec, reference, source)
 
-    def identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
-        """A candidate that reproduces the table bit for bit at the scored rows (by the
-        caller's own test), with its error against the exact table."""
+    def _identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
+        """A candidate that reproduces the table bit for bit at the scored rows, with its error
+        against the exact table. Private: a reader never declares bit-identity itself, so that
+        a candidate is bit for bit only where the bench compared its own spec's table (an
+        ALiBi reading once named a library's biases over a spec of the exact ones)."""
         result = self._difference(reference, spec)
         result.differing = 0
         return Candidate(name, spec, result, source, confirmed=not self.sampled)
@@ -261,26 +301,42 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     found, bench, said = _candidates(target, threshold)
     if bench is None:  # NaN or infinite values: no formula writes them
         return []
+    transposed = False
     if not found and target.rows < target.cols:
         target.notes.append(f"{target.label} read as transposed ({target.cols}, {target.rows})")
         found, bench, said = _candidates(target.transposed(), threshold)
-    if bench.deferred and any(c.difference.identical for c in found):
-        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
-        target.notes.append(
-            f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
-            f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
-        )
-    elif bench.deferred:  # building them costs most (torch's import first): only when needed
-        found += [
-            c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None
-        ]
+        transposed = True
+    found += _deferred(bench, found)
+    cast = False
+    if (
+        target.dtype == "float64"
+        and not any(c.difference.identical for c in found)
+        and _float32_numbers(bench)
+    ):
+        # float32 arithmetic kept in float64 (a torch table's .double(), numpy's default): read
+        # as the float32 table it holds, where that names it bit for bit
+        narrowed = dataclasses.replace(bench.target, dtype="float32")
+        more, narrowed_bench, more_said = _candidates(narrowed, threshold)
+        more += _deferred(narrowed_bench, more)
+        if any(c.difference.identical for c in more):
+            target.notes.append(
+                f"every value of {target.label} is a float32 number: read as a float32 table"
+            )
+            found, bench, said, cast = more, narrowed_bench, more_said, True
     found.sort(key=_order)
     if bench.sampled and found:
         found = _confirm(bench, found)
         found.sort(key=_order)
+        if bench.skipped and not found[0].identical:
+            # the exact table was the rows scored but not every row (an ALiBi head the sample
+            # missed): the variants it stood in for are scored and confirmed after all
+            bench.target.notes.remove(bench.skipped)
+            bench.skipped = ""
+            more = _deferred(bench, [])
+            found = sorted(found + (_confirm(bench, more) if more else []), key=_order)
     elif bench.sampled:
         target.notes.append(
-            f"ALiBi biases are looked for in tables of up to {WHOLE_ELEMENTS} "
+            f"timestep tables are looked for in tables of up to {WHOLE_ELEMENTS} "
             f"elements; this one has {target.rows * target.cols}"
         )
     # what a family noticed while reading (a scaling it could not fit) is said where its
@@ -290,7 +346,67 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
         target.notes += said.get(found[0].spec.family, [])
     else:
         target.notes += [note for notes in said.values() for note in notes]
+    for c in found:
+        c.spec, c.composed = _as_held(c.spec, target, transposed, cast)
+    # among the tables that are the file bit for bit, one a single command builds comes first
+    found.sort(key=lambda c: (not c.identical, c.identical and bool(c.composed)))
     return found
+
+
+def _deferred(bench: Bench, found: list[Candidate]) -> list[Candidate]:
+    """A long table's seed and library variants, scored where no exact table is it on the
+    sample (building them costs most, torch's import first)."""
+    if bench.deferred and any(c.difference.identical for c in found):
+        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
+        bench.skipped = (
+            f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
+            f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
+        )
+        bench.target.notes.append(bench.skipped)
+        return []
+    return [c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None]
+
+
+def _float32_numbers(bench: Bench) -> bool:
+    """Whether every value the bench holds of a float64 table is a float32 number (the rest
+    of a long one is checked by the confirming pass, which compares every value)."""
+    looked = np.concatenate([bench.values.ravel(), bench.seen.ravel()])
+    return bool(np.array_equal(looked.astype(np.float32).astype(np.float64), looked))
+
+
+def _as_held(
+    spec: TableSpec, target: Source, transposed: bool, cast: bool
+) -> tuple[TableSpec, str]:
+    """A candidate's spec as the file holds its table: in the file's dtype (a variant's values
+    that are the file's are exact in it), in the shape of the file's array where the family
+    writes that shape; and how the file's table is composed from the spec's, where it is not
+    the spec's table itself (the transpose of it, or a cast no generate command makes: a
+    float64 file of float32 numbers is a variant's float32 arithmetic written in float64, but
+    only the cast of pe-cli's exact float32 table)."""
+    composed = []
+    held = _replaced(spec, dtype=target.dtype)
+    if cast:
+        variant = find_variant(spec)
+        if variant is None or held is None or variant.ends_float64(held):
+            held = None
+    if held is None:  # pe-cli's exact float32 table, or a variant that writes only its dtype
+        held = spec.replace(dtype="float32") if cast else spec
+        composed.append(f"the {target.dtype} cast of")
+    if transposed:
+        composed.append("the transpose of")
+    if not composed and target.dims is not None and held.dims != target.dims:
+        for shape in FAMILIES[held.family].shapes:
+            shaped = _replaced(held, shape=shape)
+            if shaped is not None and shaped.dims == target.dims:
+                return shaped, ""
+    return held, " ".join(composed)
+
+
+def _replaced(spec: TableSpec, **changes) -> TableSpec | None:
+    try:
+        return spec.replace(**changes)
+    except BadInput:
+        return None
 
 
 def _order(c: Candidate):

@@ -36,6 +36,7 @@ class Source:
     notes: list[str] = field(default_factory=list)
     # columns a..b-1 of every row, where they can be read without the rest (a file)
     columns: Callable[[int, int], np.ndarray] | None = field(default=None, repr=False)
+    dims: tuple[int, ...] | None = None  # the array's own shape, where it is one read as 2-D
 
     @property
     def first_position(self) -> int:
@@ -79,6 +80,7 @@ class Source:
             rows=rows,
             stream=None,
             columns=None,
+            dims=None,
             read=lambda a, b: self.read(first + a, first + b),
         )
 
@@ -87,7 +89,9 @@ class Source:
         read = (
             (lambda a, b: self.columns(a, b).T.copy()) if self.columns is not None else self._strip
         )
-        return replace(self, rows=self.cols, cols=self.rows, stream=None, columns=None, read=read)
+        return replace(
+            self, rows=self.cols, cols=self.rows, stream=None, columns=None, read=read, dims=None
+        )
 
     def _strip(self, a: int, b: int) -> np.ndarray:
         """Columns a..b-1 as rows, from a pass over every row (a table with no column reader)."""
@@ -162,6 +166,7 @@ def from_file(source: str) -> Source:
         columns=lambda a, b: np.stack(
             [stored.elements(r * cols + a, r * cols + b) for r in range(rows)]
         ),
+        dims=tuple(stored.shape),
     )
 
 

@@ -38,34 +38,23 @@ def distances(queries, keys, part: str):
     return np.abs(distance) if part == "symmetric" else np.maximum(distance, 0)
 
 
-# ALiBi slopes as BLOOM and MPT compute them in float32 (transformers 5.23)
+# ALiBi as BLOOM, Falcon and MPT compute it (transformers 5.23): each library's slopes, and
+# each bias as the library multiplies a slope by an integer distance. The libraries write one
+# row of biases, slope * key position (BLOOM, Falcon) or slope * (key - last query) (MPT), and
+# leave the rest to softmax's shift invariance; the same products at the distances of
+# --part causal or symmetric make pe-cli's (heads, L, L) tables (the sign is exact).
 
 VARIANTS: dict = {}
 
 
-def _slopes_only(spec) -> str | None:
-    if spec.part != "slopes":
-        return f"variant {spec.variant!r} gives the slopes only (--part slopes)"
-    return None
-
-
-_SLOPES = dict(conventions=("press",), part="slopes", refuse=_slopes_only)
-
-
-@variant(
-    VARIANTS,
-    "bloom",
-    source="transformers 5.23 modeling_bloom _get_alibi_slopes (build_alibi_tensor)",
-    **_SLOPES,
-)
-def _bloom_slopes(spec, device):
-    # modeling_bloom: powers of 2**(-8/c) in float32 (torch.pow of a float32 base and int32
-    # powers), then odd powers of 2**(-4/c) for the heads beyond the power of two c
+def _bloom_float32(heads: int):
+    # modeling_bloom _get_alibi_slopes: powers of 2**(-8/c) in float32 (torch.pow of a float32
+    # base and int32 powers), then odd powers of 2**(-4/c) for the heads beyond the power of
+    # two c (modeling_falcon build_alibi_tensor computes the same)
     import math
 
     import torch
 
-    heads = spec.heads
     closest = 2 ** math.floor(math.log2(heads))
     base = torch.full((), 2 ** (-(2 ** -(math.log2(closest) - 3))), dtype=torch.float32)
     slopes = torch.pow(base, torch.arange(1, 1 + closest, dtype=torch.int32))
@@ -74,29 +63,73 @@ def _bloom_slopes(spec, device):
         remaining = min(closest, heads - closest)
         odd = torch.arange(1, 1 + 2 * remaining, 2, dtype=torch.int32)
         slopes = torch.cat([slopes, torch.pow(extra, odd)], dim=0)
-    return slopes[None, :]
+    return slopes
 
 
-@variant(
-    VARIANTS,
-    "mpt",
-    source="transformers 5.23 modeling_mpt build_mpt_alibi_tensor slopes",
-    **_SLOPES,
-)
-def _mpt_slopes(spec, device):
+def _mpt_float32(heads: int):
     # modeling_mpt build_mpt_alibi_tensor: 1 / 2**(k * 8 / n2) for the power of two n2 >= n,
     # odd-indexed slopes first, then even-indexed, the first n kept
     import math
 
     import torch
 
-    heads = spec.heads
     power = 2 ** math.ceil(math.log2(heads))
     exponents = torch.arange(1, power + 1, dtype=torch.int64).float() * (8 / power)
     slopes = 1.0 / torch.pow(2, exponents)
     if power != heads:
         slopes = torch.concat([slopes[1::2], slopes[::2]])[:heads]
-    return slopes[None, :]
+    return slopes
+
+
+def _biases(spec, slopes):
+    """The part's table from a library's slopes: the slopes as a row, or each head's bias,
+    -(slope * distance) with the distance an integer tensor, so that torch multiplies in the
+    slopes' dtype and rounds once there, as the library does."""
+    import numpy as np
+    import torch
+
+    if spec.part == "slopes":
+        return slopes[None, :]
+    positions = np.arange(spec.seq_len)
+    distance = torch.from_numpy(distances(positions[:, None], positions[None, :], spec.part))
+    table = -(slopes[:, None, None] * distance[None]) + 0  # + 0: no negative zeros
+    return table.reshape(spec.heads * spec.seq_len, spec.seq_len)
+
+
+_LIBRARY = dict(conventions=("press",), part="slopes")
+
+
+@variant(
+    VARIANTS,
+    "bloom",
+    source="transformers 5.23 modeling_bloom _get_alibi_slopes and build_alibi_tensor: "
+    "float32 slopes, slope x distance in float32",
+    **_LIBRARY,
+)
+def _bloom(spec, device):
+    return _biases(spec, _bloom_float32(spec.heads))
+
+
+@variant(
+    VARIANTS,
+    "falcon",
+    source="transformers 5.23 modeling_falcon build_alibi_tensor: BLOOM's float32 slopes "
+    "cast to bfloat16, slope x distance in bfloat16",
+    **_LIBRARY,
+)
+def _falcon(spec, device):
+    return _biases(spec, _bloom_float32(spec.heads).bfloat16())
+
+
+@variant(
+    VARIANTS,
+    "mpt",
+    source="transformers 5.23 modeling_mpt build_mpt_alibi_tensor: float32 slopes, "
+    "slope x distance in float32",
+    **_LIBRARY,
+)
+def _mpt(spec, device):
+    return _biases(spec, _mpt_float32(spec.heads))
 
 
 class Alibi(Family):
@@ -183,13 +216,13 @@ class Alibi(Family):
         return None
 
     def candidates(self, values, dtype, notes, bench):
-        """Slopes (a vector), or a causal or symmetric bias with Press et al.'s slopes or a
-        library's float32 slopes times the distances in float32."""
-        if bench.sampled:  # its fit needs every row
-            return
+        """Slopes (a vector), or a causal or symmetric bias, with Press et al.'s slopes or in
+        a library's arithmetic (its variants). A long table's part is read from its first
+        head's first rows (the rows it is fitted from), and the candidates confirmed over
+        every row by identification's streamed pass."""
         import numpy as np
 
-        rows, cols = values.shape
+        rows, cols = bench.length, values.shape[1]
         if rows == 1:  # a vector: ALiBi slopes for that many heads?
             spec = bench.spec(family=self.name, heads=cols, part="slopes", dtype="float64")
             reference = bench.reference(spec)
@@ -200,32 +233,31 @@ class Alibi(Family):
         if cols < 2 or rows % cols:
             return
         heads, length = rows // cols, cols
-        cube = values.reshape(heads, length, length)
-        upper = np.triu(np.ones((length, length), bool), 1)
-        if np.all(cube[:, upper] == 0) and np.any(cube):
-            part = "causal"
-        elif np.array_equal(cube, cube.transpose(0, 2, 1)) and np.all(
-            np.diagonal(cube, axis1=1, axis2=2) == 0
-        ):
-            part = "symmetric"
-        else:
+        part = _part(values.reshape(-1, length, length) if len(values) == rows else values)
+        if part is None:
             return
         spec = bench.spec(family=self.name, heads=heads, seq_len=length, part=part, dtype="float64")
         reference = bench.reference(spec)
         yield bench.candidate(f"alibi {part} (Press et al. slopes)", spec, reference=reference)
-        if dtype != "float32":
-            return
-        distance = distances(np.arange(length)[:, None], np.arange(length)[None, :], part).astype(
-            np.float32
-        )
-        for name, library in VARIANTS.items():
-            slopes = bench.values_of(bench.spec(family=self.name, heads=heads, variant=name))
-            slopes = slopes.reshape(-1).astype(np.float32)
-            table = -(slopes[:, None, None] * distance[None]) + np.float32(0)
-            if np.array_equal(table.reshape(rows, cols), values):
-                yield bench.identical(
-                    f"alibi {part} with {name}'s float32 slopes", spec, reference, library.source
-                )
+        yield from bench.libraries(spec, reference)
+
+
+def _part(values):
+    """ "causal" or "symmetric", the bias's form in these heads (heads, L, L) or in the first
+    rows of the first head (k, L); None where it is neither."""
+    import numpy as np
+
+    block = values if values.ndim == 3 else values[None, : values.shape[1]]
+    queries, length = block.shape[1], block.shape[2]
+    upper = np.triu(np.ones((queries, length), bool), 1)
+    if np.all(block[:, upper] == 0) and np.any(block):
+        return "causal"
+    square = block[:, :, :queries]
+    if np.array_equal(square, square.transpose(0, 2, 1)) and np.all(
+        np.diagonal(square, axis1=1, axis2=2) == 0
+    ):
+        return "symmetric"
+    return None
 
 
 FAMILY = Alibi()

@@ -12,6 +12,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import NamedTuple
 
+from ..core.dtypes import FORMATS
 from ..core.errors import BadInput
 from ..core.params import Param
 from ..numerics.frequencies import context, power_law
@@ -206,10 +207,15 @@ class Boxes(Family):
         if first[r, c] < 1e-3:  # every box at 0: any base fits
             bases = [BASE]
         else:
-            step = angles[r, c, 1] / angles[r, c, 0]  # w_1 / w_0 = base**(1/n)
-            if not step > 1:
+            # w_1 / w_0 = base**(1/n), where the second angle has not passed pi; it has where
+            # that step times the coordinate is above pi (base 100 over 2 or 4 frequencies), so
+            # each whole turn it may have made gives a step to try
+            turns = angles[r, c, 1] + 2 * np.pi * np.arange(-2, 3)
+            powers = (turns / angles[r, c, 0]) ** n
+            powers = powers[np.isfinite(powers) & (turns / angles[r, c, 0] > 1)]
+            if not len(powers):
                 return
-            bases = plausible_bases(float(step**n)) + [BASE]
+            bases = [b for power in powers.tolist() for b in plausible_bases(power)] + [BASE]
         for base in dict.fromkeys(bases):
             law = [float(w) for w in power_law([Fraction(-i, n) for i in range(n)], base)]
             estimate = np.stack([read_positions(angles[:, k], law) for k in range(4)], axis=1)
@@ -230,14 +236,20 @@ class Boxes(Family):
 
     def _readings(self, values, estimate, base: float, bench) -> list:
         """The float32 boxes the table's rows are, as the exact table and each library's arithmetic
-        make them: each coordinate the float32 near its estimate (within 3 steps) whose sines and
-        cosines that arithmetic makes as the table has them (a library's float32 angles put the
-        estimate an ulp or two off)."""
+        make them: each coordinate the float32 near its estimate (within 3 steps; in a half
+        table, its shortest decimals first) whose sines and cosines that arithmetic makes as
+        the table has them (a library's float32 angles put the estimate an ulp or two off)."""
         import numpy as np
 
         count, cols = values.shape
         tried = float32_near(estimate)  # (count, 4, 7)
-        boxes = np.moveaxis(tried, 2, 1).reshape(-1, 4)  # every row's 7 candidate boxes in turn
+        if FORMATS[bench.dtype].precision < 24:
+            # a half table's angles place a coordinate to about 1e-3 only, far more than 3
+            # float32 steps: its shortest decimals (boxes are written as 0.25 or 0.1) are tried
+            # first, and any that makes the table's values is a reading of it
+            rounded = [np.round(estimate, places) for places in range(1, 5)]
+            tried = np.concatenate([np.stack(rounded, axis=2).astype(np.float32), tried], axis=2)
+        boxes = np.moveaxis(tried, 2, 1).reshape(-1, 4)  # every row's candidate boxes in turn
         found = []
         for built_by in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library")):
             spec = bench.spec(

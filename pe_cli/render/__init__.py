@@ -679,8 +679,8 @@ def identification(result) -> None:
         return
     best = candidates[0]
     d = best.difference
-    spec = best.spec
-    where = FAMILIES[spec.family].identity(spec)
+    # the claim, the spec and the command are the best candidate's (analysis.identify)
+    where = best.identity
     if best.identical:
         how = f"bit for bit ({target.dtype})"
     else:
@@ -702,8 +702,9 @@ def identification(result) -> None:
     for note in target.notes:
         out.print(f"- {note}", highlight=False, markup=False)
     if result.explained:
+        composed = f"{best.composed} " if best.composed else ""
         out.print(
-            f"{target.label}: matches {best.name}{also}, {where}, {how}",
+            f"{target.label}: matches {composed}{best.name}{also}, {where}, {how}",
             highlight=False,
             markup=False,
         )
@@ -718,9 +719,11 @@ def identification(result) -> None:
         )
     if best.source:
         out.print(f"  ({best.source})", highlight=False, markup=False)
-    if result.command:  # folded as a shell command, so that it pastes as it is
-        out.print("  rebuilt by:", highlight=False, markup=False)
-        out.print(_folded(result.command, out.width), highlight=False, markup=False, soft_wrap=True)
+    if best.identical:  # folded as a shell command, so that it pastes as it is
+        # a composed table is not any one command's: the command builds what it is made from
+        said = f"{best.composed} the table built by" if best.composed else "rebuilt by"
+        out.print(f"  {said}:", highlight=False, markup=False)
+        out.print(_folded(best.built_by, out.width), highlight=False, markup=False, soft_wrap=True)
     # each column and its cell of a Candidate, in one place; the errors are the candidate's
     # named table (its exact values) against the file's
     figures: list[tuple[Column, Callable]] = [
