@@ -122,13 +122,6 @@ ELSEWHERE = frozenset(
         # in parallel): read as transposed, no candidate
         "--family sincos3d --variant diffusers --d-model 48 --dtype float16 --grid 2x3x4",
         "--family sincos3d --variant diffusers --d-model 48 --dtype bfloat16 --grid 2x3x4",
-        # sincos2d's reader at bfloat16 (as merged from its part of issue 30): the base read
-        # as 10010, "sincos2d mae, grid 3x4, within 0.54 ulp" (3 elements differ)
-        "--family sincos2d --d-model 16 --dtype bfloat16 --grid 3x4",
-        "--family sincos2d --variant mae --d-model 16 --dtype bfloat16 --grid 3x4",
-        "--family sincos2d --variant timm --d-model 16 --dtype bfloat16 --grid 3x4",
-        "--family sincos2d --variant positional-encodings --d-model 16 --dtype bfloat16 --grid 3x4",
-        "--family sincos2d --variant diffusers --d-model 16 --dtype bfloat16 --grid 3x4",
         # Ideogram 4's preset: read as transposed, no candidate
         "--family rope --d-model 256 --base 5000000 --rope axes_dim=176,40,40 --rope-axes ideogram4 --grid 2x3 --freqs-dtype float32",
         # scaled rope types (dynamic, YaRN, llama3, LongRoPE; MLX's proportional): no candidate, or the nearest rope cos table within 3e-7
