@@ -7,6 +7,7 @@ frequencies are fitted (line.py) and explained by a rope type's settings (scalin
 from __future__ import annotations
 
 from ..layouts import split_laws
+from .axial import axial_candidates
 from .common import RUNS_NEAR
 from .line import line_candidates
 from .presets import padded_candidates, split_candidates
@@ -14,14 +15,18 @@ from .presets import padded_candidates, split_candidates
 
 def candidates(values, dtype, notes, bench):
     """Scored candidates for an unknown table (families.readers): a diffusion model's table
-    read through each preset's layout, then, unless it reads as several axes, a 1-D table
-    fitted from its angles."""
+    read through each preset's layout, then one of transformers' M-RoPE and vision layouts,
+    then, unless it reads as several axes, a 1-D table fitted from its angles."""
     split = [c for c in split_candidates(values, notes, bench) if c is not None]
     if not any(c.difference.max_abs <= RUNS_NEAR for c in split):
         split += padded_candidates(values, notes, bench)
     yield from split
-    if any(
+    axial = [c for c in axial_candidates(values, notes, bench) if c is not None]
+    yield from axial
+    # a multi-axis table: its first columns need not turn, nor follow one law (a one-axis
+    # preset's table is also a 1-D one)
+    if any(c.difference.max_abs <= RUNS_NEAR for c in axial) or any(
         len(split_laws(c.spec)) > 1 for c in split
-    ):  # a multi-axis table: its first columns need
-        return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
+    ):
+        return
     yield from line_candidates(values, notes, bench)

@@ -52,11 +52,9 @@ def rotation_sin(values):
 
 
 def read_axes(values, spec, part: str):
-    """Each token's position on each axis of a split layout's (cos or sin) table, read from
-    its columns from the lowest frequency up (each frequency's angle is taken in the turn
-    nearest the estimate so far): (rows, axes), to about 1e-4. The lowest frequency's angle
-    is known only up to its reflection (arccos: sign; arcsin: pi - angle); each reading is
-    followed through, and the one whose values agree with the table better kept."""
+    """Each token's position on each axis of a split layout's (cos, sin or angle) table, read
+    from its columns from the lowest frequency up (axis_positions): (rows, axes), to about
+    1e-4."""
     import numpy as np
 
     laws, columns = axes_plan(spec)
@@ -64,7 +62,6 @@ def read_axes(values, spec, part: str):
     first = {}
     for c, (_, j) in enumerate(columns):
         first.setdefault(j, c)
-    function = np.cos if part == "cos" else np.sin
     found = np.zeros((values.shape[0], len(laws)))
     start = 0
     for axis, (dim, _) in enumerate(laws):
@@ -73,28 +70,40 @@ def read_axes(values, spec, part: str):
             key=lambda j: frequencies[j],
         )
         start += dim // 2
-        if not order:  # an axis that never turns says nothing of its positions
-            continue
-        if part == "angle":  # an angle table: the angle over its frequency, the highest's
-            found[:, axis] = values[:, first[order[-1]]] / frequencies[order[-1]]
-            continue
-        w = np.array([frequencies[j] for j in order])
-        seen = np.clip(values[:, [first[j] for j in order]], -1, 1)  # (rows, n)
-        angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
-        mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
-        readings = []
-        for begin in (angles[:, 0], mirror[:, 0]):
-            estimate = begin / w[0]
-            for i in range(1, len(w)):
-                guess = estimate * w[i]
-                near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
-                far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
-                estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
-            misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
-            readings.append((estimate, misfit))
-        (one, one_misfit), (other, other_misfit) = readings
-        found[:, axis] = np.where(one_misfit <= other_misfit, one, other)
+        if order:  # an axis that never turns says nothing of its positions
+            found[:, axis] = axis_positions(
+                values[:, [first[j] for j in order]], [frequencies[j] for j in order], part
+            )
     return found
+
+
+def axis_positions(seen, frequencies, part: str):
+    """Each row's position on one axis from its columns `seen` (rows, n), one per frequency,
+    the frequencies ascending and above 0 (each frequency's angle is taken in the turn nearest
+    the estimate so far). The lowest frequency's angle is known only up to its reflection
+    (arccos: sign; arcsin: pi - angle); each reading is followed through, and the one whose
+    values agree with the table better kept. An angle table: the highest's angle over it."""
+    import numpy as np
+
+    w = np.asarray(frequencies, dtype=np.float64)
+    if part == "angle":
+        return seen[:, -1] / w[-1]
+    function = np.cos if part == "cos" else np.sin
+    seen = np.clip(seen, -1, 1)
+    angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
+    mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
+    readings = []
+    for begin in (angles[:, 0], mirror[:, 0]):
+        estimate = begin / w[0]
+        for i in range(1, len(w)):
+            guess = estimate * w[i]
+            near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
+            far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
+            estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
+        misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
+        readings.append((estimate, misfit))
+    (one, one_misfit), (other, other_misfit) = readings
+    return np.where(one_misfit <= other_misfit, one, other)
 
 
 def as_grid(positions, spec, part: str, length: int, read_at):
