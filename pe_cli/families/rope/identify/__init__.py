@@ -9,14 +9,29 @@ from __future__ import annotations
 from ..layouts import split_laws
 from .axial import axial_candidates
 from .common import RUNS_NEAR
+from .dtypes import other_dtypes
+from .grids import rotation_sin
 from .line import line_candidates
 from .presets import padded_candidates, split_candidates
+from .widths import rescaled
 
 
 def candidates(values, dtype, notes, bench):
     """Scored candidates for an unknown table (families.readers): a diffusion model's table
     read through each preset's layout, then one of transformers' M-RoPE and vision layouts,
-    then, unless it reads as several axes, a 1-D table fitted from its angles."""
+    then, unless it reads as several axes, a 1-D table fitted from its angles; where none is
+    near, a preset's layout at the table's own head dim; where none is bit for bit, diffusers'
+    tables in the other frequency dtype."""
+    found = list(_read(values, notes, bench))
+    yield from found
+    if not any(c.difference.max_abs <= RUNS_NEAR for c in found):
+        more = rescaled(values.shape[1], rotation_sin(values) is not None)
+        found = [c for c in split_candidates(values, notes, bench, more) if c is not None]
+        yield from found
+    yield from other_dtypes(bench, found)
+
+
+def _read(values, notes, bench):
     split = [c for c in split_candidates(values, notes, bench) if c is not None]
     if not any(c.difference.max_abs <= RUNS_NEAR for c in split):
         split += padded_candidates(values, notes, bench)

@@ -58,6 +58,8 @@ def read_axes(values, spec, part: str):
     import numpy as np
 
     laws, columns = axes_plan(spec)
+    if len(columns) != values.shape[1]:  # a layout of another width: no positions (NaN)
+        return np.full((values.shape[0], len(laws)), np.nan)
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
     first = {}
     for c, (_, j) in enumerate(columns):
