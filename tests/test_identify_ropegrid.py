@@ -6,6 +6,7 @@ reasons given for the tables no layout explains."""
 import json
 import shlex
 
+import mpmath
 import numpy as np
 import pytest
 
@@ -155,3 +156,123 @@ def test_flux_in_float32_frequencies_is_the_module(cli, tmp_path, monkeypatch):
     for table in (cos.numpy(), sin.numpy()):
         best = _named_and_rebuilt(cli, tmp_path, table)
         assert best["spec"]["freqs_dtype"] == "float32" and best["spec"]["variant"] == "diffusers"
+
+
+# ---------------------------------------------------------------------------------------------
+# pixel-style frequencies (--rope-axes pixel)
+
+
+def _pixel_value(part, position, i, n, max_freq):
+    """rotary-embedding-torch's pixel law in mpmath: frequency i of n, pi * linspace(1, max_freq
+    / 2, n), at a position in [-1, 1]."""
+    top = mpmath.mpf(max_freq) / 2
+    turns = position * (1 + ((top - 1) * i / (n - 1) if n > 1 else 0))  # the angle over pi
+    if part == "angle":
+        return turns * mpmath.pi
+    return (mpmath.cospi if part == "cos" else mpmath.sinpi)(turns)  # sin(-pi) is 0 exactly
+
+
+@pytest.mark.parametrize("part", ["cos", "sin", "angle"])
+@pytest.mark.parametrize(
+    "axes_dim, grid, max_freq",
+    [((12, 8), (4, 7), 256.0), ((6,), (5,), 10.0), ((4, 4, 2), (2, 3, 1), 7.5)],
+)
+def test_pixel_tables_are_correctly_rounded(part, axes_dim, grid, max_freq):
+    """Every element against mpmath: each axis's block of adjacent column pairs, positions
+    -1 + 2k / (size - 1) (one token: -1), tokens row-major."""
+    from itertools import product
+
+    from tests.reference import round_to
+
+    table = pe_cli.build(
+        family="rope",
+        axes="pixel",
+        d_model=sum(axes_dim),
+        rope={"axes_dim": ",".join(map(str, axes_dim)), "max_freq": max_freq},
+        grid="x".join(map(str, grid)),
+        part=part,
+    ).numpy()
+    assert table.shape == (int(np.prod(grid)), sum(axes_dim))
+    with mpmath.workprec(120):
+        for row, token in enumerate(product(*[range(size) for size in grid])):
+            column = 0
+            for dim, k, size in zip(axes_dim, token, grid):
+                position = mpmath.mpf(2 * k) / (size - 1) - 1 if size > 1 else mpmath.mpf(-1)
+                for i in range(dim // 2):
+                    truth = round_to(_pixel_value(part, position, i, dim // 2, max_freq), "float32")
+                    assert table[row, column] == table[row, column + 1] == truth, (row, column)
+                    column += 2
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        "--rope axes_dim=32,32 --d-model 64 --grid 12x10",
+        "--rope axes_dim=32,32 --d-model 64 --grid 9x9 --part sin --rope max_freq=256",
+        "--rope axes_dim=24,24,24 --d-model 72 --grid 3x5x4 --part sin",
+        "--rope axes_dim=16 --d-model 16 --grid 33 --part angle",
+    ],
+)
+def test_pixel_tables_are_named_and_rebuilt(cli, tmp_path, options):
+    table = _generated(cli, tmp_path, "--rope-axes", "pixel", *shlex.split(options))
+    best = _named_and_rebuilt(cli, tmp_path, table)
+    assert best["spec"]["axes"] == "pixel" and best["spec"]["variant"] == "exact"
+
+
+@pytest.mark.parametrize(
+    "dim, grid, max_freq", [(32, (12, 10), 10), (16, (7,), 256), (24, (3, 5, 4), 10)]
+)
+def test_pixel_variant_is_rotary_embedding_torch_bit_for_bit(cli, tmp_path, dim, grid, max_freq):
+    """get_axial_freqs of RotaryEmbedding(freqs_for="pixel"), and the cos and sin
+    apply_rotary_emb takes of it: --variant rotary-embedding-torch, and compare FILE names it."""
+    from rotary_embedding_torch import RotaryEmbedding
+
+    module = RotaryEmbedding(dim, freqs_for="pixel", max_freq=max_freq)
+    angles = module.get_axial_freqs(*grid).reshape(-1, dim * len(grid))
+    keywords = dict(
+        family="rope",
+        axes="pixel",
+        variant="rotary-embedding-torch",
+        d_model=dim * len(grid),
+        rope={"axes_dim": ",".join([str(dim)] * len(grid)), "max_freq": max_freq},
+        grid="x".join(map(str, grid)),
+    )
+    for part, table in (("angle", angles), ("cos", angles.cos()), ("sin", angles.sin())):
+        assert np.array_equal(pe_cli.build(part=part, **keywords).numpy(), table.numpy())
+    best = _named_and_rebuilt(cli, tmp_path, angles.cos().numpy())
+    assert best["name"] == "library rotary-embedding-torch"
+
+
+def test_pixel_layout_is_refused_by_diffusers_and_its_key_elsewhere(cli):
+    code, _, err = cli(
+        "generate",
+        "--family",
+        "rope",
+        "--rope-axes",
+        "pixel",
+        "--rope",
+        "axes_dim=8,8",
+        "-d",
+        "16",
+        "--grid",
+        "2x2",
+        "--variant",
+        "diffusers",
+        "-o",
+        "-",
+    )
+    assert code == 2 and "--variant rotary-embedding-torch" in err and "Traceback" not in err
+    code, _, err = cli(
+        "generate",
+        "--family",
+        "rope",
+        "--preset",
+        "flux",
+        "--grid",
+        "2x2",
+        "--rope",
+        "max_freq=10",
+        "-o",
+        "-",
+    )
+    assert code == 2 and "max_freq is pixel-style RoPE's" in err

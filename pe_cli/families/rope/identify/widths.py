@@ -10,6 +10,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from ..models import PRESETS
+from ..models.pixel import PIXEL
 
 
 def shares(axes_dim: tuple[int, ...], head_dim: int, head: int) -> tuple[int, ...] | None:
@@ -33,7 +34,7 @@ def shares(axes_dim: tuple[int, ...], head_dim: int, head: int) -> tuple[int, ..
 def rescaled(width: int, rotation: bool = False) -> dict:
     """Each preset at the head dims a table `width` columns wide may have (its width; twice it
     for a complex table's single columns; half for a rotation table), by a name saying so; one
-    per distinct layout, shares, theta and dtype."""
+    per distinct layout, shares, theta and dtype; and pixel-style RoPE over 1, 2 or 3 axes."""
     found, seen = {}, set()
     heads = (width // 2,) if rotation else (width, 2 * width)
     for name, preset in PRESETS.items():
@@ -53,5 +54,11 @@ def rescaled(width: int, rotation: bool = False) -> dict:
                 axes_dim=dims,
                 summary=f"{preset.summary}; here over head dim {head}, axes_dim "
                 f"{','.join(map(str, dims))}",
+            )
+    head = heads[0]  # pixel-style tables (their column pairs adjacent): 1, 2 or 3 equal axes
+    for count in (1, 2, 3):
+        if head % count == 0 and head // count % 2 == 0:
+            found[f"pixel-style RoPE over {count} axes"] = replace(
+                PIXEL, head_dim=head, axes_dim=(head // count,) * count
             )
     return found
