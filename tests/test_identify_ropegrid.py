@@ -276,3 +276,79 @@ def test_pixel_layout_is_refused_by_diffusers_and_its_key_elsewhere(cli):
         "-",
     )
     assert code == 2 and "max_freq is pixel-style RoPE's" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# what compare says of a multi-axis table it cannot name
+
+AXES_NOTE = "position axes"
+
+
+def _notes(cli, tmp_path, table) -> tuple[dict, str]:
+    np.save(tmp_path / "t.npy", table)
+    found = _compare(cli, tmp_path / "t.npy")
+    return found, " ".join(found["notes"])
+
+
+def _axial(**more) -> np.ndarray:
+    return pe_cli.build(
+        family="rope", **{"axes": "axial", "d_model": 64, "grid": "16x16", **more}
+    ).numpy()
+
+
+def test_a_grid_short_of_a_token_reads_as_whole_positions_and_no_grid(cli, tmp_path):
+    """Gemma 4's 16x16 vision grid less its last token: every position whole, but 255 tokens
+    make no grid (and no preset's runs of tokens put them there either)."""
+    table = _axial(axes="axial-gemma")[:-1]
+    found, said = _notes(cli, tmp_path, table)
+    assert not found["explained"]
+    assert (
+        "its columns follow 2 position axes (32 and 32 columns, first moving at rows 1 and 16)"
+        in said
+    )
+    assert (
+        "as axial-gemma at base 10000, its positions are whole numbers but make no grid of its "
+        "255 rows" in said
+    )
+    assert "scaling" not in said  # no 1-D reading of a multi-axis table
+
+
+def test_a_grid_short_of_a_token_in_a_split_layouts_order_is_named_by_its_ids(cli, tmp_path):
+    """Qwen-VL's row-major axial grid less its last token is CogView4's layout at its runs of
+    tokens (--ids): a true bit-for-bit claim, rebuilt by its command."""
+    best = _named_and_rebuilt(cli, tmp_path, _axial()[:-1])
+    assert best["spec"]["ids"] == "0:15,0:16; 15,0:15"
+
+
+def test_axes_of_two_bases_read_as_positions_that_are_not_whole(cli, tmp_path):
+    """Rows at base 10000, columns at base 500: no one base puts both on whole positions."""
+    table, other = _axial(), _axial(base=500.0)
+    columns = [c for c in range(64) if c % 32 >= 16]
+    table[:, columns] = other[:, columns]
+    found, said = _notes(cli, tmp_path, table)
+    assert not found["explained"]
+    assert "2 position axes" in said and "its positions are not whole numbers" in said
+
+
+def test_shuffled_tokens_are_not_named_and_say_why(cli, tmp_path):
+    table = _axial()
+    table[1:] = table[1:][np.random.default_rng(0).permutation(255)]
+    found, said = _notes(cli, tmp_path, table)
+    assert not found["explained"] and "its columns follow 2 position axes" in said
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        dict(axes="axial", d_model=64, grid="16x16"),
+        dict(preset="flux", grid="6x7", text_tokens=3),
+        dict(d_model=64, seq_len=300),
+        dict(
+            axes="mrope-interleaved", d_model=128, grid="2x8x8", rope={"mrope_section": "24,20,20"}
+        ),
+    ],
+)
+def test_no_axes_note_where_the_table_is_named(cli, tmp_path, keywords):
+    found, said = _notes(cli, tmp_path, pe_cli.build(family="rope", **keywords).numpy())
+    assert found["explained"] and found["candidates"][0]["differing"] == 0
+    assert AXES_NOTE not in said

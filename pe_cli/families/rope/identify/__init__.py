@@ -22,26 +22,32 @@ def candidates(values, dtype, notes, bench):
     then, unless it reads as several axes, a 1-D table fitted from its angles; where none is
     near, a preset's layout at the table's own head dim; where none is bit for bit, diffusers'
     tables in the other frequency dtype."""
-    found = list(_read(values, notes, bench))
+    why: list = []  # what a multi-axis reading measured, said where nothing is near
+    found = list(_read(values, notes, bench, why))
     yield from found
     if not any(c.difference.max_abs <= RUNS_NEAR for c in found):
         more = rescaled(values.shape[1], rotation_sin(values) is not None)
-        found = [c for c in split_candidates(values, notes, bench, more) if c is not None]
-        yield from found
+        rescaled_found = [c for c in split_candidates(values, notes, bench, more) if c]
+        yield from rescaled_found
+        if not any(c.difference.max_abs <= RUNS_NEAR for c in rescaled_found):
+            notes += why
+        found += rescaled_found
     yield from other_dtypes(bench, found)
 
 
-def _read(values, notes, bench):
+def _read(values, notes, bench, why: list):
     split = [c for c in split_candidates(values, notes, bench) if c is not None]
     if not any(c.difference.max_abs <= RUNS_NEAR for c in split):
         split += padded_candidates(values, notes, bench)
     yield from split
-    axial = [c for c in axial_candidates(values, notes, bench) if c is not None]
+    axial = [c for c in axial_candidates(values, notes, bench, why) if c is not None]
     yield from axial
     # a multi-axis table: its first columns need not turn, nor follow one law (a one-axis
     # preset's table is also a 1-D one)
-    if any(c.difference.max_abs <= RUNS_NEAR for c in axial) or any(
-        len(split_laws(c.spec)) > 1 for c in split
+    if (
+        why  # its columns follow several axes: not a 1-D table's, whatever its first ones do
+        or any(c.difference.max_abs <= RUNS_NEAR for c in axial)
+        or any(len(split_laws(c.spec)) > 1 for c in split)
     ):
         return
     yield from line_candidates(values, notes, bench)

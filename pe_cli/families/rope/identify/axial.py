@@ -207,10 +207,12 @@ def _positions(values, fit: Fit, base: float, part: str):
     return found
 
 
-def axial_candidates(values, notes, bench):
+def axial_candidates(values, notes, bench, why: list | None = None):
     """A table of transformers' M-RoPE or vision layouts: each layout and head dim that puts
     its columns on the axes they follow, its base fitted and its grid read (the grid's size
-    from the table's last row), scored as usual."""
+    from the table's last row), scored as usual. Where the columns follow 2 or 3 axes and no
+    layout's tokens are read, `why` gets what was measured (Reading.reason) and, where a grid
+    of the layout has the table's tokens, it is the nearest candidate."""
     import numpy as np
 
     axes = column_axes(values)
@@ -218,31 +220,94 @@ def axial_candidates(values, notes, bench):
         return
     parts = ("cos", "sin", "angle")[: 3 if may_be_angles(values) else 2]
     last = bench.target.at([bench.length - 1])
+    reading, nearest = Reading(axes), None
     for fit in _fits(values, axes, bench):
+        reading.fitted.append(fit.layout.name)
         for part in parts:
             estimate = _base(values, fit, axes, part)
             if estimate is None:
                 continue
             for base in _bases(estimate):
                 read = _positions(values, fit, base, part)
+                reading.based.setdefault(fit.layout.name, estimate)
                 if not is_whole(read):
                     continue
+                reading.whole.setdefault(fit.layout.name, base)
                 offset = int(round(read[0, 0]))
                 end = _positions(last, fit, base, part)[0]
-                if not (is_whole(end) and np.all(np.abs(read[0] - offset) < CLOSE)):
-                    continue
                 shape = [int(round(e)) - offset + 1 for e in end]
-                if min(shape) < 1 or int(np.prod(shape)) != bench.length:
+                if (
+                    not (is_whole(end) and np.all(np.abs(read[0] - offset) < CLOSE))
+                    or min(shape) < 1
+                    or int(np.prod(shape)) != bench.length
+                ):
                     continue
                 spec = _grid_spec(bench, fit, base, part, shape, offset, read)
                 if spec is None:
+                    nearest = nearest or _spec(
+                        bench,
+                        fit.layout,
+                        fit.d_model,
+                        fit.rope,
+                        grid="x".join(map(str, shape)),
+                        base=base,
+                        part=part,
+                        offset=offset,
+                    )
                     continue
+                reading.named = True
                 reference = bench.reference(spec)
                 yield bench.candidate(
                     f"rope {part}, {fit.layout.name} axes", spec, reference=reference
                 )
                 yield from bench.libraries(spec, reference)
                 break
+    if reading.named:
+        return
+    if why is not None:
+        why.append(reading.reason(bench.length))
+    if nearest is not None:  # the layout's grid of as many tokens, at the positions read
+        yield bench.candidate(f"rope {nearest.part}, {nearest.axes} axes", nearest)
+
+
+class Reading:
+    """How far a multi-axis reading went: the axes the columns follow, the layouts whose plan
+    puts them there, each (layout, base) read, those whose positions are whole."""
+
+    def __init__(self, axes: Axes):
+        self.axes, self.fitted, self.named = axes, [], False
+        self.based: dict = {}  # layout -> the base its frequencies gave first
+        self.whole: dict = {}  # layout -> the first base at which its positions are whole
+
+    def reason(self, length: int) -> str:
+        """What was measured, the furthest the reading went: why no layout names the table."""
+        counts = [sum(1 for r in self.axes.rank if r == k) for k in range(len(self.axes.first))]
+        found = (
+            f"its columns follow {len(counts)} position axes ({_listed(counts)} columns, first "
+            f"moving at rows {_listed(self.axes.first)})"
+        )
+        if not self.fitted:
+            return found + ", but no M-RoPE or vision layout pe-cli builds puts its columns there"
+        if not self.based:
+            return (
+                f"{found}, as {_listed(list(dict.fromkeys(self.fitted)), 'or')} would, but their "
+                "frequencies do not turn steadily from row to row"
+            )
+        if not self.whole:
+            return f"{found}; as {_bases_read(self.based)}, its positions are not whole numbers"
+        return (
+            f"{found}; as {_bases_read(self.whole)}, its positions are whole numbers but make "
+            f"no grid of its {length} rows in the layout's token order"
+        )
+
+
+def _listed(items, last: str = "and") -> str:
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def _bases_read(found: dict) -> str:
+    return _listed([f"{layout} at base {base:.5g}" for layout, base in found.items()], "or")
 
 
 def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read):
