@@ -72,6 +72,8 @@ TRANSFORMERS = [
     ),
     ("--rope-axes axial-column-first --d-model 48 --grid 7x5 --base 1000", "axial-column-first"),
     ("--rope-axes axial-kimi --d-model 64 --grid 4x6 --variant hf-rope", "axial-kimi"),
+    # over 2^21 elements: read from the first rows and the last, confirmed over every row
+    ("--rope-axes axial --d-model 64 --grid 192x192 --merge 2 --variant hf-rope", "axial"),
 ]
 
 
