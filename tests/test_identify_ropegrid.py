@@ -354,3 +354,12 @@ def test_no_axes_note_where_the_table_is_named(cli, tmp_path, keywords):
     found, said = _notes(cli, tmp_path, pe_cli.build(family="rope", **keywords).numpy())
     assert found["explained"] and found["candidates"][0]["differing"] == 0
     assert AXES_NOTE not in said
+
+
+def test_no_axes_note_for_a_grid_whose_columns_are_not_rotary_pairs(cli, tmp_path):
+    """A 2-D sin-cos grid's columns follow two axes too, but come in no equal pairs: a table
+    no rotary layout could make says nothing of rotary layouts (here one no family names)."""
+    table = pe_cli.build(family="sincos2d", d_model=64, grid="16x16").numpy()
+    table[:, ::2] *= np.float32(0.9)
+    found, said = _notes(cli, tmp_path, table)
+    assert not found["explained"] and AXES_NOTE not in said

@@ -264,8 +264,9 @@ def axial_candidates(values, notes, bench, why: list | None = None):
                 break
     if reading.named:
         return
-    if why is not None:
-        why.append(reading.reason(bench.length))
+    reason = reading.reason(bench.length, _paired(values))
+    if why is not None and reason:
+        why.append(reason)
     if nearest is not None:  # the layout's grid of as many tokens, at the positions read
         yield bench.candidate(f"rope {nearest.part}, {nearest.axes} axes", nearest)
 
@@ -279,14 +280,18 @@ class Reading:
         self.based: dict = {}  # layout -> the base its frequencies gave first
         self.whole: dict = {}  # layout -> the first base at which its positions are whole
 
-    def reason(self, length: int) -> str:
-        """What was measured, the furthest the reading went: why no layout names the table."""
+    def reason(self, length: int, paired: bool) -> str | None:
+        """What was measured, the furthest the reading went: why no layout names the table;
+        None where no layout's plan fits a table whose columns are not in equal pairs (not a
+        rotary table's cos or sin: a 2-D sin-cos grid's columns also follow two axes)."""
         counts = [sum(1 for r in self.axes.rank if r == k) for k in range(len(self.axes.first))]
         found = (
             f"its columns follow {len(counts)} position axes ({_listed(counts)} columns, first "
             f"moving at rows {_listed(self.axes.first)})"
         )
         if not self.fitted:
+            if not paired:
+                return None
             return found + ", but no M-RoPE or vision layout pe-cli builds puts its columns there"
         if not self.based:
             return (
@@ -301,13 +306,30 @@ class Reading:
         )
 
 
+def _paired(values) -> bool:
+    """Whether every column has an equal one (a rotary cos or sin table's pairs, or angles')."""
+    import numpy as np
+
+    _, inverse, counts = np.unique(values.T, axis=0, return_inverse=True, return_counts=True)
+    return bool(np.all(counts[inverse.reshape(-1)] >= 2))
+
+
 def _listed(items, last: str = "and") -> str:
     items = [str(i) for i in items]
     return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
 def _bases_read(found: dict) -> str:
-    return _listed([f"{layout} at base {base:.5g}" for layout, base in found.items()], "or")
+    """Each layout and the base read, where it is one a model could have (else none)."""
+    return _listed(
+        [
+            f"{layout} at base {base:.5g}"
+            if 2 <= base <= 1e9
+            else f"{layout} (its frequencies give no base a model has)"
+            for layout, base in found.items()
+        ],
+        "or",
+    )
 
 
 def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read):
