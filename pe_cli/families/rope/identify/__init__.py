@@ -7,7 +7,7 @@ frequencies are fitted (line.py) and explained by a rope type's settings (scalin
 from __future__ import annotations
 
 from ..layouts import split_laws
-from .axial import axial_candidates
+from .axial import axial_candidates, paired
 from .common import RUNS_NEAR
 from .dtypes import other_dtypes
 from .grids import rotation_sin
@@ -25,8 +25,11 @@ def candidates(values, dtype, notes, bench):
     why: list = []  # what a multi-axis reading measured, said where nothing is near
     found = list(_read(values, notes, bench, why))
     yield from found
-    if not any(c.difference.max_abs <= RUNS_NEAR for c in found):
-        more = rescaled(values.shape[1], rotation_sin(values) is not None)
+    rotation = rotation_sin(values) is not None
+    # a layout at another head dim only for a table whose columns come in equal pairs (cos or
+    # sin of a rotary layout; not a sinusoidal or 2-D sin-cos table, reading it costs seconds)
+    if not any(c.difference.max_abs <= RUNS_NEAR for c in found) and (rotation or paired(values)):
+        more = rescaled(values.shape[1], rotation)
         rescaled_found = [c for c in split_candidates(values, notes, bench, more) if c]
         yield from rescaled_found
         if not any(c.difference.max_abs <= RUNS_NEAR for c in rescaled_found):

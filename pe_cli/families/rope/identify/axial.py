@@ -264,7 +264,7 @@ def axial_candidates(values, notes, bench, why: list | None = None):
                 break
     if reading.named:
         return
-    reason = reading.reason(bench.length, _paired(values))
+    reason = reading.reason(bench.length, paired(values))
     if why is not None and reason:
         why.append(reason)
     if nearest is not None:  # the layout's grid of as many tokens, at the positions read
@@ -306,7 +306,7 @@ class Reading:
         )
 
 
-def _paired(values) -> bool:
+def paired(values) -> bool:
     """Whether every column has an equal one (a rotary cos or sin table's pairs, or angles')."""
     import numpy as np
 

@@ -17,8 +17,9 @@ def shares(axes_dim: tuple[int, ...], head_dim: int, head: int) -> tuple[int, ..
     """A preset's axes_dim at another head dim: every axis but the first its share of `head`
     (the preset's, as a fraction of denominator up to 16), rounded down to an even number of
     columns, and the first the rest (LTX-Video's padding
-    columns and Wan's frames take the odd remainder: 128 -> 44, 42, 42); None where the first
-    is left without a column pair or the shares do not fill the preset's head dim."""
+    columns and Wan's frames take the odd remainder: 128 -> 44, 42, 42); None where an axis
+    that turns is left with fewer than two frequencies or the shares do not fill the preset's
+    head dim."""
     if sum(axes_dim) != head_dim or not axes_dim:
         return None
     # the share as the model's module takes it (a third: LTX-Video's 682 of 2048, Wan's 42 of
@@ -28,7 +29,9 @@ def shares(axes_dim: tuple[int, ...], head_dim: int, head: int) -> tuple[int, ..
         for dim in axes_dim[1:]
     ]
     first = head - sum(rest)
-    return (first, *rest) if first >= 2 else None
+    dims = (first, *rest)
+    # every axis that turns keeps two frequencies at least (a law over n - 1 steps has one)
+    return dims if all(d >= 4 for d, own in zip(dims, axes_dim) if own) else None
 
 
 def rescaled(width: int, rotation: bool = False) -> dict:
