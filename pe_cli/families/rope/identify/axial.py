@@ -1,8 +1,8 @@
 """Reading a table of transformers' multi-axis layouts back (layouts.Mrope: M-RoPE's (t, h, w)
 and vision RoPE's (row, column)): which position axis each column follows, the layout and head
-dim whose plan puts them there (and the mrope_section that implies), the base from the fastest
-axis's highest frequencies, every row's positions, and the grid, merge size and offset that put
-the tokens there. Fitted from the rows at hand; the grid's size from the table's last row, so a
+dim whose plan puts them there (and the mrope_section that implies), the base from the
+frequencies read best along each axis, every row's positions, and the grid, merge size and
+offset that put the tokens there. Fitted from the rows at hand; the grid's size from the table's last row, so a
 long table is read from its sample and confirmed by the bench in one pass."""
 
 from __future__ import annotations
