@@ -23,6 +23,7 @@ REFERENCES = frozenset(
         "diffusers",
         "positional_encodings",
         "x_transformers",
+        "rotary_embedding_torch",
         "tensorflow",
         "timm",
         "mlx",

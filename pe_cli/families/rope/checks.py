@@ -171,9 +171,10 @@ def _check_split(spec, style, kind: str) -> None:
                     "split layout (--rope-axes split, or a --preset)"
                 )
         return
-    if spec.variant not in ("exact", "diffusers"):
+    library = style.law.library if style.law else "diffusers"  # whose layout it is
+    if spec.variant not in ("exact", library):
         raise BadInput(
-            f"--rope-axes {style.name} is diffusers' layout: --variant diffusers (or exact)"
+            f"--rope-axes {style.name} is {library}'s layout: --variant {library} (or exact)"
         )
     if style.convention is not None and spec.convention not in (
         style.convention,

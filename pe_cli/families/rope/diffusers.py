@@ -22,6 +22,8 @@ def _diffusers_refusal(spec) -> str | None:
     style = layout_of(spec)
     if style is not None and not style.split:
         return f"--variant diffusers builds 1-D and diffusers' own multi-axis layouts, not --rope-axes {spec.axes}"
+    if style is not None and style.law is not None and style.law.library != "diffusers":
+        return f"--rope-axes {spec.axes} is no diffusers model's: --variant {style.law.library} builds it"
     kind = dict(spec.rope).get("rope_type", "default")
     if not ROPE_TYPES[kind].diffusers:
         return f"diffusers' get_1d_rotary_pos_embed has no rope_type {kind} (it takes linear_factor and ntk_factor)"

@@ -29,6 +29,7 @@ from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformer
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
+from .models import pixel as pixel_model
 from .types import rope_type
 
 
@@ -164,6 +165,7 @@ class Rope(Family):
         **mlx.VARIANTS,
         **llamacpp.VARIANTS,
         **vllm.VARIANTS,
+        **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")
 

@@ -83,6 +83,7 @@ class Law:
     # the --rope key its frequencies are multiplied by, which identification reads from the
     # spacing of the positions the unscaled law reads (Kandinsky 6's audio: freqs_scaling)
     scaled_by: str = ""
+    library: str = "diffusers"  # whose arithmetic `torch` is: the --variant that computes it
 
 
 @dataclass(frozen=True)

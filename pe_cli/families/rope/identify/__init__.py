@@ -7,21 +7,50 @@ frequencies are fitted (line.py) and explained by a rope type's settings (scalin
 from __future__ import annotations
 
 from ..layouts import split_laws
+from .axial import axial_candidates, paired
 from .common import RUNS_NEAR
+from .dtypes import other_dtypes
+from .grids import rotation_sin
 from .line import line_candidates
 from .presets import padded_candidates, split_candidates
+from .widths import rescaled
 
 
 def candidates(values, dtype, notes, bench):
     """Scored candidates for an unknown table (families.readers): a diffusion model's table
-    read through each preset's layout, then, unless it reads as several axes, a 1-D table
-    fitted from its angles."""
+    read through each preset's layout, then one of transformers' M-RoPE and vision layouts,
+    then, unless it reads as several axes, a 1-D table fitted from its angles; where none is
+    near, a preset's layout at the table's own head dim; where none is bit for bit, diffusers'
+    tables in the other frequency dtype."""
+    why: list = []  # what a multi-axis reading measured, said where nothing is near
+    found = list(_read(values, notes, bench, why))
+    yield from found
+    rotation = rotation_sin(values) is not None
+    # a layout at another head dim only for a table whose columns come in equal pairs (cos or
+    # sin of a rotary layout; not a sinusoidal or 2-D sin-cos table, reading it costs seconds)
+    if not any(c.difference.max_abs <= RUNS_NEAR for c in found) and (rotation or paired(values)):
+        more = rescaled(values.shape[1], rotation)
+        rescaled_found = [c for c in split_candidates(values, notes, bench, more) if c]
+        yield from rescaled_found
+        if not any(c.difference.max_abs <= RUNS_NEAR for c in rescaled_found):
+            notes += why
+        found += rescaled_found
+    yield from other_dtypes(bench, found)
+
+
+def _read(values, notes, bench, why: list):
     split = [c for c in split_candidates(values, notes, bench) if c is not None]
     if not any(c.difference.max_abs <= RUNS_NEAR for c in split):
         split += padded_candidates(values, notes, bench)
     yield from split
-    if any(
-        len(split_laws(c.spec)) > 1 for c in split
-    ):  # a multi-axis table: its first columns need
-        return  # not turn, nor follow one law (a one-axis preset's table is also a 1-D one)
+    axial = [c for c in axial_candidates(values, notes, bench, why) if c is not None]
+    yield from axial
+    # a multi-axis table: its first columns need not turn, nor follow one law (a one-axis
+    # preset's table is also a 1-D one)
+    if (
+        why  # its columns follow several axes: not a 1-D table's, whatever its first ones do
+        or any(c.difference.max_abs <= RUNS_NEAR for c in axial)
+        or any(len(split_laws(c.spec)) > 1 for c in split)
+    ):
+        return
     yield from line_candidates(values, notes, bench)

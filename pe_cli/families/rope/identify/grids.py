@@ -52,19 +52,18 @@ def rotation_sin(values):
 
 
 def read_axes(values, spec, part: str):
-    """Each token's position on each axis of a split layout's (cos or sin) table, read from
-    its columns from the lowest frequency up (each frequency's angle is taken in the turn
-    nearest the estimate so far): (rows, axes), to about 1e-4. The lowest frequency's angle
-    is known only up to its reflection (arccos: sign; arcsin: pi - angle); each reading is
-    followed through, and the one whose values agree with the table better kept."""
+    """Each token's position on each axis of a split layout's (cos, sin or angle) table, read
+    from its columns from the lowest frequency up (axis_positions): (rows, axes), to about
+    1e-4."""
     import numpy as np
 
     laws, columns = axes_plan(spec)
+    if len(columns) != values.shape[1]:  # a layout of another width: no positions (NaN)
+        return np.full((values.shape[0], len(laws)), np.nan)
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
     first = {}
     for c, (_, j) in enumerate(columns):
         first.setdefault(j, c)
-    function = np.cos if part == "cos" else np.sin
     found = np.zeros((values.shape[0], len(laws)))
     start = 0
     for axis, (dim, _) in enumerate(laws):
@@ -73,82 +72,115 @@ def read_axes(values, spec, part: str):
             key=lambda j: frequencies[j],
         )
         start += dim // 2
-        if not order:  # an axis that never turns says nothing of its positions
-            continue
-        if part == "angle":  # an angle table: the angle over its frequency, the highest's
-            found[:, axis] = values[:, first[order[-1]]] / frequencies[order[-1]]
-            continue
-        w = np.array([frequencies[j] for j in order])
-        seen = np.clip(values[:, [first[j] for j in order]], -1, 1)  # (rows, n)
-        angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
-        mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
-        readings = []
-        for begin in (angles[:, 0], mirror[:, 0]):
-            estimate = begin / w[0]
-            for i in range(1, len(w)):
-                guess = estimate * w[i]
-                near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
-                far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
-                estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
-            misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
-            readings.append((estimate, misfit))
-        (one, one_misfit), (other, other_misfit) = readings
-        found[:, axis] = np.where(one_misfit <= other_misfit, one, other)
+        if order:  # an axis that never turns says nothing of its positions
+            found[:, axis] = axis_positions(
+                values[:, [first[j] for j in order]], [frequencies[j] for j in order], part
+            )
     return found
+
+
+def axis_positions(seen, frequencies, part: str):
+    """Each row's position on one axis from its columns `seen` (rows, n), one per frequency,
+    the frequencies ascending and above 0 (each frequency's angle is taken in the turn nearest
+    the estimate so far). The lowest frequency's angle is known only up to its reflection
+    (arccos: sign; arcsin: pi - angle); each reading is followed through, and the one whose
+    values agree with the table best kept. An angle table: the highest's angle over it."""
+    import numpy as np
+
+    w = np.asarray(frequencies, dtype=np.float64)
+    if part == "angle":
+        return seen[:, -1] / w[-1]
+    function = np.cos if part == "cos" else np.sin
+    seen = np.clip(seen, -1, 1)
+    angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
+    mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
+    readings = []
+    begins = [angles[:, 0], mirror[:, 0]]
+    if w[0] >= 1:  # a lowest frequency that turns by a whole turn over the positions (pixel
+        # RoPE's pi over [-1, 1]) tells p only up to 2 pi / w: the neighbouring turns too
+        begins += [b + turn for b in begins for turn in (-2 * np.pi, 2 * np.pi)]
+    for begin in begins:
+        estimate = begin / w[0]
+        for i in range(1, len(w)):
+            guess = estimate * w[i]
+            near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
+            far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
+            estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
+        misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
+        readings.append((estimate, misfit))
+    estimates = np.stack([estimate for estimate, _ in readings])
+    best = np.argmin(np.stack([misfit for _, misfit in readings]), axis=0)  # the first of ties
+    return estimates[best, np.arange(len(best))]
 
 
 def as_grid(positions, spec, part: str, length: int, read_at):
     """(grid, text tokens) whose tokens are these positions (read from the first rows of a
     table of `length` rows), or None. Row-major, an axis's size is how many of its strides (the
-    product of the inner axes' sizes) pass before its position returns to where it started;
-    rows past those at hand are read with `read_at(rows)`. The layout then says where every
-    token is, which must be where the first rows were read (up to sign in a cos table)."""
+    product of the inner axes' sizes) pass before its position returns to where it started
+    (the first few such counts are tried: a cos table tells p and -p apart nowhere, so an axis
+    symmetric about 0 seems to return early); rows past those at hand are read with
+    `read_at(rows)`. The layout then says where every token is, which must be where the first
+    rows were read (up to sign in a cos table)."""
     import numpy as np
 
     style = layout_of(spec)
     covered = positions.shape[1] - style.trailing
+    turning = [dim > 0 for dim, _ in split_laws(spec)]  # the axes with columns tell positions
+
+    def shapes(a, stride, count, first):
+        """The sizes of axes 1 .. a (inner ones last) the table's rows may say."""
+        if a < 1:
+            yield []
+            return
+        start = positions[first]
+        sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
+        found = read_at([first + d * stride for d in sizes if d * stride < count])
+        back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < CLOSE]
+        if a == covered - 1 and not turning[a]:  # an axis without columns says nothing of its
+            # size: the last one takes every row of its token's run (LTX-2's cross-attention)
+            back = [d for d, row in zip(sizes, found) if np.any(np.abs(row - start) >= CLOSE)][:1]
+        for size in back[:SIZES_TRIED] or [count // stride]:
+            for outer in shapes(a - 1, stride * size, count, first):
+                yield [*outer, size]
+
     for text in trailing_text(length, read_at) if style.text_after else text_counts(positions):
         count = length - text
         first = 0 if style.text_after else text  # the grid's first row
         if count < 1 or first >= len(positions):
             continue
-        start, shape, stride = positions[first], [], 1
-        for a in range(covered - 1, 0, -1):
-            sizes = [d for d in range(1, count // stride + 1) if count % (d * stride) == 0]
-            found = read_at([first + d * stride for d in sizes if d * stride < count])
-            back = [d for d, row in zip(sizes, found) if abs(row[a] - start[a]) < CLOSE]
-            if (
-                a == covered - 1 and not split_laws(spec)[a][0]
-            ):  # an axis without columns says nothing of
-                # its size: the last one takes every row of its token's run (LTX-2's cross-attention: 1 x H*W)
-                back = [d for d, row in zip(sizes, found) if np.any(np.abs(row - start) >= CLOSE)][
-                    :1
-                ]
-            size = back[0] if back else count // stride
-            shape.insert(0, size)
-            stride *= size
-        if count % stride:
-            continue
-        shape.insert(0, count // stride)
-        for lead in sorted(
-            {0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True
-        ):
-            grid = "x".join(map(str, shape[lead:]))
-            try:
-                expected = split_positions(spec.replace(grid=grid, text_tokens=text))[
-                    : len(positions)
-                ]
-            except BadInput:
+        for inner in shapes(covered - 1, 1, count, first):
+            stride = int(np.prod(inner, dtype=np.int64))
+            if count % stride:
                 continue
-            if part == "cos":  # cos tells a position only up to its sign
-                expected = np.abs(expected)
-            turning = [
-                dim > 0 for dim, _ in split_laws(spec)
-            ]  # the axes with columns tell their positions
-            if len(expected) == len(positions) and np.all(
-                np.abs(expected - positions)[:, turning] < CLOSE
-            ):
-                return grid, text
+            shape = [count // stride, *inner]
+            found = _placed(spec, part, positions, shape, text, covered, turning)
+            if found is not None:
+                return found, text
+    return None
+
+
+SIZES_TRIED = 3  # sizes tried per axis, of those where its position returns
+
+
+def _placed(spec, part, positions, shape, text, covered, turning):
+    """The --grid of this shape (or of it less its leading axes of size 1) that puts the
+    layout's tokens where the first rows were read; None if none does."""
+    import numpy as np
+
+    for lead in sorted(
+        {0, next((a for a, size in enumerate(shape) if size > 1), covered - 1)}, reverse=True
+    ):
+        grid = "x".join(map(str, shape[lead:]))
+        try:
+            expected = split_positions(spec.replace(grid=grid, text_tokens=text))[: len(positions)]
+        except BadInput:
+            continue
+        if part == "cos":  # cos tells a position only up to its sign
+            expected = np.abs(expected)
+        if len(expected) == len(positions) and np.all(
+            np.abs(expected - positions)[:, turning] < CLOSE
+        ):
+            return grid
     return None
 
 

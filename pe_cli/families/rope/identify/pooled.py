@@ -31,7 +31,11 @@ def read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str, 
 
     laws, columns = axes_plan(spec)
     unit = k is None
-    if not 1 <= len(laws) <= 3 or (unit and spec.convention != "single"):
+    if (
+        not 1 <= len(laws) <= 3
+        or (unit and spec.convention != "single")
+        or len(columns) != values.shape[1]
+    ):
         return None
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
     w = np.array([frequencies[j] for _, j in columns])

@@ -61,11 +61,12 @@ def padded_candidates(values, notes, bench) -> list:
     return [c for c in found if c is not None]
 
 
-def split_candidates(values, notes, bench):
+def split_candidates(values, notes, bench, presets=None):
     """A preset's table: each axis's positions read back from its columns, then its tokens
     as text tokens and a grid of the preset's layout, scored as usual. Where none is found,
     whole positions (or halves to sixteenths) that make no grid, as --ids runs (a note says
-    so where they are too many); where nothing is bit for bit, blocks of a pooled grid."""
+    so where they are too many); where nothing is bit for bit, blocks of a pooled grid.
+    `presets`: those tried, by name (default every --preset)."""
     import numpy as np
 
     found, scattered, later, pooled, named = [], [], [], [], []
@@ -80,7 +81,9 @@ def split_candidates(values, notes, bench):
         ]
     )
     for (name, preset), convention in (
-        (p, c) for p in PRESETS.items() for c in (p[1].convention, *["single"][: p[1].layout.once])
+        (p, c)
+        for p in (presets or PRESETS).items()
+        for c in (p[1].convention, *["single"][: p[1].layout.once])
     ):
         width = preset.head_dim // (2 if convention == "single" else 1) * (2 if rotation else 1)
         if width != values.shape[1]:

@@ -100,6 +100,7 @@ LISTED = (
         "cogview4.COGVIEW4_LAYOUT",
         "cogvideox.COGVIDEOX_LAYOUT",
         "hunyuan_dit.HUNYUAN_DIT_LAYOUT",
+        "pixel.PIXEL_LAYOUT",
     ),
 )
 LAYOUTS.update(
