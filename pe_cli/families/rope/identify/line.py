@@ -5,6 +5,7 @@ arithmetic and its polar one."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 
 from ....core.dtypes import FORMATS
@@ -96,7 +97,9 @@ def _unsteady(values, dtype: str) -> int:
     step = np.sum(around * middle, axis=0) / np.where(power > 0, power, 1)
     residual = np.sqrt(np.mean((around - step * middle) ** 2, axis=0))
     scale = np.sqrt(np.mean(values * values, axis=0))
-    slack = max(1e-4, 8 * FORMATS[dtype].epsilon)
+    # the dtype's rounding, and angles rounded to float32 at each position (every library's
+    # float32 arithmetic): rows * 2^-24 radians at the last, which no smooth law absorbs
+    slack = max(1e-4, 8 * FORMATS[dtype].epsilon) + 4 * len(values) * 2.0**-24
     return int(np.count_nonzero(~(residual <= slack * np.maximum(scale, 1e-30))))
 
 
@@ -189,7 +192,10 @@ def _readings(plane, angles: bool, notes: list):
     if np.all(head == head[0]) and head[0] > 0:
         part, attention = "cos", float(head[0])
     elif not np.any(head):
-        part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
+        # the peak of every column bounds the factor from below; one within 1e-4 of 1 is 1 (a
+        # column's peak misses it by (p w - pi/2)^2 / 2 at the nearest whole position)
+        part, attention = "sin", float(np.max(np.abs(plane)))
+        attention = 1.0 if math.isclose(attention, 1, rel_tol=1e-4) else attention
     else:
         return  # not starting at position 0: the fit assumes it does
     if not (0 < attention < np.inf):
@@ -268,9 +274,13 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
             continue
         reference = bench.reference(spec)
         said = _said(fit, len(w))
-        yield bench.candidate(f"rope {part}, {convention} pairing{said}", spec, reference=reference)
+        made = bench.candidate(
+            f"rope {part}, {convention} pairing{said}", spec, reference=reference
+        )
         if fit.nearest:  # no law fits: no library's arithmetic of it is the table
+            yield made if made is not None and _far(made, bench) else None
             continue
+        yield made
         yield from named(said, libraries(bench, spec, reference))
         if dtype == "float32" and part != "angle":
             polar = bench.spec(
@@ -285,6 +295,15 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
                 yield bench.candidate(
                     f"library hf-rope, polar{said}", polar, VARIANTS["hf-rope"].source, reference
                 )
+
+
+def _far(nearest, bench) -> bool:
+    """Whether the nearest law's table is further from the table than arithmetic in its dtype
+    goes at its positions (compare's rule for a match: 16 (p + 1) units of the dtype's
+    epsilon): only then is it offered, as the nearest; a float16 table 8192 rows long is
+    within that of any sinusoid, and would be called a match."""
+    reach = 16 * bench.length * FORMATS[bench.dtype].epsilon
+    return nearest.difference.max_abs > reach
 
 
 def _said(fit, n: int) -> str:
