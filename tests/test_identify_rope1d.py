@@ -320,12 +320,7 @@ def test_an_unexplained_table_gets_a_true_reason(cli, tmp_path, name):
     [
         dict(d_model=64, seq_len=300, part="sin", convention="interleaved"),
         dict(d_model=64, seq_len=300, part="inv_freq", variant="hf-rope"),
-        dict(
-            d_model=128,
-            seq_len=1024,
-            variant="hf-rope",
-            rope={"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 4096},
-        ),
+        dict(d_model=96, seq_len=400, base=500000.0, variant="hf-rope", dtype="float16"),
     ],
 )
 def test_no_reason_is_said_of_a_table_that_is_named(cli, tmp_path, made):
