@@ -17,9 +17,19 @@ from .longrope import read_longrope
 def _default(dim: int, base: float, w, rows: int) -> list:
     """A power law from w_0 = 1 at the round bases near the fitted one, and at the NTK-by-base
     ones it may be (_ntk_bases)."""
-    return [Fit(dim, b, {}) for b in plausible_bases(base) or [base]] + [
+    return [Fit(dim, b, {}) for b in _bases(base)] + [
         Fit(dim, b, {}, law) for b, law in _ntk_bases(dim, base)
     ]
+
+
+def _bases(base: float) -> list[float]:
+    """The round bases near a fitted one (plausible_bases), and the fit itself only where no
+    round one is within what a fit reads (a least-squares fit is near 1e-7: its digits past
+    that are noise, and its table only a copy of the round one's)."""
+    found = plausible_bases(base) or [base]
+    if any(b != base and math.isclose(b, base, rel_tol=2e-5) for b in found):
+        found = [b for b in found if b != base]
+    return found
 
 
 def _ntk_bases(dim: int, base: float) -> list[tuple[float, str]]:
@@ -79,7 +89,7 @@ def _linear(dim: int, base: float, w, rows: int) -> list:
     factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
     return [
         (dim, b, {"rope_type": "linear", "factor": f})
-        for b in plausible_bases(base) or [base]
+        for b in _bases(base)
         for f in factors
         if math.isclose(f, factor, rel_tol=1e-3)
     ]
