@@ -38,6 +38,8 @@ def settings(spec, common: list) -> list[tuple[str, str]]:
         positions = f"grid {spec.grid} ({' x '.join(style.axes)}{merged}{offset})"
     elif spec.ids is not None:
         positions = f"ids {spec.ids}"
+    elif vector(spec):  # the frequencies alone: no position
+        positions = "none (the frequencies, inv_freq)"
     else:
         positions = f"{spec.offset} .. {spec.last_position}"
     return [

@@ -3,6 +3,8 @@ and the common values of the scaled rope types' parameters that a fit chooses am
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 CLOSE = 1e-3  # positions read back within this are the same
 
 
@@ -28,3 +30,13 @@ ORIGINAL_LENGTHS = (2048, 4096, 8192, 16384, 32768, 65536)
 
 
 FACTORS = (2.0, 4.0, 8.0, 16.0, 32.0, 40.0, 64.0, 128.0)
+
+
+class Fit(NamedTuple):
+    """A rope type's settings that explain a 1-D table's frequencies."""
+
+    dim: int  # the rotary dim: the exponents are 2i / dim
+    base: float
+    rope: dict  # the rope parameters
+    law: str = ""  # how the base is made, where it is not written as itself (NTK-by-base)
+    nearest: bool = False  # no fit: the plain law nearest the frequencies of a table unexplained

@@ -5,8 +5,10 @@ arithmetic and its polar one."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict
 
+from ....core.dtypes import FORMATS
 from ..family import FAMILY
 from ..pairing import pair_columns
 from ..transformers import VARIANTS
@@ -29,7 +31,25 @@ def line_candidates(values, notes, bench):
     )  # rows before the table's own 0
     values = values[lead:]
     rows, cols = values.shape
+    if rows == 1 and bench.length == 1:
+        yield from _vector_candidates(values[0], notes, bench)
+        return
     if rows < 3:
+        after = f" after {lead} repeated first rows" if lead else ""
+        notes.append(
+            f"it has {rows} rows{after}: a 1-D RoPE table's frequencies are read from 3 "
+            "positions at least"
+        )
+        return
+    if np.all(same):
+        notes.append(
+            f"every column holds one value at all {rows} positions: nothing turns, as a RoPE "
+            "table's first columns do (by 1 radian a position)"
+        )
+        return
+    head = values[0]
+    if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
+        notes.append(_unstarted(values, bench.dtype))
         return
     duplicated, angles = False, may_be_angles(values)
     for convention in FAMILY.conventions:
@@ -67,6 +87,97 @@ def line_candidates(values, notes, bench):
         notes += [] if angled else [note for note in scratch if note not in notes]
 
 
+def _unsteady(values, dtype: str) -> int:
+    """How many columns are not sinusoids of the position: each x[p + 1] + x[p - 1] =
+    2 cos(w) x[p] at one w (at any start, any phase), to the dtype's rounding."""
+    import numpy as np
+
+    middle, around = values[1:-1], values[2:] + values[:-2]
+    power = np.sum(middle * middle, axis=0)
+    step = np.sum(around * middle, axis=0) / np.where(power > 0, power, 1)
+    residual = np.sqrt(np.mean((around - step * middle) ** 2, axis=0))
+    scale = np.sqrt(np.mean(values * values, axis=0))
+    # the dtype's rounding, and angles rounded to float32 at each position (every library's
+    # float32 arithmetic): rows * 2^-24 radians at the last, which no smooth law absorbs
+    slack = max(1e-4, 8 * FORMATS[dtype].epsilon) + 4 * len(values) * 2.0**-24
+    return int(np.count_nonzero(~(residual <= slack * np.maximum(scale, 1e-30))))
+
+
+def _unsteady_note(count: int, cols: int) -> str:
+    return (
+        f"{count} of its {cols} columns are not sinusoids of the position (x[p + 1] + x[p - 1] "
+        "= 2 cos(w) x[p] at no one w)"
+    )
+
+
+def _unstarted(values, dtype: str) -> str:
+    """Why a table whose first row is neither one value (cos at position 0) nor zeros (sin) is
+    read as no 1-D RoPE table, and whether its columns are sinusoids at all."""
+    start = (
+        "its first row is neither one value (cos at position 0) nor zeros (sin at position 0): "
+        "a 1-D RoPE table is read from position 0"
+    )
+    count = _unsteady(values, dtype)
+    if not count:
+        return (
+            f"its columns are sinusoids of the position, each turning at a steady rate, but {start}"
+            " (a table from another first position, --offset, is not read back)"
+        )
+    return f"{_unsteady_note(count, values.shape[1])}, and {start}"
+
+
+def _vector_candidates(w, notes, bench):
+    """A vector of frequencies (--part inv_freq), w_0 the highest: the rope settings that
+    explain it (no attention factor, no length: neither dynamic NTK nor LongRoPE), exactly
+    and as each library and precision recipe writes it."""
+    import numpy as np
+
+    from ....numerics.float32 import round_to
+
+    w = w.astype(np.float64)
+    if not (w[0] > 0 and np.all(w >= 0) and np.all(np.diff(w) <= 0) and w[-1] < w[0]):
+        notes.append(
+            "its one row does not fall from a positive first value, as a vector of rotary "
+            "frequencies (inv_freq) does"
+        )
+        return
+    # the grid its values lie on: a recipe's frequencies cast to a half dtype are read as such
+    grid = next(
+        (low for low in ("bfloat16", "float16") if np.array_equal(round_to(w, low), w)),
+        bench.dtype,
+    )
+    fits = scalings(None, grid, w, w > 0, 1.0, "inv_freq", 0, notes)
+    for fit in fits:
+        spec = bench.spec(
+            family=FAMILY.name,
+            d_model=fit.dim,
+            base=fit.base,
+            rope=fit.rope,
+            part="inv_freq",
+            dtype="float64",
+        )
+        if spec is None:
+            continue
+        reference = bench.reference(spec)
+        said = _said(fit, len(w))
+        yield bench.candidate(f"rope inv_freq{said}", spec, reference=reference)
+        if fit.nearest:
+            continue
+        yield from named(said, libraries(bench, spec, reference))
+        # a precision recipe's frequencies cast to a half dtype (its --compute-dtype)
+        for name, found in FAMILY.variants.items():
+            for low in ("bfloat16", "float16") if found.kind == "recipe" else ():
+                if not np.array_equal(round_to(w, low).astype(np.float64), w):
+                    continue
+                recipe = bench.spec(
+                    **{**asdict(spec), "variant": name, "compute_dtype": low, "dtype": bench.dtype}
+                )
+                if recipe is not None:
+                    yield from named(
+                        said, [bench.candidate(f"recipe {name}", recipe, found.source, reference)]
+                    )
+
+
 def _readings(plane, angles: bool, notes: list):
     """What one column per frequency of a 1-D table starting at position 0 may be: (part,
     attention factor, fitted frequencies w, which of them are resolved to 1e-3). A first row of
@@ -81,7 +192,10 @@ def _readings(plane, angles: bool, notes: list):
     if np.all(head == head[0]) and head[0] > 0:
         part, attention = "cos", float(head[0])
     elif not np.any(head):
-        part, attention = "sin", float(np.max(np.abs(plane[:, 0])))
+        # the peak of every column bounds the factor from below; one within 1e-4 of 1 is 1 (a
+        # column's peak misses it by (p w - pi/2)^2 / 2 at the nearest whole position)
+        part, attention = "sin", float(np.max(np.abs(plane)))
+        attention = 1.0 if math.isclose(attention, 1, rel_tol=1e-4) else attention
     else:
         return  # not starting at position 0: the fit assumes it does
     if not (0 < attention < np.inf):
@@ -131,21 +245,26 @@ def _still(notes: list) -> None:
 def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead: int = 0):
     """The candidates of fitted frequencies w (the `resolved` ones to 1e-3) of a plane (one
     column per frequency, positions 0 .. after `lead` rows at 0): each power law and scaling
-    that explains them, exactly and in the libraries' arithmetic."""
+    that explains them, exactly and in the libraries' arithmetic; where none does, the nearest
+    plain law's exact table alone."""
     dtype, end = bench.dtype, bench.length - lead
     ids = f"{lead}*0; 0:{end}" if lead else None
 
     def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
         return library_factors(bench, plane, convention, part, attention, notes) if not lead else []
 
+    _constant(plane, w, resolved, notes)
     fits = scalings(plane, dtype, w, resolved, attention, part, end, notes, search)
-    for dim, base, rope in fits:
+    count = _unsteady(plane, dtype)
+    if count:  # the frequencies were read from a few rows: what every row does
+        notes.append(_unsteady_note(count, plane.shape[1]))
+    for fit in fits:
         spec = bench.spec(
             family=FAMILY.name,
-            d_model=dim,
+            d_model=fit.dim,
             seq_len=bench.length,
-            base=base,
-            rope=rope,
+            base=fit.base,
+            rope=fit.rope,
             convention=convention,
             part=part,
             ids=ids,
@@ -154,8 +273,15 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
         if spec is None:
             continue
         reference = bench.reference(spec)
-        yield bench.candidate(f"rope {part}, {convention} pairing", spec, reference=reference)
-        yield from bench.libraries(spec, reference)
+        said = _said(fit, len(w))
+        made = bench.candidate(
+            f"rope {part}, {convention} pairing{said}", spec, reference=reference
+        )
+        if fit.nearest:  # no law fits: no library's arithmetic of it is the table
+            yield made if made is not None and _far(made, bench) else None
+            continue
+        yield made
+        yield from named(said, libraries(bench, spec, reference))
         if dtype == "float32" and part != "angle":
             polar = bench.spec(
                 **{
@@ -167,5 +293,73 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
             )
             if polar is not None:
                 yield bench.candidate(
-                    "library hf-rope, polar", polar, VARIANTS["hf-rope"].source, reference
+                    f"library hf-rope, polar{said}", polar, VARIANTS["hf-rope"].source, reference
                 )
+
+
+def _far(nearest, bench) -> bool:
+    """Whether the nearest law's table is further from the table than arithmetic in its dtype
+    goes at its positions (compare's rule for a match: 16 (p + 1) units of the dtype's
+    epsilon): only then is it offered, as the nearest; a float16 table 8192 rows long is
+    within that of any sinusoid, and would be called a match."""
+    reach = 16 * bench.length * FORMATS[bench.dtype].epsilon
+    return nearest.difference.max_abs > reach
+
+
+def _said(fit, n: int) -> str:
+    """What a candidate's name says of its fit beyond its spec's settings: how its base is
+    made (NTK-by-base), and a rotary dim other than the 2n its n frequencies fill."""
+    law = f" ({fit.law})" if fit.law else ""
+    return law + (f", rotary dim {fit.dim} for {n} frequencies" if fit.dim != 2 * n else "")
+
+
+def named(said: str, candidates):
+    """Candidates (None for those that are not the table) with `said` after their names."""
+    for c in candidates:
+        if c is not None:
+            c.name += said
+            yield c
+
+
+def libraries(bench, spec, reference):
+    """Each library variant that writes the table bit for bit (Bench.libraries); of a float64
+    table, also those that compute in float64 where asked (diffusers' freqs_dtype, kept as
+    complex128), and, where every value is a float32 one, those whose float32 table it is."""
+    import numpy as np
+
+    yield from bench.libraries(spec, reference)
+    if bench.dtype != "float64":
+        return
+    as32 = bool(np.array_equal(bench.seen, bench.seen.astype(np.float32)))
+    for name, found in FAMILY.variants.items():
+        if found.kind != "library" or spec.convention not in found.conventions:
+            continue
+        for wide in ({}, {"freqs_dtype": "float64"}):
+            library = bench.spec(**{**asdict(spec), "variant": name, "dtype": "float64", **wide})
+            if library is None:
+                continue
+            # kept in float64 (Bench.libraries tried those it computes so by default), or a
+            # float32 table written as float64
+            if bool(wide) if found.ends_float64(library) else as32:
+                yield bench.candidate(f"library {name}", library, found.source, reference)
+
+
+def _constant(plane, w, resolved, notes: list) -> None:
+    """A note where some columns hold one value at every position while lower frequencies (the
+    columns after them) turn: a zero frequency amid the power law, which no rope type has (a
+    zero tail, as proportional RoPE's, leaves nothing turning after it)."""
+    import numpy as np
+
+    still = np.all(plane == plane[:1], axis=0)
+    turning = np.flatnonzero(resolved)
+    if not len(turning):
+        return
+    inside = np.flatnonzero(still[: turning[-1]])
+    if len(inside):
+        columns = ", ".join(str(int(i)) for i in inside[:8]) + (" ..." if len(inside) > 8 else "")
+        holds = "holds" if len(inside) == 1 else "hold"
+        notes.append(
+            f"{len(inside)} of its {len(w)} frequency columns ({columns}) {holds} one value at "
+            "every position while columns of lower frequencies after them turn: a zero frequency amid "
+            "a power law, which no rope type has"
+        )
