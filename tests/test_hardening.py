@@ -409,3 +409,14 @@ def test_an_mrope_section_of_too_few_sizes_is_refused(cli, axes):
     )  # fmt: skip
     _one_line_error(code, out, err)
     assert "takes mrope_section as 3 sizes, one per axis, got 2: 16,16" in err
+
+
+def test_cosmos3_of_two_axes_is_refused(cli):
+    """Cosmos 3 places its sound and action tokens on (t, 0, 0): an axes_dim of two axes is
+    refused in one line (it was an unexpected ValueError)."""
+    code, out, err = cli(
+        "generate", "--family", "rope", "-d", 16, "--rope-axes", "cosmos3",
+        "--rope", "axes_dim=8,8", "--grid", "2x3",
+    )  # fmt: skip
+    _one_line_error(code, out, err)
+    assert "--rope-axes cosmos3 places its tokens on 3 axes (t, h, w): its axes_dim has 2" in err

@@ -50,7 +50,10 @@ LAYOUT_INPUTS = (
     dict(grid="2x3x4", rope={"mrope_section": "2,3,3"}),
     dict(grid="4x6", rope={"rope_type": "axial"}),
 )
-PRESET_GRIDS = ("2x3", "3")  # a preset's image grid, or a 1-axis preset's tokens
+PRESET_GRIDS = ("2x3", "3")
+PLAIN_SPLIT = dict(
+    grid="2x3", rope={"axes_dim": "8,8"}
+)  # a split layout's axes, no preset  # a preset's image grid, or a 1-axis preset's tokens
 
 # Cases that compare FILE does not name bit for bit today, in the rope family's readers
 # (pe_cli/families/rope/identify/) but for sincos2d's and sincos3d's in a half dtype, which
@@ -199,6 +202,11 @@ def _layouts():
     preset's)."""
     for name in LAYOUTS:
         yield _first(_spec(family="rope", d_model=16, axes=name, **i) for i in LAYOUT_INPUTS)
+        if name not in {preset.axes for preset in PRESETS.values()}:
+            # a split layout no preset lays out (pixel-style RoPE), exact and in its
+            # library's arithmetic
+            for variant in ("exact", *FAMILIES["rope"].variants):
+                yield _spec(family="rope", d_model=16, axes=name, variant=variant, **PLAIN_SPLIT)
     covered = set()
     for name, preset in PRESETS.items():
         if preset.axes not in covered:
@@ -340,16 +348,20 @@ def test_a_transposed_table_is_claimed_as_composed(cli, tmp_path):
 
 def test_float32_numbers_kept_in_float64_are_the_cast_of_a_float32_table(cli, tmp_path):
     """A float64 file of float32 numbers (a float32 table's .double()) is read as that float32
-    table: pe-cli's exact float32 rope table cast to float64 is claimed as the float64 cast
-    of it, which no one command builds; the exact float64 table is not read so."""
-    single = build(family="rope", d_model=16, seq_len=40, part="sin").numpy()
+    table: pe-cli's exact float32 rope table cast to float64 (in single pairing, which no
+    library computes in float64 and rounds to float32, as diffusers' float64 frequencies do
+    for half pairs: that table is one command's) is claimed as the float64 cast of it, which
+    no one command builds; the exact float64 table is not read so."""
+    single = build(family="rope", d_model=16, seq_len=40, part="sin", convention="single").numpy()
     np.save(tmp_path / "cast.npy", single.astype(np.float64))
     found = json.loads(cli("compare", tmp_path / "cast.npy", "--json")[1])
     assert any("is a float32 number: read as a float32 table" in n for n in found["notes"])
     best = found["candidates"][0]
     assert best["differing"] == 0 and found["composed"] == "the float64 cast of"
     assert found["command"] is None
-    assert best["built_by"] == "pe-cli generate --family rope --d-model 16 --seq-len 40 --part sin"
+    assert best["built_by"] == (
+        "pe-cli generate --family rope --d-model 16 --seq-len 40 --convention single --part sin"
+    )
     assert _same(build(**best["spec"]).torch().double(), torch.from_numpy(single).double())
     exact = build(family="rope", d_model=16, seq_len=40, part="sin", dtype="float64").numpy()
     np.save(tmp_path / "exact.npy", exact)

@@ -107,6 +107,11 @@ def _cosmos3_tail(spec, denominators):
     denominator, the float32 ones its pipeline computes)."""
     import numpy as np
 
+    if len(denominators) != 3:
+        raise BadInput(
+            f"--rope-axes cosmos3 places its tokens on 3 axes (t, h, w): its axes_dim has "
+            f"{len(denominators)}"
+        )
     numerators, floats = [np.zeros((0, 3), np.int64)], [np.zeros((0, 3), np.float32)]
     offset = spec.text_tokens + _COSMOS3_MARGIN
     for segment in _cosmos3_segments(spec)[1:]:
