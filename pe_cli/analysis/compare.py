@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS
+from ..core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS, match_margin
 from ..core.errors import BadInput
 from ..core.names import did_you_mean
 from ..engine import build
@@ -263,17 +263,16 @@ class Identification:
     @property
     def explained(self) -> bool:
         """Whether the best candidate explains the table: bit for bit, or within the error
-        arithmetic in the table's dtype makes at its positions (an angle p*w rounded in that
-        dtype is off by about p ulps: 16 (p + 1) units of its epsilon at most, a margin over
-        every seed recipe's float32, float16 and bfloat16 error). Beyond that the best is
-        only the nearest."""
+        arithmetic in the table's dtype makes at its positions (core.dtypes.match_margin).
+        Beyond that the best is only the nearest."""
         if not self.candidates:
             return False
         best = self.candidates[0]
         if best.identical:
             return True
         reach = max(best.spec.rows, best.spec.last_position + 1)
-        return bool(best.difference.max_abs <= 16 * reach * FORMATS[self.target.dtype].epsilon)
+        margin = match_margin(reach, self.target.dtype)
+        return bool(best.difference.max_abs <= margin)
 
     @property
     def best(self) -> Candidate | None:

@@ -116,3 +116,15 @@ def ulp(reference, dtype: str, out=None):
         return spacing
     out[...] = spacing
     return out
+
+
+MATCH_AT_MOST = 0.1  # the largest |error| a table is said to match a candidate within
+
+
+def match_margin(reach: int, dtype: str) -> float:
+    """How far a table may be from a candidate and still match it (compare's rule): the error
+    float32, float16 or bfloat16 arithmetic makes of an angle p * w at positions below
+    `reach`, about p ulps, 16 (p + 1) units of the dtype's epsilon at most (a margin over
+    every seed recipe's); and MATCH_AT_MOST at most: in a half dtype over thousands of
+    positions that margin passes the values' own size, where any table would match."""
+    return min(16 * reach * FORMATS[dtype].epsilon, MATCH_AT_MOST)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 
-from ....core.dtypes import FORMATS
+from ....core.dtypes import FORMATS, match_margin
 from ..family import FAMILY
 from ..pairing import pair_columns
 from ..transformers import VARIANTS
@@ -298,12 +298,9 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
 
 
 def _far(nearest, bench) -> bool:
-    """Whether the nearest law's table is further from the table than arithmetic in its dtype
-    goes at its positions (compare's rule for a match: 16 (p + 1) units of the dtype's
-    epsilon): only then is it offered, as the nearest; a float16 table 8192 rows long is
-    within that of any sinusoid, and would be called a match."""
-    reach = 16 * bench.length * FORMATS[bench.dtype].epsilon
-    return nearest.difference.max_abs > reach
+    """Whether the nearest law's table is further from the table than compare's rule for a
+    match (core.dtypes.match_margin): only then is it offered, as the nearest."""
+    return nearest.difference.max_abs > match_margin(bench.length, bench.dtype)
 
 
 def _said(fit, n: int) -> str:
