@@ -6,6 +6,7 @@ frequencies are fitted (line.py) and explained by a rope type's settings (scalin
 
 from __future__ import annotations
 
+from ....core.dtypes import MATCH_AT_MOST
 from ..layouts import split_laws
 from .axial import axial_candidates, paired
 from .common import RUNS_NEAR
@@ -28,7 +29,11 @@ def candidates(values, dtype, notes, bench):
     rotation = rotation_sin(values) is not None
     # a layout at another head dim only for a table whose columns come in equal pairs (cos or
     # sin of a rotary layout; not a sinusoidal or 2-D sin-cos table, reading it costs seconds)
-    if not any(c.difference.max_abs <= RUNS_NEAR for c in found) and (rotation or paired(values)):
+    # and that nothing read comes near: not a long 1-D table, whose law fitted from its first
+    # rows can drift 1e-2 by its last (its rows then cost minutes to place as a preset's)
+    if not any(c.difference.max_abs <= MATCH_AT_MOST for c in found) and (
+        rotation or paired(values)
+    ):
         more = rescaled(values.shape[1], rotation)
         rescaled_found = [c for c in split_candidates(values, notes, bench, more) if c]
         yield from rescaled_found
