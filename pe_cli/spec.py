@@ -158,6 +158,9 @@ class _Spec:
     """The methods of TableSpec (its fields are made from PARAMS below)."""
 
     def __post_init__(self) -> None:
+        for field in dataclasses.fields(self):  # a --json spec's arrays are this spec's tuples
+            if isinstance(value := getattr(self, field.name), list):
+                self._set(field.name, _frozen(value))
         family = FAMILIES[choice("--family", self.family, FAMILIES)]
         if self.base is None:
             self._set("base", family.default_base)
@@ -379,6 +382,11 @@ def keyword_help() -> str:
     )
 
 
+def _frozen(value):
+    """Lists (a JSON array, at any depth) as tuples."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
 def spec_from_keywords(**params) -> TableSpec:
     """A TableSpec from keywords, where a family's inputs (preset=, rope_config=) expand into
     fields as on the command line and the other keywords go on top. A keyword that is no table
@@ -548,6 +556,9 @@ def generate_command(spec: TableSpec) -> str:
     first = ("family", "variant", "d_model", "seq_len")
     params = sorted(PARAMS, key=lambda p: first.index(p.name) if p.name in first else len(first))
     fields = {p.name: getattr(spec, p.name) for p in params if _given(p, getattr(spec, p.name))}
+    for name in ("d_model", "seq_len"):  # one that changes nothing is refused (check_used)
+        if name in fields and not _changes(spec, name):
+            del fields[name]
     for name in [n for n in fields if n not in first]:
         rest = {k: v for k, v in fields.items() if k != name}
         try:

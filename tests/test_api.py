@@ -104,3 +104,26 @@ def test_an_input_of_another_family_is_refused_as_on_the_command_line(cli, keywo
     code, _, err = cli("generate", "--family", keywords["family"], "--preset", keywords["preset"])
     assert code == 2 and message in err
     assert pe_cli.build(family="rope", preset="flux", grid="2x2").spec.family == "rope"
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        dict(d_model=9, seq_len=8, variant="diffusers-nerf", convention="nerf"),
+        dict(family="rope", d_model=16, seq_len=8, rope={"rope_type": "linear", "factor": 2}),
+        dict(family="rope", preset="flux", grid="2x3", text_tokens=2),
+    ],
+    ids=["nerf", "rope", "preset"],
+)
+def test_a_json_spec_builds_its_table(keywords):
+    """A spec as --json prints it (its tuples JSON arrays) builds the spec's table: build(**spec)
+    takes the arrays as the tuples they were."""
+    import dataclasses
+    import json
+
+    spec = pe_cli.build(**keywords).spec
+    read = json.loads(json.dumps(dataclasses.asdict(spec)))
+    assert any(isinstance(v, list) for v in read.values())
+    again = pe_cli.build(**read)
+    assert again.spec == spec
+    assert again.numpy().tobytes() == pe_cli.build(spec).numpy().tobytes()
