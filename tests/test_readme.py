@@ -194,6 +194,32 @@ def _llama31_config() -> dict[str, str]:
     }
 
 
+def _mlx_against_transformers() -> dict[str, str]:
+    """`compare mlx:cos hf-rope:cos` of Llama 3.1 at 131072 positions: MLX's own table (mlx-lm's
+    Llama3RoPE over mx.fast.rope on the CPU, rotating unit vectors) against transformers'
+    module, both run here (their float32 cos differ by CPU)."""
+    import mlx.core as mx
+    from mlx_lm.models.rope_utils import initialize_rope
+
+    mx.set_default_device(mx.cpu)
+    d, base, length = 128, 500000.0, 131072
+    rotate = initialize_rope(d, base, False, dict(LLAMA3), length)
+    x = np.zeros((1, 1, length, d), np.float32)
+    x[..., : d // 2] = 1.0  # each pair (i, i + d/2) from (1, 0): its first element is cos
+    out = rotate(mx.array(x), 0)
+    mx.eval(out)
+    half = np.array(out)[0, 0, :, : d // 2]
+    mlx_cos = np.concatenate([half, half], axis=1)
+    _, hf_cos = _llama3_tables()
+    differ = mlx_cos != hf_cos
+    lines = figures.comparison_lines(figures.difference(mlx_cos, hf_cos.astype(np.float64)))
+    return {
+        "verdict": lines["verdict"],
+        "where": f"where {int(differ.sum())} of {differ.size} elements differ, the first at "
+        f"position {int(np.argwhere(differ)[0][0])},",
+    }
+
+
 def _bloom() -> dict[str, str]:
     """`compare` of BLOOM's float32 slopes for 24 heads with the exact ones."""
     from transformers.models.bloom.modeling_bloom import _get_alibi_slopes
@@ -210,6 +236,9 @@ MACHINE_FIGURES = {
     "pe-cli compare llama3.safetensors:cos hf-rope:cos --family rope -d 128 --base 500000 "
     "--rope rope_type=llama3 --rope factor=8 --rope low_freq_factor=1 --rope high_freq_factor=4 "
     "--rope original_max_position_embeddings=8192": _llama3_against_transformers,
+    "pe-cli compare mlx:cos hf-rope:cos --family rope -d 128 -l 131072 --base 500000 "
+    "--rope rope_type=llama3 --rope factor=8 --rope low_freq_factor=1 --rope high_freq_factor=4 "
+    "--rope original_max_position_embeddings=8192": _mlx_against_transformers,
     "pe-cli compare bloom --family alibi --heads 24": _bloom,
     "pe-cli generate --rope-config llama31.json -o llama31.npy": _llama31_config,
 }
