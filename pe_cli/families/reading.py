@@ -14,6 +14,19 @@ def digits(value: float) -> int:
     return next(k for k in range(1, 18) if float(f"{value:.{k}g}") == value)
 
 
+def shortest_decimals(read: float, relative: float) -> list[float]:
+    """The decimals of 1 to 7 significant digits within `relative` of a value read from a table
+    (at each number of digits the nearest and its two neighbours), fewest digits first: the
+    settings a config may write, for the table's bench to tell apart."""
+    found = []
+    for k in range(1, 8):
+        step = 10.0 ** (math.floor(math.log10(abs(read))) - k + 1)
+        nearest = round(read / step)
+        near = sorted((nearest + d for d in (-1, 0, 1)), key=lambda n: abs(n * step - read))
+        found += [float(f"{n * step:.{k}g}") for n in near]
+    return [v for v in dict.fromkeys(found) if abs(v - read) <= relative * abs(read)]
+
+
 def plausible_bases(base: float) -> list[float]:
     """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
     candidates = {base, 10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 10.0}

@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+from itertools import product
 from typing import NamedTuple
 
+from ..core.dtypes import FORMATS
 from ..core.errors import BadInput
 from ..core.limits import MAX_POSITION
 from ..core.params import Param
@@ -24,7 +26,7 @@ from ..numerics.frequencies import context, power_law
 from .base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
 from .libraries import diffusers_sincos, positional_encodings_axis
 from .positions import parse_grid
-from .reading import divisors, rows_of
+from .reading import divisors, rows_of, shortest_decimals
 
 AXES = ("t", "h", "w")
 
@@ -380,32 +382,46 @@ class Sincos3d(Family):
         if count % plane or plane % width:
             return
         frames, height = count // plane, plane // width
-        probe = bench.target.at(sorted({text + min(1, count - 1), text + min(plane, count - 1)}))
+        # position 1 at frequency 1 turns by 1 / scale; the last position, k turns of that,
+        # tells the scale k times better: the first row and column of patches, the last frame
+        probe = bench.target.at([text + 1, text + width - 1, text + plane, text + count - plane])
 
-        def scale(row, sin_col, cos_col):  # position 1 at frequency 1: the angle is 1 / scale
-            angle = float(np.arctan2(row[sin_col], row[cos_col]))
-            return float(f"{1 / angle:.6g}") if angle > 0 else 1.0
+        def scales(first, last, k: int, sin_col: int, cos_col: int) -> list[float]:
+            # the shortest decimals within what the last angle says (to the dtype's epsilon)
+            angle = float(np.arctan2(first[sin_col], first[cos_col]))
+            if not angle > 0:
+                return [1.0]
+            at_k = float(np.arctan2(last[sin_col], last[cos_col]))
+            at_k += 2 * np.pi * round((k * angle - at_k) / (2 * np.pi))
+            read = k / at_k
+            near = shortest_decimals(read, 4 * FORMATS[bench.dtype].epsilon / at_k)
+            return near[:SCALES_TRIED] or [float(f"{read:.6g}")]
 
-        spatial = scale(probe[0], 2 * nt, 2 * nt + ns) if width > 1 else 1.0
-        temporal = scale(probe[-1], 0, nt) if frames > 1 else 1.0
+        columns = (2 * nt, 2 * nt + ns)
+        spatial = scales(probe[0], probe[1], width - 1, *columns) if width > 1 else [1.0]
+        temporal = scales(probe[2], probe[3], frames - 1, 0, nt) if frames > 1 else [1.0]
         grid = f"{frames}x{height}x{width}"
-        spec = bench.spec(
-            family=self.name,
-            convention="cogvideox",
-            grid=grid,
-            d_model=cols,
-            text_tokens=text,
-            interpolation_scale=spatial,
-            temporal_interpolation_scale=temporal,
-            dtype="float64",
-        )
-        if spec is None:
-            return
-        reference = bench.reference(spec)
-        if np.max(np.abs(reference - bench.seen)) > 1e-2:  # not this layout
-            return
-        yield bench.candidate(f"sincos3d cogvideox, grid {grid}", spec, reference=reference)
-        yield from bench.libraries(spec, reference)
+        for space, time in product(spatial, temporal):
+            spec = bench.spec(
+                family=self.name,
+                convention="cogvideox",
+                grid=grid,
+                d_model=cols,
+                text_tokens=text,
+                interpolation_scale=space,
+                temporal_interpolation_scale=time,
+                dtype="float64",
+            )
+            if spec is None:
+                continue
+            reference = bench.reference(spec)
+            if np.max(np.abs(reference - bench.seen)) > 1e-2:  # not this layout, or scale
+                continue
+            yield bench.candidate(f"sincos3d cogvideox, grid {grid}", spec, reference=reference)
+            yield from bench.libraries(spec, reference)
+
+
+SCALES_TRIED = 8  # interpolation scales tried per axis, the shortest decimals near the reading
 
 
 FAMILY = Sincos3d()
