@@ -321,6 +321,31 @@ def test_cogvideox_tables_are_identified_and_rebuilt(cli, tmp_path, grid, text, 
     )
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize(
+    "grid, text, spatial, temporal",
+    [("2x3x4", 0, 1.0, 1.0), ("2x3x4", 0, 1.875, 1.0), ("5x7x9", 3, 1.875, 1.5)],
+)
+def test_cogvideox_half_tables_are_identified(cli, tmp_path, dtype, grid, text, spatial, temporal):
+    """A half table tells each scale only to 1e-3 (float16) or 1e-2 (bfloat16) at position 1:
+    the scales are read from the last patch and frame, and the shortest decimals near them
+    tried (the cli fixture rebuilds the named table from its command and spec)."""
+    args = ["--family", "sincos3d", "--variant", "diffusers", "--grid", grid, "-d", 48]
+    args += ["--text-tokens", text, "--interpolation-scale", spatial]
+    args += ["--temporal-interpolation-scale", temporal, "--dtype", dtype]
+    code, _, err = cli("generate", *args, "-o", tmp_path / "t.safetensors")
+    assert code == 0, err
+    code, out, err = cli("compare", tmp_path / "t.safetensors", "--json")
+    best = json.loads(out)["candidates"][0]
+    assert code == 0 and best["differing"] == 0 and best["confirmed"], err
+    spec = best["spec"]
+    assert (spec["interpolation_scale"], spec["temporal_interpolation_scale"]) == (
+        spatial,
+        temporal,
+    )
+    assert (spec["text_tokens"], spec["dtype"]) == (text, dtype)
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
