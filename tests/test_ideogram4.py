@@ -66,3 +66,25 @@ def test_the_exact_table_against_mpmath(part):
             angle = mpmath.mpf((t, h, w)[axis]) * mpmath.power(5_000_000, -mpmath.mpf(2 * c) / 256)
             value = mpmath.cos(angle) if part == "cos" else mpmath.sin(angle)
             assert table[row, c] == table[row, c + 128] == round_to(value, "float32"), (row, c)
+
+
+@pytest.mark.parametrize(
+    "lengths, rows, cols, which, part",
+    [([77], 32, 48, 0, "cos"), ([77], 32, 48, 0, "sin"), ([9, 4], 5, 7, 1, "cos")],
+    ids=["cos", "sin", "left-padded"],
+)
+def test_compare_names_the_module_table(cli, tmp_path, lengths, rows, cols, which, part):
+    """diffusers' own table, its image patches at 65536 + row (past the 6,700 positions in which
+    the rows' and columns' slowest frequencies turn, and where float32 angles are off by 0.004)
+    is named bit for bit as the diffusers variant of Ideogram 4's layout (the cli fixture
+    rebuilds it from the printed command and the --json spec)."""
+    import json
+
+    _, cos, sin = _module(lengths, rows, cols)
+    np.save(tmp_path / "ideogram4.npy", (cos if part == "cos" else sin)[which])
+    code, out, err = cli("compare", tmp_path / "ideogram4.npy", "--json")
+    assert code == 0, err
+    best = json.loads(out)["candidates"][0]
+    assert best["differing"] == 0 and best["confirmed"], best["name"]
+    spec = best["spec"]
+    assert (spec["axes"], spec["variant"], spec["part"]) == ("ideogram4", "diffusers", part)

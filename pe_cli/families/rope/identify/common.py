@@ -6,12 +6,22 @@ from __future__ import annotations
 from typing import NamedTuple
 
 CLOSE = 1e-3  # positions read back within this are the same
+# and, far from 0, within what float32 angles move them: p * w rounded to float32 is off by up to
+# p * w * 2^-24, which reads as p * 2^-24 on any frequency (0.004 at Ideogram 4's 65536)
+FLOAT32_ANGLES = 4 * 2.0**-24
+
+
+def near(read, expected):
+    """Where positions read back are the expected ones (elementwise)."""
+    import numpy as np
+
+    return np.abs(read - expected) < CLOSE + FLOAT32_ANGLES * np.abs(expected)
 
 
 def is_whole(positions) -> bool:
     import numpy as np
 
-    return bool(np.all(np.abs(positions - np.round(positions)) < CLOSE))
+    return bool(np.all(near(positions, np.round(positions))))
 
 
 RUNS_NEAR = (

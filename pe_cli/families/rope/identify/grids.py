@@ -5,9 +5,9 @@ puts after its grid."""
 from __future__ import annotations
 
 from ....core.errors import BadInput
-from ..layouts import axes_plan, layout_of, split_laws
+from ..layouts import axes_plan, grid_shape, layout_of, split_laws
 from ..split import law_frequencies, split_positions
-from .common import CLOSE
+from .common import CLOSE, near
 
 
 def read_tail(spec, length: int, read_at) -> list[tuple[dict, int]]:
@@ -61,6 +61,7 @@ def read_axes(values, spec, part: str):
     if len(columns) != values.shape[1]:  # a layout of another width: no positions (NaN)
         return np.full((values.shape[0], len(laws)), np.nan)
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
+    near = _lone_token(spec, len(laws))
     first = {}
     for c, (_, j) in enumerate(columns):
         first.setdefault(j, c)
@@ -74,17 +75,35 @@ def read_axes(values, spec, part: str):
         start += dim // 2
         if order:  # an axis that never turns says nothing of its positions
             found[:, axis] = axis_positions(
-                values[:, [first[j] for j in order]], [frequencies[j] for j in order], part
+                values[:, [first[j] for j in order]],
+                [frequencies[j] for j in order],
+                part,
+                near[axis],
             )
     return found
 
 
-def axis_positions(seen, frequencies, part: str):
+def _lone_token(spec, count: int):
+    """Where the layout puts a grid of one token, on each axis (0 but where a model places its
+    grid away from the text: Ideogram 4's 65536)."""
+    import numpy as np
+
+    try:
+        point = "x".join(["1"] * len(grid_shape(spec))) if spec.grid else None
+        return split_positions(spec.replace(grid=point, ids=None, text_tokens=0))[0]
+    except BadInput:
+        return np.zeros(count)
+
+
+def axis_positions(seen, frequencies, part: str, near: float = 0.0):
     """Each row's position on one axis from its columns `seen` (rows, n), one per frequency,
     the frequencies ascending and above 0 (each frequency's angle is taken in the turn nearest
     the estimate so far). The lowest frequency's angle is known only up to its reflection
     (arccos: sign; arcsin: pi - angle); each reading is followed through, and the one whose
-    values agree with the table best kept. An angle table: the highest's angle over it."""
+    values agree with the table best kept, and so is each in the turn nearest `near`, where
+    the positions may be (past the lowest frequency's wavelength from 0: Ideogram 4's grid at
+    65536 + row, whose rows and columns turn no slower than once in 6,700). An angle table: the
+    highest's angle over it."""
     import numpy as np
 
     w = np.asarray(frequencies, dtype=np.float64)
@@ -96,6 +115,8 @@ def axis_positions(seen, frequencies, part: str):
     mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
     readings = []
     begins = [angles[:, 0], mirror[:, 0]]
+    if near:
+        begins += [b + 2 * np.pi * np.round((near * w[0] - b) / (2 * np.pi)) for b in begins]
     if w[0] >= 1:  # a lowest frequency that turns by a whole turn over the positions (pixel
         # RoPE's pi over [-1, 1]) tells p only up to 2 pi / w: the neighbouring turns too
         begins += [b + turn for b in begins for turn in (-2 * np.pi, 2 * np.pi)]
@@ -177,9 +198,7 @@ def _placed(spec, part, positions, shape, text, covered, turning):
             continue
         if part == "cos":  # cos tells a position only up to its sign
             expected = np.abs(expected)
-        if len(expected) == len(positions) and np.all(
-            np.abs(expected - positions)[:, turning] < CLOSE
-        ):
+        if len(expected) == len(positions) and np.all(near(positions, expected)[:, turning]):
             return grid
     return None
 
