@@ -31,12 +31,38 @@ def exact(spec, values):
 
     q = math.lcm(*(v.denominator for v in values)) if values else 1
     numerators = [int(v * q) for v in values]
-    if q > MAX_POSITION or max(map(abs, numerators), default=0) > MAX_POSITION:
+    _bound(spec, max(map(abs, numerators), default=0), q)
+    return np.array(numerators, dtype=np.int64), q
+
+
+def exact_over(spec, numerators, denominator: int):
+    """exact() of numerators / denominator (an int64 array over a common denominator, not
+    reduced), without a Fraction per position: the least common denominator of the reduced
+    values is denominator / gcd(denominator, every numerator)."""
+    import numpy as np
+
+    g = math.gcd(denominator, int(np.gcd.reduce(np.abs(numerators)))) if len(numerators) else 1
+    numerators, q = numerators // g, denominator // g
+    _bound(spec, int(np.abs(numerators).max(initial=0)), q)
+    return numerators, q
+
+
+def progression(spec, start: Fraction, step: Fraction, size: int):
+    """exact() of start + k * step for k below size, without a Fraction per position."""
+    import numpy as np
+
+    q = math.lcm(start.denominator, step.denominator if size > 1 else 1)
+    a, b = int(start * q), int(step * q) if size > 1 else 0
+    _bound(spec, max(abs(a), abs(a + (size - 1) * b)), q)  # before int64 holds them
+    return exact_over(spec, a + b * np.arange(size, dtype=np.int64), q)
+
+
+def _bound(spec, largest: int, q: int) -> None:
+    if q > MAX_POSITION or largest > MAX_POSITION:
         raise BadInput(
             f"--rope-axes {spec.axes}: its positions are fractions too fine or too far for exact "
             "positions (over their denominator they pass 2^32)"
         )
-    return np.array(numerators, dtype=np.int64), q
 
 
 def rows_columns(spec) -> tuple[int, int]:
@@ -74,7 +100,7 @@ def cropped(base):
         start, stop = crop_region(spec, base)[axis - lead]
         end = Fraction(stop * (size - 1), size)
         step = (end - start) / (size - 1) if size > 1 else Fraction(0)
-        return exact(spec, [start + k * step for k in range(size)])
+        return progression(spec, Fraction(start), step, size)
 
     return place
 

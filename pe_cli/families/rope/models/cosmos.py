@@ -4,9 +4,11 @@ Cosmos-1.0-Diffusion-7B (temporal positions of images; a video's are scaled by 2
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from ..keys import KEYS
 from ..layouts import Preset, Split
-from ..places import counting, doubled_row, exact, written
+from ..places import counting, doubled_row, progression, written
 
 
 def _cosmos_place(spec, axis: int, size: int):
@@ -15,7 +17,7 @@ def _cosmos_place(spec, axis: int, size: int):
     fps = dict(spec.rope).get("fps")
     if axis or fps is None:
         return counting(spec, axis, size)
-    return exact(spec, [k * 24 / written(fps) for k in range(size)])
+    return progression(spec, Fraction(0), 24 / written(fps), size)
 
 
 def _cosmos_floats(spec, axis: int, size: int):  # its float32 seq / fps * base_fps

@@ -12,7 +12,7 @@ from fractions import Fraction
 from ....numerics.frequencies import PI, context
 from ..keys import KEYS
 from ..layouts import Law, Preset, Split, split_laws
-from ..places import exact, written
+from ..places import exact, exact_over, progression, written
 
 EMPTY_AXES = "LTX-2's cross-attention (--preset ltx2-cross)"
 
@@ -29,7 +29,7 @@ def _ltx_ratio(spec, axis: int):
 def _ltx_place(spec, axis: int, size: int):
     """LTX-Video's positions 2p - 1 (in [-1, 1)) of p = k * ratio, exactly."""
     twice = 2 * _ltx_ratio(spec, axis)
-    return exact(spec, [k * twice - 1 for k in range(size)])
+    return progression(spec, Fraction(-1), twice, size)
 
 
 def _ltx_floats(spec, axis: int, size: int):  # its float32 grid * scale * patch / base, then 2p - 1
@@ -79,12 +79,16 @@ def _ltx2_place(spec, axis: int, size: int):
     """LTX-2's positions 2p - 1, exactly, of p = each patch's midpoint in pixels over its base:
     frames over the causal VAE's [max(8k - 7, 0), 8k + 1), in seconds at --rope fps (24), over
     20; rows and columns over [32k, 32k + 32), over 2048."""
-    if axis == 0:
-        fps = written(dict(spec.rope).get("fps", 24.0))
-        middles = [Fraction(max(8 * k - 7, 0) + 8 * k + 1, 2) / fps / 20 for k in range(size)]
-    else:
-        middles = [Fraction(32 * k + 16, 2048) for k in range(size)]
-    return exact(spec, [2 * m - 1 for m in middles])
+    import numpy as np
+
+    if axis:  # (32k + 16) / 2048, doubled, less 1
+        return progression(spec, Fraction(16, 1024) - 1, Fraction(32, 1024), size)
+    fps = written(dict(spec.rope).get("fps", 24.0))
+    k = np.arange(size, dtype=np.int64)
+    twice = np.maximum(8 * k - 7, 0) + 8 * k + 1  # the frame's first and last pixel, added
+    if max(fps.numerator, fps.denominator) < 2**24:  # twice / (20 fps) - 1, held in int64
+        return exact_over(spec, twice * fps.denominator - 20 * fps.numerator, 20 * fps.numerator)
+    return exact(spec, [Fraction(int(t)) / fps / 20 - 1 for t in twice])
 
 
 def _ltx2_floats(
@@ -108,11 +112,11 @@ def _ltx2_floats(
 def _ltx2_audio_place(spec, axis: int, size: int):
     """LTX-2's audio: 2p - 1, exactly, of each latent frame's midpoint in seconds over 20: its
     mel frames [max(4k - 3, 0), 4k + 1) at 160 / 16000 s each (hop length over sampling rate)."""
-    values = [
-        2 * (Fraction(max(4 * k - 3, 0) + 4 * k + 1, 2) * Fraction(160, 16000) / 20) - 1
-        for k in range(size)
-    ]
-    return exact(spec, values)
+    import numpy as np
+
+    k = np.arange(size, dtype=np.int64)
+    twice = np.maximum(4 * k - 3, 0) + 4 * k + 1  # the first and last mel frame, added
+    return exact_over(spec, twice - 2000, 2000)  # twice * 160 / 16000 / 20 - 1
 
 
 def _ltx2_audio_floats(

@@ -16,7 +16,7 @@ from ...base import variant
 from ..diffusers import VARIANTS as DIFFUSERS
 from ..keys import Key
 from ..layouts import Law, Preset, Split
-from ..places import exact
+from ..places import progression
 
 MAX_FREQ = Key(
     "max_freq",
@@ -51,9 +51,7 @@ def _pixel_torch_law(torch, spec, axis: int, dim: int, theta: float):
 
 def _pixel_place(spec, axis: int, size: int):
     """Positions -1 + 2k / (size - 1) for k < size, exactly (one token: -1, linspace's start)."""
-    if size == 1:
-        return exact(spec, [Fraction(-1)])
-    return exact(spec, [Fraction(2 * k, size - 1) - 1 for k in range(size)])
+    return progression(spec, Fraction(-1), Fraction(2, max(size - 1, 1)), size)
 
 
 def _pixel_floats(spec, axis: int, size: int):  # the library's float32 torch.linspace(-1, 1, size)
