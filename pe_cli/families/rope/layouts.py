@@ -58,6 +58,8 @@ class Mrope(Layout):
     dim: Callable  # (head dim, rope parameters) -> the dim of the power law (arange(0, dim, 2))
     columns: Callable  # (frequencies, sections) -> ((axis, frequency) of each column)
     whole: bool = True  # mrope_section splits all the frequencies (else it bounds where h, w reach)
+    # the mrope_section that gives t, h and w these many frequencies (identification reads them)
+    sections: Callable = lambda t, h, w: (t, h, w)
 
     def plan(self, spec) -> Plan:
         rope = dict(spec.rope)

@@ -95,6 +95,7 @@ LAYOUTS = (
         summary="ERNIE 4.5 VL: h and w alternating, then t, each in two adjacent columns",
         columns=_repeated(_ernie),
         convention="interleaved",
+        sections=lambda t, h, w: (h, w, t),  # h takes the even ones of the first h + w
         **_MROPE,
     ),
     Mrope(

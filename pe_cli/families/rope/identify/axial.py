@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ....core.dtypes import FORMATS
 from ..family import FAMILY
 from ..layouts import LAYOUTS, Mrope
 from ..tokens import axes_positions
 from ..types import frequency_count, rope_frequencies
-from .common import CLOSE, is_whole
+from .common import is_whole, near
 from .grids import axis_positions, may_be_angles
 
 BASES = (10000.0, 100.0, 1000.0, 100000.0, 500000.0, 1000000.0)  # common vision and M-RoPE bases
@@ -124,7 +125,7 @@ def _sections(layout, d_model: int, axes: Axes, count: int, width: int):
     if any(c % per for c in found) or sum(found) // per > n:
         return None
     h, w = (c // per for c in found)
-    return n - h - w, h, w
+    return layout.sections(n - h - w, h, w)
 
 
 def _spec(bench, layout, d_model, rope, grid=None, **more):
@@ -207,6 +208,30 @@ def _positions(values, fit: Fit, base: float, part: str):
     return found
 
 
+def _slack(read, fit: Fit, base: float, part: str, dtype: str):
+    """How far each position read back (rows, axes) may be from the number it is: a value
+    rounded to the dtype (half an epsilon) moves the angle of its axis's fastest frequency w by
+    that over the value's slope in the angle (a cos near 1 has almost none: a slow axis's small
+    positions are told coarsely, 1.4e-3 at w = 0.003), the position by that over w; at most a
+    quarter, where whole numbers are still told apart."""
+    import numpy as np
+
+    if part == "angle":
+        return np.zeros(read.shape)
+    dim = fit.layout.dim(fit.d_model, fit.rope)
+    law = [float(w) for w in rope_frequencies(dim, base, {}, 0)[0]]
+    fastest = np.array(
+        [
+            max((law[j] for a, j in zip(fit.axis, fit.frequency) if a == axis), default=0.0)
+            for axis in range(read.shape[-1])
+        ]
+    )
+    angle = np.abs(read) * fastest
+    slope = np.abs(np.sin(angle) if part == "cos" else np.cos(angle))
+    told = FORMATS[dtype].epsilon / 2 / np.maximum(slope * fastest, 1e-30)
+    return np.minimum(np.where(fastest > 0, told, 0.0), 0.25)
+
+
 def axial_candidates(values, notes, bench, why: list | None = None):
     """A table of transformers' M-RoPE or vision layouts: each layout and head dim that puts
     its columns on the axes they follow, its base fitted and its grid read (the grid's size
@@ -225,24 +250,28 @@ def axial_candidates(values, notes, bench, why: list | None = None):
         reading.fitted.append(fit.layout.name)
         for part in parts:
             estimate = _base(values, fit, axes, part)
-            if estimate is None:
-                continue
-            for base in _bases(estimate):
+            # no frequency in the band read well (a narrow head): the common bases
+            for base in _bases(estimate) if estimate is not None else BASES:
                 read = _positions(values, fit, base, part)
-                reading.based.setdefault(fit.layout.name, estimate)
-                if not is_whole(read):
+                if estimate is not None:
+                    reading.based.setdefault(fit.layout.name, estimate)
+                slack = _slack(read, fit, base, part, bench.dtype)
+                if not is_whole(read, slack):
                     continue
                 reading.whole.setdefault(fit.layout.name, base)
                 offset = int(round(read[0, 0]))
                 end = _positions(last, fit, base, part)[0]
                 shape = [int(round(e)) - offset + 1 for e in end]
                 if (
-                    not (is_whole(end) and np.all(np.abs(read[0] - offset) < CLOSE))
+                    not (
+                        is_whole(end, _slack(end, fit, base, part, bench.dtype))
+                        and np.all(near(read[0], offset, slack[0]))
+                    )
                     or min(shape) < 1
                     or int(np.prod(shape)) != bench.length
                 ):
                     continue
-                spec = _grid_spec(bench, fit, base, part, shape, offset, read)
+                spec = _grid_spec(bench, fit, base, part, shape, offset, read, slack)
                 if spec is None:
                     nearest = nearest or _spec(
                         bench,
@@ -332,7 +361,7 @@ def _bases_read(found: dict) -> str:
     )
 
 
-def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read):
+def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read, slack):
     """The spec whose tokens are at the positions read (the first rows'), trying the spatial
     merge sizes a vision layout may have; None if none puts them there."""
     import numpy as np
@@ -355,6 +384,6 @@ def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read
         expected = axes_positions(spec, 0, len(read))
         if part == "cos":
             expected, read = np.abs(expected), np.abs(read)
-        if np.all(np.abs(expected - read) < CLOSE):
+        if np.all(near(read, expected, slack)):
             return spec
     return None

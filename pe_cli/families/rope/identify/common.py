@@ -11,17 +11,18 @@ CLOSE = 1e-3  # positions read back within this are the same
 FLOAT32_ANGLES = 4 * 2.0**-24
 
 
-def near(read, expected):
-    """Where positions read back are the expected ones (elementwise)."""
+def near(read, expected, slack=0.0):
+    """Where positions read back are the expected ones (elementwise), `slack` more where the
+    reading tells them no better (axial._slack)."""
     import numpy as np
 
-    return np.abs(read - expected) < CLOSE + FLOAT32_ANGLES * np.abs(expected)
+    return np.abs(read - expected) < CLOSE + FLOAT32_ANGLES * np.abs(expected) + slack
 
 
-def is_whole(positions) -> bool:
+def is_whole(positions, slack=0.0) -> bool:
     import numpy as np
 
-    return bool(np.all(near(positions, np.round(positions))))
+    return bool(np.all(near(positions, np.round(positions), slack)))
 
 
 RUNS_NEAR = (
