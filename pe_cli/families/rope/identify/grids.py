@@ -115,7 +115,7 @@ def axis_positions(seen, frequencies, part: str, near: float = 0.0):
     mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
     readings = []
     begins = [angles[:, 0], mirror[:, 0]]
-    if near:
+    if abs(near * w[0]) > np.pi:  # another turn than the first's
         begins += [b + 2 * np.pi * np.round((near * w[0] - b) / (2 * np.pi)) for b in begins]
     if w[0] >= 1:  # a lowest frequency that turns by a whole turn over the positions (pixel
         # RoPE's pi over [-1, 1]) tells p only up to 2 pi / w: the neighbouring turns too
