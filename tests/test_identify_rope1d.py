@@ -222,6 +222,86 @@ def test_exact_inv_freq_is_named(cli, tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
+# a port's precision slips (the recipes: one stage of transformers' arithmetic in a half dtype)
+
+
+def _llama_cos(d, base, positions, buffer_dtype=None, x_dtype=torch.float32):
+    """transformers' Llama rotary cos, its inv_freq buffer cast as model.to(dtype) casts it
+    (forward widens it to float32), for a hidden state of x_dtype (cos comes back in it)."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    rope = {"rope_type": "default", "rope_theta": base}
+    config = transformers.LlamaConfig(
+        hidden_size=4 * d, num_attention_heads=4, head_dim=d, rope_parameters=rope
+    )
+    module = LlamaRotaryEmbedding(config)
+    if buffer_dtype is not None:
+        module.to(buffer_dtype)
+    cos, _ = module(torch.zeros(1, dtype=x_dtype), torch.as_tensor(positions)[None, :])
+    return cos[0]
+
+
+def _save_tensor(path, table):
+    """A torch table as .npy, or .safetensors for bfloat16 (numpy has none)."""
+    if table.dtype == torch.bfloat16:
+        from safetensors.torch import save_file
+
+        save_file({"cos": table.contiguous()}, path.with_suffix(".safetensors"))
+        return path.with_suffix(".safetensors")
+    return _save(path.with_suffix(".npy"), table.numpy())
+
+
+@pytest.mark.parametrize(
+    "buffer, positions, x_dtype, recipe",
+    [
+        (torch.bfloat16, torch.arange(300), torch.float32, "rope-inv-freq"),
+        (torch.float16, torch.arange(300), torch.float32, "rope-inv-freq"),
+        (torch.bfloat16, torch.arange(300), torch.bfloat16, "rope-inv-freq"),
+        (None, torch.arange(3000).to(torch.bfloat16), torch.float32, "rope-positions"),
+        (None, torch.arange(3000).to(torch.float16), torch.float32, "rope-positions"),
+    ],
+    ids=["inv_freq bf16", "inv_freq fp16", "inv_freq bf16 out", "ids bf16", "ids fp16"],
+)
+def test_a_precision_slip_of_transformers_is_named(
+    cli, tmp_path, buffer, positions, x_dtype, recipe
+):
+    """transformers' own table with its inv_freq buffer cast to a half dtype (model.to(dtype)),
+    or its position ids held in one: named as the recipe at that --compute-dtype, bit for bit,
+    with no note of a scaling it seemed to have (the cli fixture rebuilds it)."""
+    low = str(buffer or positions.dtype).removeprefix("torch.")
+    path = _save_tensor(tmp_path / "slip", _llama_cos(64, 10000.0, positions, buffer, x_dtype))
+    text, found = _identified(cli, path)
+    best = found["candidates"][0]
+    assert best["differing"] == 0 and best["confirmed"], text
+    assert (best["spec"]["variant"], best["spec"]["compute_dtype"]) == (recipe, low)
+    assert f"recipe {recipe} ({low})" in " ".join(text.split())
+    assert not any("scaling" in note or "power law" in note for note in found["notes"])
+
+
+@pytest.mark.parametrize(
+    "low, dtype",
+    [("bfloat16", "float32"), ("float16", "float32"), ("bfloat16", "bfloat16"),
+     ("float16", "float16"), ("bfloat16", "float16")],
+)  # fmt: skip
+def test_angles_and_cos_in_a_half_dtype_are_the_table_recipe(cli, tmp_path, low, dtype):
+    """rope-table (the angles and cos/sin computed in --compute-dtype, as under autocast): its
+    values lie on the half dtype's grid (in a wider file, or its own), which tells frequencies
+    only to 1e-2; the round bases near the fit are tried, linearly scaled where the first
+    frequency is not 1. (float16 arithmetic in a bfloat16 file shows neither grid.)"""
+    for rope in ({}, {"rope_type": "linear", "factor": 4.0}):
+        made = pe_cli.build(
+            family="rope", variant="rope-table", compute_dtype=low, d_model=32, seq_len=200,
+            base=500000.0, rope=rope, dtype=dtype,
+        )  # fmt: skip
+        path = _save_tensor(tmp_path / f"table{len(rope)}", made.torch())
+        _, found = _identified(cli, path)
+        best = found["candidates"][0]
+        assert best["differing"] == 0 and best["confirmed"], best["name"]
+        assert (best["spec"]["variant"], best["spec"]["compute_dtype"]) == ("rope-table", low)
+
+
+# ---------------------------------------------------------------------------------------------
 # an honest no-match
 
 

@@ -22,10 +22,11 @@ def candidates(values, dtype, notes, bench):
     read through each preset's layout, then one of transformers' M-RoPE and vision layouts,
     then, unless it reads as several axes, a 1-D table fitted from its angles; where none is
     near, a preset's layout at the table's own head dim; where none is bit for bit, diffusers'
-    tables in the other frequency dtype."""
+    tables in the other frequency dtype. What a reading noticed is said unless another one
+    names the table bit for bit (a 1-D table's presets' notes beside its 1-D name)."""
     why: list = []  # what a multi-axis reading measured, said where nothing is near
-    found = list(_read(values, notes, bench, why))
-    yield from found
+    readings = list(_read(values, bench, why))  # (its candidates, its notes) each
+    found = [c for made, _ in readings for c in made]
     rotation = rotation_sin(values) is not None
     # a layout at another head dim only for a table whose columns come in equal pairs (cos or
     # sin of a rotary layout; not a sinusoidal or 2-D sin-cos table, reading it costs seconds)
@@ -34,22 +35,31 @@ def candidates(values, dtype, notes, bench):
     if not any(c.difference.max_abs <= MATCH_AT_MOST for c in found) and (
         rotation or paired(values)
     ):
+        said: list = []
         more = rescaled(values.shape[1], rotation)
-        rescaled_found = [c for c in split_candidates(values, notes, bench, more) if c]
-        yield from rescaled_found
+        rescaled_found = [c for c in split_candidates(values, said, bench, more) if c]
         if not any(c.difference.max_abs <= RUNS_NEAR for c in rescaled_found):
-            notes += why
+            said += why
+        readings.append((rescaled_found, said))
         found += rescaled_found
-    yield from other_dtypes(bench, found)
+    found += [c for c in other_dtypes(bench, found) if c is not None]
+    named = [said for made, said in readings if any(c.difference.identical for c in made)]
+    for said in named or [said for _, said in readings]:
+        notes += [note for note in said if note not in notes]
+    yield from found
 
 
-def _read(values, notes, bench, why: list):
-    split = [c for c in split_candidates(values, notes, bench) if c is not None]
+def _read(values, bench, why: list):
+    """Each reading's candidates and notes: the presets', transformers' layouts', a 1-D
+    table's."""
+    said: list = []
+    split = [c for c in split_candidates(values, said, bench) if c is not None]
     if not any(c.difference.max_abs <= RUNS_NEAR for c in split):
-        split += padded_candidates(values, notes, bench)
-    yield from split
-    axial = [c for c in axial_candidates(values, notes, bench, why) if c is not None]
-    yield from axial
+        split += padded_candidates(values, said, bench)
+    yield split, said
+    said = []
+    axial = [c for c in axial_candidates(values, said, bench, why) if c is not None]
+    yield axial, said
     # a multi-axis table: its first columns need not turn, nor follow one law (a one-axis
     # preset's table is also a 1-D one)
     if (
@@ -58,4 +68,5 @@ def _read(values, notes, bench, why: list):
         or any(len(split_laws(c.spec)) > 1 for c in split)
     ):
         return
-    yield from line_candidates(values, notes, bench)
+    said = []
+    yield [c for c in line_candidates(values, said, bench) if c is not None], said

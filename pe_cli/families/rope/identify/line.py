@@ -9,13 +9,15 @@ import math
 from dataclasses import asdict
 
 from ....core.dtypes import FORMATS, match_margin
+from ...reading import plausible_bases
 from ..family import FAMILY
 from ..pairing import pair_columns
 from ..transformers import VARIANTS
+from .common import BASES, Fit
 from .factors import library_factors
-from .grids import may_be_angles
+from .grids import may_be_angles, rotation_sin
 from .reread import reread
-from .scalings import scalings
+from .scalings import rotary_dims, scalings
 
 
 def line_candidates(values, notes, bench):
@@ -46,6 +48,10 @@ def line_candidates(values, notes, bench):
             f"every column holds one value at all {rows} positions: nothing turns, as a RoPE "
             "table's first columns do (by 1 radian a position)"
         )
+        return
+    sin = rotation_sin(values)
+    if sin is not None:  # --part rotation: [cos, -sin, sin, cos] of each frequency
+        yield from _rotation_candidates(sin[:, 0::2], notes, bench, lead)
         return
     head = values[0]
     if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
@@ -85,6 +91,18 @@ def line_candidates(values, notes, bench):
                 scratch.clear()
             yield from made
         notes += [] if angled else [note for note in scratch if note not in notes]
+
+
+def _rotation_candidates(plane, notes, bench, lead: int):
+    """A rotation table's candidates, read from its sin columns (one per frequency)."""
+    scratch = []
+    readings = [r for r in _readings(plane, False, scratch) if r[0] == "sin"]
+    if bench.dtype in _COARSE:
+        readings = _refined(plane, readings, bench.dtype)
+    for part, attention, w, resolved in readings:
+        args = (bench, plane, "interleaved", part, attention, w, resolved, scratch, lead)
+        yield from (c for c in _fitted(*args, shown="rotation") if c is not None)
+    notes += [note for note in scratch if note not in notes]
 
 
 def _unsteady(values, dtype: str) -> int:
@@ -174,7 +192,12 @@ def _vector_candidates(w, notes, bench):
                 )
                 if recipe is not None:
                     yield from named(
-                        said, [bench.candidate(f"recipe {name}", recipe, found.source, reference)]
+                        said,
+                        [
+                            bench.candidate(
+                                f"recipe {name} ({low})", recipe, found.source, reference
+                            )
+                        ],
                     )
 
 
@@ -242,22 +265,37 @@ def _still(notes: list) -> None:
         notes.append(note)
 
 
-def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead: int = 0):
+def _fitted(
+    bench, plane, convention, part, attention, w, resolved, notes, lead: int = 0, shown: str = ""
+):
     """The candidates of fitted frequencies w (the `resolved` ones to 1e-3) of a plane (one
-    column per frequency, positions 0 .. after `lead` rows at 0): each power law and scaling
-    that explains them, exactly and in the libraries' arithmetic; where none does, the nearest
-    plain law's exact table alone."""
+    column per frequency, positions 0 .. after `lead` rows at 0) of `part` (the table's own
+    part is `shown`, where the plane is read from it: a rotation's sin): each power law and
+    scaling that explains them, exactly and in the libraries' arithmetic; where none does, the
+    nearest plain law's exact table alone."""
     dtype, end = bench.dtype, bench.length - lead
     ids = f"{lead}*0; 0:{end}" if lead else None
+    table = shown or part
+
+    recipes = [c for c in _recipes(bench, plane, convention, table, w, resolved, end, ids) if c]
+    slip, read = any(c.difference.identical for c in recipes), []  # what this reading measured
 
     def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
-        return library_factors(bench, plane, convention, part, attention, notes) if not lead else []
+        if lead or slip or shown:
+            return []
+        return library_factors(bench, plane, convention, part, attention, read)
 
-    _constant(plane, w, resolved, notes)
-    fits = scalings(plane, dtype, w, resolved, attention, part, end, notes, search)
+    _constant(plane, w, resolved, read)
+    fits = scalings(plane, dtype, w, resolved, attention, part, end, read, search)
+    if not slip and all(fit.nearest for fit in fits):  # position ids a half dtype rounded?
+        held = _positions_refit(bench, plane, convention, part, table, lead, ids)
+        recipes += [c for c in held if c is not None]
+        slip = any(c.difference.identical for c in recipes)
     count = _unsteady(plane, dtype)
     if count:  # the frequencies were read from a few rows: what every row does
-        notes.append(_unsteady_note(count, plane.shape[1]))
+        read.append(_unsteady_note(count, plane.shape[1]))
+    if not slip:  # a port's precision slip, read: nothing to say of the scaling it seemed to have
+        notes += read
     for fit in fits:
         spec = bench.spec(
             family=FAMILY.name,
@@ -266,7 +304,7 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
             base=fit.base,
             rope=fit.rope,
             convention=convention,
-            part=part,
+            part=table,
             ids=ids,
             dtype="float64",
         )
@@ -275,13 +313,14 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
         reference = bench.reference(spec)
         said = _said(fit, len(w))
         made = bench.candidate(
-            f"rope {part}, {convention} pairing{said}", spec, reference=reference
+            f"rope {table}, {convention} pairing{said}", spec, reference=reference
         )
         if fit.nearest:  # no law fits: no library's arithmetic of it is the table
             yield made if made is not None and _far(made, bench) else None
             continue
         yield made
         yield from named(said, libraries(bench, spec, reference))
+        yield from _positions_slips(bench, spec, said)
         if dtype == "float32" and part != "angle":
             polar = bench.spec(
                 **{
@@ -295,6 +334,139 @@ def _fitted(bench, plane, convention, part, attention, w, resolved, notes, lead:
                 yield bench.candidate(
                     f"library hf-rope, polar{said}", polar, VARIANTS["hf-rope"].source, reference
                 )
+    yield from recipes
+
+
+def _recipes(bench, plane, convention, part, w, resolved, rows: int, ids):
+    """A precision recipe's table (transformers' arithmetic with one stage in a half dtype, as
+    ports slip), where the table shows the half dtype: its frequencies are that dtype's numbers
+    (rope-inv-freq: inv_freq cast to it), fitted as an inv_freq vector of it is; or its values
+    are, in a wider file or its own (rope-table: the angles and cos/sin in it, which tell the
+    frequencies to about its epsilon), tried as plain and linearly scaled laws at the round
+    bases near the frequencies' least-squares one."""
+    import numpy as np
+
+    from ....numerics.float32 import round_to
+
+    at = resolved & (w > 0)
+    if not at.any():
+        return
+    # a frequency read from float32 values is good to ~1e-7, from half ones to _RESOLVED
+    close = _RESOLVED if bench.dtype in _COARSE else 1e-5
+    for low in _COARSE:
+        grid = round_to(w, low).astype(np.float64)
+        tries = []
+        if np.all(np.abs(grid - w)[at] <= close * w[at]):
+            tries.append(
+                ("rope-inv-freq", scalings(None, low, grid, at, 1.0, "inv_freq", rows, []))
+            )
+        if bench.dtype == low or _on_grid(plane, low, bench.dtype):
+            tries.append(("rope-table", _coarse_laws(w, at, low)))
+        for stage, fit in ((stage, f) for stage, fits in tries for f in fits if not f.nearest):
+            recipe = bench.spec(
+                family=FAMILY.name,
+                variant=stage,
+                compute_dtype=low,
+                d_model=fit.dim,
+                seq_len=bench.length,
+                base=fit.base,
+                rope=fit.rope,
+                convention=convention,
+                part=part,
+                ids=ids,
+                dtype=bench.dtype,
+            )
+            if recipe is not None:
+                said = f"recipe {stage} ({low}){_said(fit, len(w))}"
+                yield _scored(bench, said, recipe, FAMILY.variants[stage].source)
+
+
+def _scored(bench, name: str, spec, source: str):
+    """A recipe's candidate, scored now even on a long table's sample (where a variant waits
+    until no exact table is the file: the rope family builds a recipe's first rows alone),
+    since whether it is the table says which of the reading's notes are true of it."""
+    if not bench.sampled or spec.rows != bench.length or spec.cols != bench.target.cols:
+        return bench.candidate(name, spec, source)
+    return bench.variant(name, spec, source, bench.reference(spec))
+
+
+def _coarse_laws(w, at, low: str) -> list[Fit]:
+    """Plain and linearly scaled (where w_0 is not 1) laws at the round bases near the base of
+    frequencies read from angles rounded to `low`: the two highest frequencies' (read from
+    the first rows, where the angles are still small) and the least-squares one (8 bits read
+    slow frequencies 10% off: the common bases within 25% of either too)."""
+    n = len(w)
+    estimates = [rotary_dims(w, at, low)[0][1]]
+    if n > 1 and at[1] and w[0] > w[1] > 0:
+        estimates.append(float((w[0] / w[1]) ** n))
+    bases = [b for e in estimates for b in plausible_bases(e)]
+    bases += [b for b in BASES if any(abs(math.log(b / e)) < 0.25 for e in estimates)]
+    factors = {float(f"{1 / w[0]:.{k}g}") for k in (1, 2)} - {1.0}
+    scaled = [{}] + [{"rope_type": "linear", "factor": f} for f in sorted(factors)]
+    return [Fit(2 * n, b, rope) for b in dict.fromkeys(bases) for rope in scaled]
+
+
+def _positions_slips(bench, spec, said: str, lows=_COARSE):
+    """transformers' table with its position ids in a half dtype (rope-positions), where the
+    table is longer than the whole numbers that dtype holds (256 in bfloat16, 2048 in
+    float16)."""
+    for low in lows:
+        if bench.length - 1 > 2 ** FORMATS[low].precision:
+            recipe = bench.spec(
+                **{
+                    **asdict(spec),
+                    "variant": "rope-positions",
+                    "compute_dtype": low,
+                    "dtype": bench.dtype,
+                }
+            )
+            if recipe is not None:
+                source = FAMILY.variants["rope-positions"].source
+                yield _scored(bench, f"recipe rope-positions ({low}){said}", recipe, source)
+
+
+def _positions_refit(bench, plane, convention, part, table, lead: int, ids):
+    """rope-positions where the ids a half dtype rounds make the whole table fit no law: the
+    frequencies read again from the rows before the first position it rounds (257 in
+    bfloat16, 2049 in float16), and each law they fit tried with its ids in that dtype."""
+    for low in _COARSE:
+        whole = 2 ** FORMATS[low].precision + 1
+        if len(plane) <= whole:
+            continue
+        head = plane[:whole]
+        readings = [r for r in _readings(head, False, []) if r[0] == part]
+        if bench.dtype in _COARSE:
+            readings = _refined(head, readings, bench.dtype)
+        for _, attention, w, resolved in readings:
+            rows = bench.length - lead
+            for fit in scalings(head, bench.dtype, w, resolved, attention, part, rows, []):
+                spec = (
+                    None
+                    if fit.nearest
+                    else bench.spec(
+                        family=FAMILY.name,
+                        d_model=fit.dim,
+                        seq_len=bench.length,
+                        base=fit.base,
+                        rope=fit.rope,
+                        convention=convention,
+                        part=table,
+                        ids=ids,
+                        dtype="float64",
+                    )
+                )
+                if spec is not None:
+                    yield from _positions_slips(bench, spec, _said(fit, len(w)), (low,))
+
+
+def _on_grid(plane, low: str, dtype: str) -> bool:
+    """Whether every value of a table of `dtype` is a number of the narrower dtype `low`."""
+    import numpy as np
+
+    from ....numerics.float32 import round_to
+
+    wider = FORMATS[dtype].precision > FORMATS[low].precision
+    return wider and bool(np.array_equal(round_to(plane, low).astype(np.float64), plane))
 
 
 def _far(nearest, bench) -> bool:

@@ -167,13 +167,13 @@ def scalings(
     else:
         high = 10000.0
     if part == "inv_freq" and dtype in ("float16", "bfloat16"):  # two values rounded to a
-        high = _dims(w, resolved, dtype)[0][1]  # few bits tell little: the law of them all
+        high = rotary_dims(w, resolved, dtype)[0][1]  # few bits tell little: the law of them all
     ratio = w[resolved] / (w[0] * high ** (-np.arange(n) / n))[resolved]
     # frequencies read to 1e-3 (scalings' own), or as a vector's values rounded to its dtype
     close = max(1e-3, FORMATS[dtype].epsilon) if part == "inv_freq" else 1e-3
     if len(ratio) == 0 or np.allclose(ratio, 1, rtol=close):
         found = []
-        for dim, base in _dims(w, resolved, dtype):
+        for dim, base in rotary_dims(w, resolved, dtype):
             fit = PLAIN if math.isclose(w[0], 1, rel_tol=1e-4) else DIVIDED
             for read in fit.values():
                 found += [Fit(*f) for f in read(dim, base, w, rows)]
@@ -261,7 +261,9 @@ def _lawless(w, resolved) -> str:
     )
     return (
         f"its {len(w)} rotary frequencies, read from its first rows, follow no power law "
-        f"base^(-2i/d) ({spread}; a power law has one ratio) nor a rope type's scaling of one"
+        f"base^(-2i/d) ({spread}; a power law has one ratio) nor a llama3 or YaRN scaling of "
+        f"one at the settings tried (original lengths {ORIGINAL_LENGTHS[0]} to "
+        f"{ORIGINAL_LENGTHS[-1]}, factors {FACTORS[0]:g} to {FACTORS[-1]:g})"
     )
 
 
@@ -274,7 +276,7 @@ def _nearest(w, resolved) -> list[Fit]:
     n = len(w)
     if not resolved.any() or not w[0] > 0:
         return []
-    laws = [*BASES, *[b for _, b in _dims(w, resolved, "float32")[:1] if _real(b)]]
+    laws = [*BASES, *[b for _, b in rotary_dims(w, resolved, "float32")[:1] if _real(b)]]
     at = np.flatnonzero(resolved)
 
     def misfit(base):
@@ -293,7 +295,7 @@ _ROUND = {"float16": 1e-4, "bfloat16": 1e-4}  # how near a round number a fitted
 # cos, 1e-6 from sin; NTK's 75684.4 at rotary dim 127 is 6e-5 from 75680)
 
 
-def _dims(w, resolved, dtype: str) -> list[tuple[int, float]]:
+def rotary_dims(w, resolved, dtype: str) -> list[tuple[int, float]]:
     """(rotary dim, least-squares base) of frequencies that follow one power law: 2n, and
     2n - 1 where its base is a round number (4 significant digits at most) and 2n's is not."""
     import numpy as np
