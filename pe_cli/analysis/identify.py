@@ -217,12 +217,12 @@ class Bench:
         bit, else None."""
         if spec.rows != self.length or spec.cols != self.target.cols:
             return None
-        reference = self.reference(spec) if reference is None else reference
         if find_variant(spec) is not None:
             if self.sampled:  # tried after the exact candidates, if none is the table
                 self.deferred.append((name, spec, source, reference))
                 return None
             return self.variant(name, spec, source, reference)
+        reference = self.reference(spec) if reference is None else reference
         if self.sampled:
             rounded = exact_at(_exact(spec, self.dtype), self.rows)
         else:
@@ -231,14 +231,16 @@ class Bench:
         result.differing = int(np.count_nonzero(self.seen != rounded))  # bit-equal to exact?
         return Candidate(name, spec, result, source, confirmed=not self.sampled)
 
-    def variant(self, name: str, spec: TableSpec, source: str, reference) -> Candidate | None:
-        """A seed or library variant, where it reproduces the table at the scored rows."""
+    def variant(self, name: str, spec: TableSpec, source: str, reference=None) -> Candidate | None:
+        """A seed or library variant, where it reproduces the table at the scored rows (its
+        exact reference, where not given, computed only then)."""
         found = self._variant_at(spec)
         if found is None:
             return None
         values, rows = found  # the variant's values at the scored rows it has, and those rows
         if not np.array_equal(values, self.seen[rows]):
             return None
+        reference = self.reference(spec) if reference is None else reference
         return self._identical(name, spec, reference, source)
 
     def _identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:

@@ -113,24 +113,25 @@ def axis_positions(seen, frequencies, part: str, near: float = 0.0):
     seen = np.clip(seen, -1, 1)
     angles = np.arccos(seen) if part == "cos" else np.arcsin(seen)
     mirror = -angles if part == "cos" else np.pi - angles  # the other angle of the same value
-    readings = []
-    begins = [angles[:, 0], mirror[:, 0]]
+    # a cos's mirror reading is its first one negated, which fits as well (the first is kept)
+    first = [angles[:, 0]] if part == "cos" else [angles[:, 0], mirror[:, 0]]
+    begins = list(first)
     if abs(near * w[0]) > np.pi:  # another turn than the first's
-        begins += [b + 2 * np.pi * np.round((near * w[0] - b) / (2 * np.pi)) for b in begins]
+        begins += [
+            b + 2 * np.pi * np.round((near * w[0] - b) / (2 * np.pi))
+            for b in (angles[:, 0], mirror[:, 0])
+        ]
     if w[0] >= 1:  # a lowest frequency that turns by a whole turn over the positions (pixel
         # RoPE's pi over [-1, 1]) tells p only up to 2 pi / w: the neighbouring turns too
-        begins += [b + turn for b in begins for turn in (-2 * np.pi, 2 * np.pi)]
-    for begin in begins:
-        estimate = begin / w[0]
-        for i in range(1, len(w)):
-            guess = estimate * w[i]
-            near = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
-            far = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
-            estimate = np.where(np.abs(near - guess) <= np.abs(far - guess), near, far) / w[i]
-        misfit = np.abs(function(estimate[:, None] * w[None, :]) - seen).sum(axis=1)
-        readings.append((estimate, misfit))
-    estimates = np.stack([estimate for estimate, _ in readings])
-    best = np.argmin(np.stack([misfit for _, misfit in readings]), axis=0)  # the first of ties
+        begins += [b + turn for b in first for turn in (-2 * np.pi, 2 * np.pi)]
+    estimates = np.stack(begins) / w[0]  # every reading at once: (readings, rows)
+    for i in range(1, len(w)):
+        guess = estimates * w[i]
+        this = angles[:, i] + 2 * np.pi * np.round((guess - angles[:, i]) / (2 * np.pi))
+        other = mirror[:, i] + 2 * np.pi * np.round((guess - mirror[:, i]) / (2 * np.pi))
+        estimates = np.where(np.abs(this - guess) <= np.abs(other - guess), this, other) / w[i]
+    misfit = np.abs(function(estimates[..., None] * w) - seen).sum(axis=-1)
+    best = np.argmin(misfit, axis=0)  # the first of ties
     return estimates[best, np.arange(len(best))]
 
 

@@ -385,9 +385,9 @@ def _scored(bench, name: str, spec, source: str):
     """A recipe's candidate, scored now even on a long table's sample (where a variant waits
     until no exact table is the file: the rope family builds a recipe's first rows alone),
     since whether it is the table says which of the reading's notes are true of it."""
-    if not bench.sampled or spec.rows != bench.length or spec.cols != bench.target.cols:
-        return bench.candidate(name, spec, source)
-    return bench.variant(name, spec, source, bench.reference(spec))
+    if spec.rows != bench.length or spec.cols != bench.target.cols:
+        return None
+    return bench.variant(name, spec, source)
 
 
 def _coarse_laws(w, at, low: str) -> list[Fit]:
