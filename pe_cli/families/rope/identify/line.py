@@ -297,17 +297,7 @@ def _fitted(
     if not slip:  # a port's precision slip, read: nothing to say of the scaling it seemed to have
         notes += read
     for fit in fits:
-        spec = bench.spec(
-            family=FAMILY.name,
-            d_model=fit.dim,
-            seq_len=bench.length,
-            base=fit.base,
-            rope=fit.rope,
-            convention=convention,
-            part=table,
-            ids=ids,
-            dtype="float64",
-        )
+        spec = _law_spec(bench, fit, convention, table, ids)
         if spec is None:
             continue
         reference = bench.reference(spec)
@@ -363,22 +353,33 @@ def _recipes(bench, plane, convention, part, w, resolved, rows: int, ids):
         if bench.dtype == low or _on_grid(plane, low, bench.dtype):
             tries.append(("rope-table", _coarse_laws(w, at, low)))
         for stage, fit in ((stage, f) for stage, fits in tries for f in fits if not f.nearest):
-            recipe = bench.spec(
-                family=FAMILY.name,
+            recipe = _law_spec(
+                bench,
+                fit,
+                convention,
+                part,
+                ids,
                 variant=stage,
                 compute_dtype=low,
-                d_model=fit.dim,
-                seq_len=bench.length,
-                base=fit.base,
-                rope=fit.rope,
-                convention=convention,
-                part=part,
-                ids=ids,
                 dtype=bench.dtype,
             )
             if recipe is not None:
                 said = f"recipe {stage} ({low}){_said(fit, len(w))}"
                 yield _scored(bench, said, recipe, FAMILY.variants[stage].source)
+
+
+def _law_spec(bench, fit, convention: str, part: str, ids, **more):
+    """The spec of a fitted law's table laid out as the one read (exact, in float64, unless
+    `more` says otherwise); None where no table is made so."""
+    laid = dict(convention=convention, part=part, ids=ids, dtype="float64")
+    return bench.spec(
+        family=FAMILY.name,
+        d_model=fit.dim,
+        seq_len=bench.length,
+        base=fit.base,
+        rope=fit.rope,
+        **{**laid, **more},
+    )
 
 
 def _scored(bench, name: str, spec, source: str):
@@ -440,21 +441,7 @@ def _positions_refit(bench, plane, convention, part, table, lead: int, ids):
         for _, attention, w, resolved in readings:
             rows = bench.length - lead
             for fit in scalings(head, bench.dtype, w, resolved, attention, part, rows, []):
-                spec = (
-                    None
-                    if fit.nearest
-                    else bench.spec(
-                        family=FAMILY.name,
-                        d_model=fit.dim,
-                        seq_len=bench.length,
-                        base=fit.base,
-                        rope=fit.rope,
-                        convention=convention,
-                        part=table,
-                        ids=ids,
-                        dtype="float64",
-                    )
-                )
+                spec = None if fit.nearest else _law_spec(bench, fit, convention, table, ids)
                 if spec is not None:
                     yield from _positions_slips(bench, spec, _said(fit, len(w)), (low,))
 
