@@ -224,6 +224,18 @@ def inspection(pe_cli: str, folder: Path, args) -> None:
     )
     for path in (table, library, scratch):
         path.unlink(missing_ok=True)
+    for label, made in (
+        (
+            "transformers' RoPE table, 262144 x 128 float32 (128 MiB)",
+            ["--family", "rope", "--variant", "hf-rope", "-d", "128", "-l", "262144"],
+        ),
+        (
+            "PixArt-alpha 1024's 2-D grid, 64 x 64 x 1152 float32 (18 MiB; target 10 s)",
+            ["--family", "sincos2d", "--variant", "diffusers", "--grid", "64x64", "-d", "1152"]
+            + ["--base-size", "64", "--interpolation-scale", "2"],
+        ),
+    ):
+        identified_against_generated(pe_cli, folder, label, made, args.large_runs)
 
     a, b = folder / "exact.npy", folder / "exp_log.npy"
     rows = ["--d-model", "512", "--seq-len", "1048576"]
@@ -266,6 +278,30 @@ def inspection(pe_cli: str, folder: Path, args) -> None:
         f"{peaks['pe-cli compare A B'] / 1024:.0f} MiB (target 512); show peaks at "
         f"{peaks['pe-cli show A'] / 1024:.0f} MiB (target 512)"
     )
+
+
+def identified_against_generated(pe_cli: str, folder: Path, label: str, made, runs: int) -> None:
+    """compare FILE of a table against generate of the same table, medians and peaks, and
+    whether what it names is the table bit for bit."""
+    table, scratch = folder / "table.npy", folder / "scratch.npy"
+    subprocess.run([pe_cli, "generate", *made, "-o", str(table)], check=True, capture_output=True)
+    commands = {
+        "pe-cli generate": ([pe_cli, "generate", *made, "-o", str(scratch)], scratch),
+        "pe-cli compare FILE": ([pe_cli, "compare", str(table)], None),
+    }
+    times, peaks = median_runs(commands, runs)
+    report(times, peaks, runs, f"identification of {label}")
+    said = subprocess.run(
+        [pe_cli, "compare", str(table)], check=True, capture_output=True, text=True
+    ).stdout
+    named = "bit for bit" in " ".join(said.partition("\ncandidates")[0].split())
+    print(
+        f"  identifying takes {times['pe-cli compare FILE'] / times['pe-cli generate']:.1f}x "
+        f"generating (target 10x), {times['pe-cli compare FILE']:.2f} s, peak "
+        f"{peaks['pe-cli compare FILE'] / 1024:.0f} MiB (target 512); named bit for bit: {named}"
+    )
+    for path in (table, scratch):
+        path.unlink(missing_ok=True)
 
 
 STARTUP_JOBS = {

@@ -126,6 +126,11 @@ SLOW = frozenset(
         "test_identify_ropegrid.py::test_pixel_tables_are_named_and_rebuilt",
         "test_identify_ropegrid.py::test_pixel_variant_is_rotary_embedding_torch_bit_for_bit",
         "test_identify_ropegrid.py::test_no_axes_note_where_the_table_is_named",
+        # session 36: 20 s or more of the inner loop's 333 s (every case together)
+        "test_identify_rope1d.py::test_angles_and_cos_in_a_half_dtype_are_the_table_recipe",
+        "test_identify_rope1d.py::test_an_unexplained_table_gets_a_true_reason",
+        "test_sincos3d.py::test_cogvideox_half_tables_are_identified",
+        "test_layout.py::test_a_model_is_named_in_its_own_module_only",
     }
 )
 
