@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pe_cli import engine
-from pe_cli.core.dtypes import host_bits, host_float
+from pe_cli.core.dtypes import cast_exact, host_bits, host_float
 from pe_cli.engine import _kernel_blocks, build
 from pe_cli.numerics import exact, fast
 from pe_cli.spec import TableSpec
@@ -115,6 +115,37 @@ def test_torch_path_matches_numpy_path_bit_for_bit():
         by_torch = _kernel_blocks(spec, "cpu", rows=128, use_torch=True)
         by_torch = np.concatenate([host_bits(b) for b in by_torch])
         assert np.array_equal(by_numpy, by_torch)  # both correctly rounded
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        dict(preset="flux", grid="4x6", text_tokens=3),
+        dict(preset="ltx2", grid="2x3x4"),
+        dict(preset="hidream", grid="3x4", part="rotation"),
+        dict(
+            family="rope", d_model=16, axes="mrope", grid="2x3x4", rope={"mrope_section": "2,3,3"}
+        ),
+        dict(family="rope", d_model=16, axes="axial", grid="4x6", part="angle"),
+        dict(preset="wan", grid="2x4x4", rope={"pool": "1,2,2"}),
+    ],
+    ids=["flux", "ltx2", "rotation", "mrope", "axial angles", "pooled"],
+)
+def test_the_torch_path_of_a_multi_axis_table_stays_torch(params):
+    """A multi-axis table on the torch path (--device cuda's) is built of torch tensors from
+    its planes on (numpy's stack of CUDA tensors failed: every preset on --device cuda), and is
+    the numpy path's bit for bit."""
+    import torch
+
+    from pe_cli.engine import FAMILIES, Workspace, _sinusoids
+    from pe_cli.spec import spec_from_keywords
+
+    spec = spec_from_keywords(**params)
+    work = Workspace(torch, "cpu", spec.dtype, _sinusoids(spec))
+    rows = FAMILIES[spec.family].exact_rows(spec, 0, spec.rows, work)
+    assert torch.is_tensor(rows), type(rows)
+    by_numpy = np.concatenate(list(_kernel_blocks(spec, "cpu", rows=spec.rows)))
+    assert np.array_equal(host_bits(cast_exact(rows, spec.dtype)), by_numpy)
 
 
 def test_blocks_do_not_change_values():

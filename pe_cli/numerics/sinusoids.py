@@ -268,6 +268,14 @@ class Workspace:
             column = self.xp.from_numpy(column).to(self.device)
         return exact.round_to(self.xp, column, self.dtype)[0]
 
+    def columns(self, planes, axis, frequency):
+        """Per-axis planes, (rows, frequencies) each, as (rows, columns): column c from plane
+        axis[c]'s frequency[c] (a multi-axis table's layout), on the workspace's device."""
+        if self.numpy:
+            return np.stack(planes, axis=1)[:, axis, frequency]
+        at = [self.xp.as_tensor(np.asarray(k), device=self.device) for k in (axis, frequency)]
+        return self.xp.stack(list(planes), dim=1)[:, at[0], at[1]]
+
     def zeros(self, rows: int, cols: int):
         if self.numpy:
             return np.zeros((rows, cols))

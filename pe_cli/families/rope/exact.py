@@ -96,14 +96,14 @@ def exact_rows(spec, start, stop, work):
             found = [made(positions[:, a].tolist()) for a in range(positions.shape[1])]
         axis, frequency = (np.array(c) for c in zip(*columns))
 
-        def plane(k):  # (rows, axes, n) of sin (k = 0) or cos, each column's axis and frequency
-            return np.stack([f[k] for f in found], axis=1)[:, axis, frequency]
+        def plane(k):  # sin (k = 0) or cos of each column's axis and frequency
+            return work.columns([f[k] for f in found], axis, frequency)
 
         return part_of(
             spec.part,
             lambda: plane(1),
             lambda: plane(0),
-            lambda: np.stack(found, axis=1)[:, axis, frequency],
+            lambda: work.columns(found, axis, frequency),
         )
     positions = line_positions(spec, start, stop).tolist()
     if spec.part == "angle":
