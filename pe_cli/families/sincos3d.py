@@ -384,7 +384,11 @@ class Sincos3d(Family):
         frames, height = count // plane, plane // width
         # position 1 at frequency 1 turns by 1 / scale; the last position, k turns of that,
         # tells the scale k times better: the first row and column of patches, the last frame
-        probe = bench.target.at([text + 1, text + width - 1, text + plane, text + count - plane])
+        at = [text + min(1, count - 1), text + width - 1, text + min(plane, count - 1)]
+        at.append(text + count - plane)
+        rows = sorted(set(at))
+        probe = dict(zip(rows, bench.target.at(rows)))
+        probe = [probe[row] for row in at]
 
         def scales(first, last, k: int, sin_col: int, cos_col: int) -> list[float]:
             # the shortest decimals within what the last angle says (to the dtype's epsilon)

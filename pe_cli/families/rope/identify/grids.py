@@ -61,7 +61,7 @@ def read_axes(values, spec, part: str):
     if len(columns) != values.shape[1]:  # a layout of another width: no positions (NaN)
         return np.full((values.shape[0], len(laws)), np.nan)
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
-    near = _lone_token(spec, len(laws))
+    origins = _lone_token(spec, len(laws))
     first = {}
     for c, (_, j) in enumerate(columns):
         first.setdefault(j, c)
@@ -78,7 +78,7 @@ def read_axes(values, spec, part: str):
                 values[:, [first[j] for j in order]],
                 [frequencies[j] for j in order],
                 part,
-                near[axis],
+                origins[axis],
             )
     return found
 
@@ -95,12 +95,12 @@ def _lone_token(spec, count: int):
         return np.zeros(count)
 
 
-def axis_positions(seen, frequencies, part: str, near: float = 0.0):
+def axis_positions(seen, frequencies, part: str, origin: float = 0.0):
     """Each row's position on one axis from its columns `seen` (rows, n), one per frequency,
     the frequencies ascending and above 0 (each frequency's angle is taken in the turn nearest
     the estimate so far). The lowest frequency's angle is known only up to its reflection
     (arccos: sign; arcsin: pi - angle); each reading is followed through, and the one whose
-    values agree with the table best kept, and so is each in the turn nearest `near`, where
+    values agree with the table best kept, and so is each in the turn nearest `origin`, where
     the positions may be (past the lowest frequency's wavelength from 0: Ideogram 4's grid at
     65536 + row, whose rows and columns turn no slower than once in 6,700). An angle table: the
     highest's angle over it."""
@@ -116,9 +116,9 @@ def axis_positions(seen, frequencies, part: str, near: float = 0.0):
     # a cos's mirror reading is its first one negated, which fits as well (the first is kept)
     first = [angles[:, 0]] if part == "cos" else [angles[:, 0], mirror[:, 0]]
     begins = list(first)
-    if abs(near * w[0]) > np.pi:  # another turn than the first's
+    if abs(origin * w[0]) > np.pi:  # another turn than the first's
         begins += [
-            b + 2 * np.pi * np.round((near * w[0] - b) / (2 * np.pi))
+            b + 2 * np.pi * np.round((origin * w[0] - b) / (2 * np.pi))
             for b in (angles[:, 0], mirror[:, 0])
         ]
     if w[0] >= 1:  # a lowest frequency that turns by a whole turn over the positions (pixel
