@@ -321,6 +321,21 @@ def test_cogvideox_tables_are_identified_and_rebuilt(cli, tmp_path, grid, text, 
     )
 
 
+@pytest.mark.parametrize("grid", [(3, 1, 5), (2, 1, 1), (1, 5, 1), (3, 2, 1), (1, 1, 7)])
+def test_cogvideox_grids_one_patch_wide_or_high_are_identified(cli, tmp_path, grid):
+    """diffusers' own table of a grid one patch high (whose h block never moves) or one wide
+    (its scale read down the column of patches), at CogVideoX's scales: named bit for bit."""
+    from diffusers.models.embeddings import get_3d_sincos_pos_embed
+
+    frames, height, width = grid
+    table = get_3d_sincos_pos_embed(48, (width, height), frames, 1.875, 1.5).reshape(-1, 48)
+    np.save(tmp_path / "t.npy", table.float().numpy())
+    code, out, err = cli("compare", tmp_path / "t.npy", "--json")
+    best = json.loads(out)["candidates"][0]
+    assert code == 0 and best["differing"] == 0, err
+    assert best["spec"]["grid"] == list(grid)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize(
     "grid, text, spatial, temporal",

@@ -379,19 +379,24 @@ class Sincos3d(Family):
                     plane = height * width
                     break
         plane = plane or count
+        width = min(width, plane)  # one row of patches: its h block never moves
         if count % plane or plane % width:
             return
         frames, height = count // plane, plane // width
         # position 1 at frequency 1 turns by 1 / scale; the last position, k turns of that,
-        # tells the scale k times better: the first row and column of patches, the last frame
-        at = [text + min(1, count - 1), text + width - 1, text + min(plane, count - 1)]
-        at.append(text + count - plane)
+        # tells the scale k times better: along the row of patches (down the column where it
+        # is one patch wide: the h block's), and over the frames
+        step, along, columns = (1, width, 2 * nt) if width > 1 else (width, height, 2 * nt + 2 * ns)
+        at = [text + min(step, count - 1), text + step * max(along - 1, 0)]
+        at += [text + min(plane, count - 1), text + count - plane]
         rows = sorted(set(at))
         probe = dict(zip(rows, bench.target.at(rows)))
         probe = [probe[row] for row in at]
 
         def scales(first, last, k: int, sin_col: int, cos_col: int) -> list[float]:
             # the shortest decimals within what the last angle says (to the dtype's epsilon)
+            if k < 1:
+                return [1.0]
             angle = float(np.arctan2(first[sin_col], first[cos_col]))
             if not angle > 0:
                 return [1.0]
@@ -401,9 +406,8 @@ class Sincos3d(Family):
             near = shortest_decimals(read, 4 * FORMATS[bench.dtype].epsilon / at_k)
             return near[:SCALES_TRIED] or [float(f"{read:.6g}")]
 
-        columns = (2 * nt, 2 * nt + ns)
-        spatial = scales(probe[0], probe[1], width - 1, *columns) if width > 1 else [1.0]
-        temporal = scales(probe[2], probe[3], frames - 1, 0, nt) if frames > 1 else [1.0]
+        spatial = scales(probe[0], probe[1], along - 1, columns, columns + ns)
+        temporal = scales(probe[2], probe[3], frames - 1, 0, nt)
         grid = f"{frames}x{height}x{width}"
         for space, time in product(spatial, temporal):
             spec = bench.spec(
