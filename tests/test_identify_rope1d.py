@@ -18,6 +18,7 @@ import pe_cli
 
 from . import reference as ref
 from .libraries import hf_rotary
+from .rope_models import PHI35_LONG, PHI35_SHORT
 
 NTK = 10000 * 8 ** (128 / 126)  # bloc97's NTK-aware base for a factor of 8 at head dim 128
 
@@ -123,6 +124,40 @@ def test_an_odd_rotary_dim_is_said_in_the_verdict(cli, tmp_path):
     best = found["candidates"][0]
     assert best["differing"] == 0 and best["spec"]["d_model"] == 21 and best["spec"]["base"] == 1e4
     assert "rotary dim 21 for 11 frequencies" in text.split("candidates")[0]
+    _rebuilt(cli, tmp_path, path, found)
+
+
+# ---------------------------------------------------------------------------------------------
+# exact LongRoPE
+
+
+@pytest.mark.parametrize("rows, used", [(4096, "short_factor"), (8192, "long_factor")])
+def test_an_exact_longrope_table_is_named_with_its_config_factors(cli, tmp_path, rows, used):
+    """Phi-3.5-mini's LongRoPE correctly rounded (rows checked against mpmath), at its
+    original length and past it: named bit for bit with the config's factors (the decimals
+    its config.json holds; its slow columns' factors found by building the table), and
+    rebuilt."""
+    decimals = {
+        "long_factor": [float(str(np.float32(f))) for f in PHI35_LONG],
+        "short_factor": [float(str(np.float32(f))) for f in PHI35_SHORT],
+    }
+    rope = {
+        "rope_type": "longrope",
+        "original_max_position_embeddings": 4096,
+        "max_position_embeddings": 131072,
+        **decimals,
+    }
+    table = pe_cli.build(family="rope", d_model=96, seq_len=rows, rope=rope).numpy()
+    ws, attention = ref.rope_frequencies(96, 10000.0, rope, rows)
+    for p in (1, rows // 3, rows - 1):
+        for i in (0, 20, 47):
+            truth = attention * mpmath.cos(p * ws[i])
+            assert table[p, i] == ref.round_to(truth, "float32"), (p, i)
+    path = _save(tmp_path / "phi35.npy", table)
+    _, found = _identified(cli, path)
+    best = found["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["variant"] == "exact"
+    assert list(dict(best["spec"]["rope"])[used]) == decimals[used]
     _rebuilt(cli, tmp_path, path, found)
 
 

@@ -1,13 +1,14 @@
-"""LongRoPE's factors read from a table in any library's arithmetic (an inference engine's, or
-a half dtype's), where longrope.py's exact reading in transformers' float32 arithmetic finds
-none: each column's frequency read to its error bound (a half table's then to the bounds every
-row's rounding allows), the factor of each column the shortest decimal within what the reading
-allows, and then, library by library, the table built with those factors and each column that
-differs given its next factor, until every column is the table's (each column of a LongRoPE
-table depends on its own factor only) or a column runs out of factors. Next: decimals and
-float32 values near the reading; for a column whose bounds are wide and whose angle stays
-within a half turn, bisection (its values above the table's say its factor is too large); a
-half table's column that never turns tells only a least factor, and any above it makes it."""
+"""LongRoPE's factors read from a table in any library's arithmetic (an inference engine's, a
+half dtype's, or pe-cli's exact one), where longrope.py's exact reading in transformers'
+float32 arithmetic finds none: each column's frequency read to its error bound (a half
+table's then to the bounds every row's rounding allows), the factor of each column the
+shortest decimal within what the reading allows, and then, library by library (the exact
+table last), the table built with those factors and each column that differs given its next
+factor, until every column is the table's (each column of a LongRoPE table depends on its own
+factor only) or a column runs out of factors. Next: decimals and float32 values near the
+reading; for a column whose bounds are wide and whose angle stays within a half turn,
+bisection (its values above the table's say its factor is too large); a half table's column
+that never turns tells only a least factor, and any above it makes it."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def library_factors(
 ) -> list:
     """(rotary dim, base, LongRoPE parameters) for each library whose LongRoPE table, with
     factors read from the plane (one column per frequency of the table, positions 0 ..), is
-    the table bit for bit; a note where some factors are known only to a range."""
+    the table bit for bit, else for the exact table where it is; a note where some factors
+    are known only to a range."""
     rows, n = plane.shape
     if rows < 3 or not n:
         return []
@@ -50,9 +52,14 @@ def library_factors(
         return []
     readings = {}  # by pair: each reads the plane over its own attention factor, exactly
     found = []
-    for name, variant in FAMILY.variants.items():
-        if variant.kind != "library" or convention not in variant.conventions:
-            continue
+    libraries = [
+        name
+        for name, variant in FAMILY.variants.items()
+        if variant.kind == "library" and convention in variant.conventions
+    ]
+    for name in [*libraries, "exact"]:
+        if name == "exact" and found:  # a library's table: not the exact one too
+            break
         for original, factor in pairs:
             if (original, factor) not in readings:
                 scale = longrope_attention(factor, original)
