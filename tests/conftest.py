@@ -79,6 +79,7 @@ SLOW = frozenset(
         "test_vllm.py::test_model_caches_are_vllm_bit_for_bit",
         # 5 to 20 s
         "test_rebuild.py::test_the_claim_rebuilds_the_table",
+        "test_rebuild.py::test_a_table_not_named_claims_nothing",
         "test_identify_sinusoidal.py::test_time_proj_at_sigmas_is_named",
         "test_identify_sinusoidal.py::test_t5_film_decoder_noise_time_is_named",
         "test_identify_sinusoidal.py::test_t5_film_decoder_at_a_schedule_is_a_range",
