@@ -265,6 +265,12 @@ class _Spec:
         return self.offset + self.seq_len - 1
 
     @property
+    def reach(self) -> int:
+        """The positions the table's angles come from are below this (core.dtypes.match_margin's
+        reach): its rows, or its last position + 1."""
+        return max(self.rows, self.last_position + 1)
+
+    @property
     def format(self):
         return FORMATS[self.dtype]
 

@@ -80,6 +80,8 @@ SLOW = frozenset(
         # 5 to 20 s
         "test_rebuild.py::test_the_claim_rebuilds_the_table",
         "test_rebuild.py::test_a_table_not_named_claims_nothing",
+        "test_identify_rope1d.py::test_the_nearest_of_a_scaled_table_nothing_names_is_its_plain_law",
+        "test_identify_rope1d.py::test_an_exact_longrope_table_is_named_with_its_config_factors",
         "test_identify_sinusoidal.py::test_time_proj_at_sigmas_is_named",
         "test_identify_sinusoidal.py::test_t5_film_decoder_noise_time_is_named",
         "test_identify_sinusoidal.py::test_t5_film_decoder_at_a_schedule_is_a_range",

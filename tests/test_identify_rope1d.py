@@ -446,3 +446,36 @@ def test_no_reason_is_said_of_a_table_that_is_named(cli, tmp_path, made):
     assert found["candidates"][0]["differing"] == 0 and found["explained"]
     for reason in REASONS:
         assert reason not in text and reason not in " ".join(found["notes"]), reason
+
+
+def test_the_nearest_of_a_scaled_table_nothing_names_is_its_plain_law(cli, tmp_path):
+    """A YaRN table in a precision recipe nothing reads (its plain law is right but for the
+    slowest columns, off by 2 there): the nearest is that law, of least RMS error, before
+    tables wrong in every element whose largest error is smaller; the verdict gives both
+    errors. A table that matches a candidate (MLX's proportional rope, linear scaling within
+    an ulp) is ordered by its largest error, with no RMS said."""
+    rope = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 2048}
+    made = pe_cli.build(family="rope", variant="rope-inv-freq", d_model=16, seq_len=4104, rope=rope)
+    text, found = _identified(cli, _save(tmp_path / "yarn.npy", made.numpy()))
+    flat = " ".join(text.split())
+    assert not found["explained"]
+    best = found["candidates"][0]
+    assert best["spec"]["family"] == "rope" and not best["spec"]["rope"]  # no scaling
+    assert best["name"].startswith("rope cos") and f"the nearest is {best['name']}" in flat
+    far = [c for c in found["candidates"] if c["differing"]]
+    assert min(c["rms"] for c in far) == best["rms"] < max(c["rms"] for c in far)
+    assert any(c["max_abs"] < best["max_abs"] for c in far), "no candidate it was put before"
+    assert "off by up to " in flat and " RMS), more than float32 arithmetic" in flat
+    close = pe_cli.build(
+        family="rope",
+        variant="mlx",
+        d_model=16,
+        seq_len=24,
+        rope={"rope_type": "proportional", "factor": 4.0},
+    )
+    text, found = _identified(cli, _save(tmp_path / "close.npy", close.numpy()))
+    assert (
+        found["explained"]
+        and found["candidates"][0]["differing"]
+        and "RMS" not in text.split("candidates")[0]
+    )

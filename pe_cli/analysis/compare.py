@@ -270,8 +270,7 @@ class Identification:
         best = self.candidates[0]
         if best.identical:
             return True
-        reach = max(best.spec.rows, best.spec.last_position + 1)
-        margin = match_margin(reach, self.target.dtype)
+        margin = match_margin(best.spec.reach, self.target.dtype)
         return bool(best.difference.max_abs <= margin)
 
     @property

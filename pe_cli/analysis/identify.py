@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.dtypes import host_float
+from ..core.dtypes import host_float, match_margin
 from ..core.errors import BadInput
 from ..core.limits import available_memory
 from ..engine import build, memory_needed
@@ -413,12 +413,18 @@ def _replaced(spec: TableSpec, **changes) -> TableSpec | None:
 
 def _order(c: Candidate):
     # among bit-identical candidates the one with the roundest base (two frequency laws can
-    # round to the same float32 table), then the closest to exact
+    # round to the same float32 table), then the closest to exact; a candidate the table does
+    # not match (past match_margin) after every one it does, nearest by its RMS error: the
+    # largest error of a table right but for its slowest column can exceed one wrong in every
+    # element (a scaled RoPE table's plain law, 2.0, and an angle table, 1.0)
+    d = c.difference
+    far = not d.identical and d.max_abs > match_margin(c.spec.reach, d.dtype)
     return (
         not c.identical,
-        not c.difference.identical,
-        digits(c.spec.base) if c.difference.identical else 0,
-        c.difference.max_abs,
+        not d.identical,
+        digits(c.spec.base) if d.identical else 0,
+        far,
+        d.rms if far else d.max_abs,
         c.rank,
     )
 

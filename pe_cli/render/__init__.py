@@ -712,8 +712,8 @@ def identification(result) -> None:
         out.print(
             f"{target.label}: no built-in convention explains this table; the nearest is "
             f"{best.name}, {where}, off by up to {_e(d.max_abs)}"
-            + (f" ({_ulps(d)} ulp of {target.dtype})" if d.counted_in_ulps else "")
-            + f", more than {target.dtype} arithmetic makes at these positions",
+            + (f" ({_ulps(d)} ulp of {target.dtype}; " if d.counted_in_ulps else " (")
+            + f"{_e(d.rms)} RMS), more than {target.dtype} arithmetic makes at these positions",
             highlight=False,
             markup=False,
         )
