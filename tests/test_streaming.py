@@ -372,3 +372,23 @@ def test_a_far_off_fit_is_not_called_a_match(cli, tmp_path):
     best = got["candidates"][0]
     assert got["explained"] is True and best["name"] == "vaswani" and best["differing"] == off.sum()
     assert "matches vaswani" in " ".join(cli("compare", tmp_path / "s.npy")[1].decode().split())
+
+
+def test_rows_at_any_indices_are_read_once_in_their_order():
+    """Source.at: rows asked for out of order or more than once come back in the order asked,
+    each run of consecutive rows read once (a reader probing a grid's first and last patches
+    may ask for the same row twice, or the last before the first)."""
+    table = np.arange(40.0).reshape(10, 4)
+    reads = []
+
+    def read(a, b):
+        reads.append((a, b))
+        return table[a:b].copy()
+
+    source = tables.Source("t", 10, 4, "float64", None, read)
+    asked = [7, 1, 2, 7, 0, 9]
+    assert np.array_equal(source.at(asked), table[asked])
+    assert reads == [(0, 3), (7, 8), (9, 10)]
+    reads.clear()
+    assert np.array_equal(source.at([3, 4, 5]), table[3:6]) and reads == [(3, 6)]
+    assert source.at([]).shape == (0, 4)

@@ -66,9 +66,15 @@ class Source:
             yield first, self.block(first, min(stop, first + self.block_rows))
 
     def at(self, indices) -> np.ndarray:
-        """The rows at `indices` (sorted), reading each run of consecutive ones at once."""
-        found = [self.block(a, b) for a, b in runs(indices)]
-        return np.concatenate(found) if found else np.zeros((0, self.cols))
+        """The rows at `indices`, in their order, reading each run of consecutive ones at once
+        (each row once, where some repeat or come out of order)."""
+        indices = np.asarray(indices, dtype=np.int64)
+        wanted = np.unique(indices)  # sorted, each once
+        found = [self.block(a, b) for a, b in runs(wanted)]
+        rows = np.concatenate(found) if found else np.zeros((0, self.cols))
+        if np.array_equal(wanted, indices):
+            return rows
+        return rows[np.searchsorted(wanted, indices)]
 
     def whole(self) -> np.ndarray:
         return self.block(0, self.rows)

@@ -389,9 +389,7 @@ class Sincos3d(Family):
         step, along, columns = (1, width, 2 * nt) if width > 1 else (width, height, 2 * nt + 2 * ns)
         at = [text + min(step, count - 1), text + step * max(along - 1, 0)]
         at += [text + min(plane, count - 1), text + count - plane]
-        rows = sorted(set(at))
-        probe = dict(zip(rows, bench.target.at(rows)))
-        probe = [probe[row] for row in at]
+        probe = bench.target.at(at)
 
         def scales(first, last, k: int, sin_col: int, cos_col: int) -> list[float]:
             # the shortest decimals within what the last angle says (to the dtype's epsilon)
