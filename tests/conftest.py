@@ -12,6 +12,9 @@ os.environ["_TYPER_FORCE_DISABLE_TERMINAL"] = "1"
 for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "PE_CLI_DEBUG"):
     os.environ.pop(name, None)
 
+# tests/reference.py sets mpmath's global 256 bits when first imported: imported here, before
+# any test, so that no test is first to import it and seen to change the precision
+from . import reference  # noqa: E402, F401
 from .rebuild import hold  # noqa: E402  (pe_cli, imported after the terminal is pinned)
 
 
