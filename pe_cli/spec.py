@@ -17,7 +17,7 @@ from itertools import product
 from .core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS
 from .core.errors import BadInput
 from .core.limits import MAX_POSITION
-from .core.names import choice, did_you_mean, number, whole
+from .core.names import choice, did_you_mean, number, shown, whole
 from .core.params import Param
 from .families import (
     CONVENTION_NAMES,
@@ -468,6 +468,14 @@ def option_notes(options: dict) -> list[str]:
     return [note for family in FAMILIES.values() for note in family.notes(options)]
 
 
+def model_of(options: dict) -> dict | None:
+    """The model an input describes layer by layer (Family.model), or None."""
+    return next(
+        (found for family in FAMILIES.values() if (found := family.model(options)) is not None),
+        None,
+    )
+
+
 def given_options(options: dict) -> list[str]:
     """The flags of the table options the command line's values set (a value other than the
     option's default; any value of an option whose default is left to pe-cli)."""
@@ -499,20 +507,31 @@ def _changes(spec: TableSpec, name: str) -> bool:
     return not tried
 
 
-def check_used(spec: TableSpec, options: dict) -> None:
+def check_used(specs, options: dict) -> None:
     """Refuse a --d-model, --seq-len, --shape or --offset the command line gave that changes
-    nothing in the table (ALiBi's biases have no width; a grid's, timesteps' or ids' rows are
-    not --seq-len's; a vector of frequencies has no batch axis and, unless they depend on the
-    largest position, no positions): the table would be built as if it were not given."""
+    nothing in the table, or in any of the tables export writes (ALiBi's biases have no width;
+    a grid's, timesteps' or ids' rows are not --seq-len's; a vector of frequencies has no batch
+    axis and, unless they depend on the largest position, no positions): the table would be
+    built as if it were not given."""
+    specs = [specs] if isinstance(specs, TableSpec) else list(specs)
+    unused = [_unused(spec, options) for spec in specs]
+    for flag, message in unused[0].items():
+        if all(flag in found for found in unused[1:]):
+            raise BadInput(message)
+
+
+def _unused(spec: TableSpec, options: dict) -> dict[str, str]:
+    """{flag: the line refusing it} for each option given that changes nothing in this table."""
     family = FAMILIES[spec.family]
     vector = len(spec.replace(shape="2d").dims) == 1
+    found = {}
     if options.get("shape") not in (None, "2d") and vector:
-        raise BadInput(
+        found["--shape"] = (
             f"--shape {spec.shape} changes nothing in --part {spec.part}'s table of "
             f"{spec.dims[0]} values (one axis); drop --shape"
         )
     if options.get("offset") and vector and not _changes(spec, "offset"):
-        raise BadInput(
+        found["--offset"] = (
             f"--offset {spec.offset} changes nothing in --part {spec.part}'s table of "
             f"{spec.dims[0]} values (no positions); drop --offset"
         )
@@ -522,28 +541,19 @@ def check_used(spec: TableSpec, options: dict) -> None:
             continue
         if not _changes(spec, param.name):
             others = [f for f in given_options(options) if f in shaping]
-            raise BadInput(
+            found[param.flag] = (
                 f"{param.flag} {options[param.name]} changes nothing in this "
                 f"{' x '.join(map(str, spec.dims))} {spec.family} table"
                 + (f" (its shape comes from {', '.join(others)})" if others else "")
                 + f"; drop {param.flag}"
             )
-
-
-def _shown(value) -> str:
-    """A value as the command line takes it back: 500000 for 500000.0, a list comma-joined,
-    a float by its repr (which reads back to the same float)."""
-    if isinstance(value, (tuple, list)):
-        return ",".join(_shown(v) for v in value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
-    return str(value)
+    return found
 
 
 def _typed(spec: TableSpec, name: str, value) -> str:
     """A tuple value as its option takes it back: joined by the separator the family reads it
     with (a grid's 'x', a list's ','), the first whose reading is the spec's own value."""
-    joined = [sep.join(_shown(v) for v in value) for sep in ("x", ",")]
+    joined = [sep.join(shown(v) for v in value) for sep in ("x", ",")]
     for text in joined:
         try:
             if getattr(spec.replace(**{name: text}), name) == value:
@@ -581,10 +591,10 @@ def generate_command(spec: TableSpec) -> str:
             words.append(param.flag)
         elif param.kind is list:  # --rope KEY=VALUE, repeated
             for item in value:
-                shown = f"{item[0]}={_shown(item[1])}" if isinstance(item, tuple) else _shown(item)
-                words += [param.flag, shown]
+                said = f"{item[0]}={shown(item[1])}" if isinstance(item, tuple) else shown(item)
+                words += [param.flag, said]
         elif isinstance(value, tuple):
             words += [param.flag, _typed(spec, param.name, value)]
         else:
-            words += [param.flag, _shown(value)]
+            words += [param.flag, shown(value)]
     return shlex.join(words)

@@ -94,6 +94,9 @@ def rope_frequencies(dim: int, base: float, rope: dict, end: int):
             mpmath.mpf(dim) / (dim - 2)
         )
         return [grown ** (-mpmath.mpf(2 * i) / dim) for i in range(n)], one
+    if kind == "ntk_alpha":  # HunYuan: theta * alpha^(dim / (dim - 2)), at any length
+        grown = b * mpmath.mpf(rope["alpha"]) ** (mpmath.mpf(dim) / (dim - 2))
+        return [grown ** (-mpmath.mpf(2 * i) / dim) for i in range(n)], one
     original = rope["original_max_position_embeddings"]
     if kind == "yarn":
 

@@ -46,6 +46,15 @@ ROPE_CASES = {
         "high_freq_factor": 4.0,
         "original_max_position_embeddings": 8192,
     },
+    # Llama 4 Scout's: no band between kept and divided wavelengths
+    "llama3-equal-factors": {
+        "rope_type": "llama3",
+        "factor": 16.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 1.0,
+        "original_max_position_embeddings": 8192,
+    },
+    "ntk-alpha": {"rope_type": "ntk_alpha", "alpha": 1000.0},
 }
 
 WINDOWS = [(0, 6), (4090, 6), (2**20 - 3, 6), (2**31 + 5, 4)]

@@ -148,7 +148,14 @@ def test_legacy_rope_scaling_and_theta(tmp_path):
     assert_same(path)
 
 
-def test_a_legacy_key_whose_placement_is_unknown_is_refused_not_guessed(tmp_path):
+def test_a_legacy_key_whose_placement_is_unknown_is_refused_not_guessed(tmp_path, monkeypatch):
+    """A legacy key whose placement the data does not record (the probe of its class failed)
+    is refused, never placed by guess."""
+    from pe_cli.families.hf_config import models
+
+    rules = dict(models()["phi3"]["legacy"])
+    del rules["partial_rotary_factor+rope_scaling"]
+    monkeypatch.setitem(models(), "phi3", {**models()["phi3"], "legacy": rules})
     path = tmp_path / "config.json"
     write(
         path,
@@ -321,6 +328,7 @@ def test_odd_rotary_dim_and_proportional(tmp_path):
         {
             "model_type": "gemma4_text",
             "head_dim": 64,
+            "global_head_dim": 64,  # full_attention's own head dim (512 where it is not given)
             "hidden_size": 512,
             "num_attention_heads": 8,
             "num_hidden_layers": 1,
@@ -365,11 +373,16 @@ def test_legacy_keys_land_where_the_config_class_puts_them(model_type, tmp_path)
         if rules.get(k)
     }
     if "rope_scaling" in rules:
-        from tools.transformers_models import _scaling_probe
+        from tools.transformers_models import _resized, _scaling_probe
 
+        cls = CONFIG_MAPPING[model_type]
+        probe = _scaling_probe(cls)
+        for key in ("partial_rotary_factor", "rotary_pct"):  # LongRoPE's factors, one a frequency
+            if key in legacy and rules.get(f"{key}+rope_scaling"):
+                probe = _resized(probe, cls, key, legacy[key])
         legacy["rope_scaling"] = {
             k: [4.0] * len(v) if k == "long_factor" else 2.0 if k == "factor" else v
-            for k, v in _scaling_probe(CONFIG_MAPPING[model_type]).items()
+            for k, v in probe.items()
         }
         legacy = {
             k: v for k, v in legacy.items() if k == "rope_scaling" or rules.get(f"{k}+rope_scaling")
@@ -655,3 +668,43 @@ def test_the_configs_length_is_for_tables_whose_rows_are_positions(cli, tmp_path
     code, out, err = cli("generate", "--rope-config", path, *axes, "--grid", "1x2x2", "-o", "-")
     assert code == 0, err
     assert np.load(io.BytesIO(out)).shape == (4, 128) and "--seq-len" not in err
+
+
+def test_an_option_is_refused_only_where_it_changes_none_of_the_tables(cli, tmp_path):
+    """-l sets the length of the cos and sin tables export writes beside inv_freq (which has
+    none): it is taken; alone with inv_freq it changes nothing and is refused."""
+    from safetensors.numpy import load_file
+
+    path = tmp_path / "config.json"
+    write(path, LLAMA31)
+    out = tmp_path / "t.safetensors"
+    code, _, err = cli(
+        "export", out, "--rope-config", path, "--variant", "hf-rope", "--variant", "exact",
+        "--part", "cos", "--part", "sin", "--part", "inv_freq", "-l", 64,
+    )  # fmt: skip
+    assert code == 0, err
+    tensors = load_file(str(out))
+    assert tensors["hf-rope.cos"].shape == (64, 128) and tensors["exact.inv_freq"].shape == (64,)
+    code, _, err = cli("export", tmp_path / "v.safetensors", "--rope-config", path,
+                       "--part", "inv_freq", "-l", 64)  # fmt: skip
+    assert code == 2 and "--seq-len 64 changes nothing" in err
+    assert not (tmp_path / "v.safetensors").exists()
+
+
+def test_a_nope_layer_is_refused_in_one_line_and_nothing_is_written(cli, tmp_path):
+    from .published import PUBLISHED
+
+    path = tmp_path / "config.json"
+    write(path, PUBLISHED["smollm3-3b"])
+    out = tmp_path / "t.npy"
+    for command in ("generate", "export", "show"):
+        args = [command] + ([out] if command == "export" else [])
+        code, stdout, err = cli(*args, "--rope-config", path, "--layer", 3)
+        assert code == 2 and not stdout and not out.exists()
+        assert err.splitlines() == [
+            "Error: layer 3 applies no rotary embedding: NoPE: no_rope_layers[3] = 0"
+        ]
+    code, _, err = cli("generate", "--rope-config", path, "--layer", 36)
+    assert code == 2 and "the model has 36 layers (0 .. 35)" in err
+    code, _, err = cli("generate", "--rope-config", path, "--layer", 2, "--layer-type", "x")
+    assert code == 2 and "give one" in err

@@ -32,7 +32,8 @@ def test_every_entry_is_a_transformers_rope_type_under_its_name():
     utils = _transformers()
     documented = re.search(r"Can be one of \[([^\]]*)\]", utils.RopeParameters.__doc__)
     named = set(re.findall(r"'(\w+)'", documented.group(1)))
-    assert set(ROPE_TYPES) <= set(utils.ROPE_INIT_FUNCTIONS) | named
+    own = {n for n, t in ROPE_TYPES.items() if "." in t.transformers.split()[0]}  # a model's
+    assert set(ROPE_TYPES) - own <= set(utils.ROPE_INIT_FUNCTIONS) | named
     assert named - set(utils.ROPE_INIT_FUNCTIONS) == {"default", "axial"}
     for name, found in ROPE_TYPES.items():
         if name in utils.ROPE_INIT_FUNCTIONS:
@@ -109,3 +110,31 @@ def test_each_type_is_its_transformers_function_bit_for_bit(name, length):
     found, attention = hf_inv_freq(torch, spec, lambda: length or 1)
     assert found.dtype == expected.dtype and torch.equal(found, expected)
     assert attention == factor
+
+
+@pytest.mark.parametrize("alpha", [1000.0, 3.5])
+def test_ntk_alpha_is_hunyuans_own_function_bit_for_bit(alpha):
+    """HunYuan's configs say rope_type dynamic with alpha; its rotary module computes
+    compute_ntk_alpha_rope_parameters, the entry ntk_alpha's arithmetic."""
+    import torch
+    from transformers import HunYuanDenseV1Config
+    from transformers.models.hunyuan_v1_dense.modeling_hunyuan_v1_dense import (
+        HunYuanDenseV1RotaryEmbedding,
+    )
+
+    config = HunYuanDenseV1Config(
+        hidden_size=512,
+        num_attention_heads=4,
+        head_dim=128,
+        rope_parameters={
+            "rope_type": "dynamic",
+            "rope_theta": 10000.0,
+            "alpha": alpha,
+            "factor": 1.0,
+        },
+    )
+    expected, factor = HunYuanDenseV1RotaryEmbedding.compute_ntk_alpha_rope_parameters(config)
+    rope = {"rope_type": "ntk_alpha", "alpha": alpha}
+    spec = spec_from_keywords(family="rope", d_model=128, base=10000.0, rope=rope, seq_len=8)
+    found, attention = hf_inv_freq(torch, spec, lambda: 1)
+    assert torch.equal(found, expected) and attention == factor

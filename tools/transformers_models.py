@@ -28,6 +28,7 @@ DATA = Path(__file__).resolve().parents[1] / "pe_cli" / "families" / "transforme
 
 # the config keys a rotary table depends on, by their standard names
 KEYS = (
+    "num_hidden_layers",
     "hidden_size",
     "num_attention_heads",
     "head_dim",
@@ -107,13 +108,17 @@ def legacy_rules(cls) -> dict:
     rules: dict = {}
     scaling = _scaling_probe(cls)
     for key, value in LEGACY_PROBES.items():
+        # alone, and beside rope_scaling (which some classes let it reach further): LongRoPE's
+        # factors counted for the rotary dim the key gives, or for the head dim where it is
+        # ignored
         for name, extra in (
             (key, {}),
+            (f"{key}+rope_scaling", {"rope_scaling": _resized(scaling, cls, key, value)}),
             (f"{key}+rope_scaling", {"rope_scaling": dict(scaling or {})}),
         ):
-            if name != key and scaling is None:
+            if name in rules or (name != key and scaling is None):
                 continue
-            try:  # alone, and beside rope_scaling (which some classes let it reach further)
+            try:
                 rope = cls(**{key: value}, **extra).rope_parameters or {}
             except Exception:
                 continue
@@ -145,6 +150,29 @@ def legacy_rules(cls) -> dict:
         if renamed - {name}:
             rules.setdefault("types", {})[name] = sorted(renamed - {name})[0]
     return rules
+
+
+@cache
+def plain_legacy_rules() -> dict:
+    """Where the rope mixin places each legacy key: a plain config class's (Llama's) rules."""
+    from transformers import LlamaConfig
+
+    return legacy_rules(LlamaConfig)
+
+
+def _resized(scaling, cls, key: str, value) -> dict:
+    """The rope_scaling probe beside a legacy key: LongRoPE's factors, one per frequency,
+    counted for the rotary dim that key gives (Phi-4-mini's partial_rotary_factor 0.75 beside
+    its longrope rope_scaling)."""
+    scaling = dict(scaling or {})
+    if "short_factor" not in scaling or key not in ("partial_rotary_factor", "rotary_pct"):
+        return scaling
+    default = cls()
+    head_dim = getattr(default, "head_dim", None) or (
+        default.hidden_size // default.num_attention_heads
+    )
+    n = int(head_dim * value) // 2
+    return scaling | {"short_factor": [1.0] * n, "long_factor": [2.0] * n}
 
 
 def _scaling_probe(cls):
@@ -192,7 +220,7 @@ def config_facts(cls) -> dict | None:
         return None
     facts: dict = {}
     if rotary:
-        wanted = set(KEYS) | {aliases[k] for k in KEYS if k in aliases}
+        wanted = set(KEYS) | {aliases[k] for k in KEYS if k in aliases} | schedule_keys()
         facts["defaults"] = {
             k: _default(f)
             for k, f in sorted(fields.items())
@@ -209,14 +237,293 @@ def config_facts(cls) -> dict | None:
             cls.convert_rope_params_to_dict
             is not RotaryEmbeddingConfigMixin.convert_rope_params_to_dict
         )
-        if own:  # the class converts legacy keys its own way: where each one lands
+        # where each legacy key lands, for a class that converts them its own way
+        if own:
             facts["legacy"] = legacy_rules(cls)
+        else:  # the legacy keys its __post_init__ drops where the mixin places them (Muse Spark)
+            rules, plain = legacy_rules(cls), plain_legacy_rules()
+            for beside in ("", "+rope_scaling"):  # alone, and beside rope_scaling
+                dropped = sorted(
+                    k
+                    for k in LEGACY_PROBES
+                    if rules.get(k + beside) == [] and plain.get(k + beside)
+                )
+                if dropped:
+                    facts["dropped" + beside] = dropped
         rope = _standard_rope(cls)
         if rope is not None:
             facts["rope_parameters"] = rope
+        layers = layer_rule(cls)
+        if layers is not None:
+            facts["layers"] = layers
+        per_layer = per_layer_rule(cls)
+        if per_layer is not None:
+            facts["per_layer"] = per_layer
+        derived = derived_head_dim(cls)
+        if derived is not None:
+            facts["head_dim_from"] = derived
+            facts["defaults"].update({k: _default(fields[k]) for k in derived["keys"]})
+            partial = derived_partial(cls, derived["keys"])
+            if partial is not None:
+                facts["partial_from"] = partial
     if parts:
         facts["parts"] = dict(sorted(parts.items()))
     return facts
+
+
+def schedule_keys() -> set:
+    """The config keys pe-cli's model schedules read (their class defaults are data too)."""
+    from pe_cli.families.rope.schedules import SCHEDULES
+
+    return {key for schedule in SCHEDULES.values() for key in schedule.keys}
+
+
+def _attribute(config, key):
+    """An attribute of a built config, or None (also where it is one per layer only)."""
+    try:
+        return getattr(config, key, None)
+    except Exception:
+        return None
+
+
+def _sizes(cls) -> dict:
+    """The class's whole-number keys and their defaults."""
+    return {
+        f.name: f.default
+        for f in dataclasses.fields(cls)
+        if isinstance(f.default, int) and not isinstance(f.default, bool) and f.default > 0
+    }
+
+
+def derived_head_dim(cls) -> dict | None:
+    """How a class sets head_dim from other keys in its __post_init__ (multi-head latent
+    attention: qk_rope_head_dim; Mistral 4: qk_nope_head_dim + qk_rope_head_dim; JetMoE:
+    kv_channels), found by moving each whole-number key by 16 and seeing head_dim move with
+    it: {"keys": the keys it is the sum of, "over": whether a head_dim given is overwritten};
+    None where head_dim is config.json's or hidden_size // num_attention_heads."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    try:
+        base = cls()
+    except Exception:
+        return None
+    head = _attribute(base, "head_dim")
+    if not isinstance(head, int):
+        return None
+    keys = []
+    for key, value in _sizes(cls).items():
+        if key in ("head_dim", "hidden_size", "num_attention_heads"):
+            continue
+        try:
+            moved = _attribute(cls(**{key: value + 16}), "head_dim")
+        except Exception:
+            continue
+        if moved == head + 16:
+            keys.append(key)
+    hidden, heads = _attribute(base, "hidden_size"), _attribute(base, "num_attention_heads")
+    if not keys and isinstance(hidden, int) and isinstance(heads, int) and heads:
+        # twice the standard head dim (Zamba2's attention_head_dim: 2 * hidden // heads)
+        times = head * heads // hidden if head * heads % hidden == 0 else None
+        if times and times > 1 and _attribute(cls(hidden_size=2 * hidden), "head_dim") == 2 * head:
+            return {"keys": [], "times": times, "over": False}
+    if not keys or sum(getattr(base, k) for k in keys) != head:
+        return None
+    try:
+        over = _attribute(cls(head_dim=head + 32), "head_dim") == head
+    except Exception:
+        over = True  # a class that takes no head_dim: config.json's is never read
+    return {"keys": sorted(keys), "over": over}
+
+
+def derived_partial(cls, keys: list) -> list | None:
+    """The keys whose sum over head_dim a class makes rope_parameters' partial_rotary_factor
+    where it gives none (Mistral 4: qk_rope_head_dim / head_dim); None where it does not."""
+    base = cls()
+    rope = _attribute(base, "rope_parameters") or {}
+    head = _attribute(base, "head_dim")
+    for key in keys:
+        if rope.get("partial_rotary_factor") != getattr(base, key) / head:
+            continue
+        moved = cls(**{key: getattr(base, key) + 16})
+        if (_attribute(moved, "rope_parameters") or {}).get("partial_rotary_factor") == (
+            getattr(moved, key) / _attribute(moved, "head_dim")
+        ):
+            return [key]
+    return None
+
+
+# legacy keys some classes pop from kwargs to lay out their layer types
+PERIOD_KWARGS = ("sliding_window_pattern", "global_attn_every_n_layers", "full_attention_interval")
+
+
+def _layer_types(cls, layers: int, **given):
+    """The layer_types a class makes for that many layers (None where it fails)."""
+    try:
+        found = _attribute(cls(num_hidden_layers=layers, **given), "layer_types")
+    except Exception:
+        return None
+    return list(found) if isinstance(found, (list, tuple)) and len(found) == layers else None
+
+
+def _predict(rule: dict, layers: int) -> list:
+    head, period, pattern = rule["head"], rule["period"], rule["pattern"]
+    out = []
+    for i in range(layers):
+        if rule["last"] is not None and i == layers - 1:
+            out.append(rule["last"])
+        elif i < len(head):
+            out.append(head[i])
+        else:
+            out.append(pattern[(i if rule["phase"] == "start" else layers - 1 - i) % period])
+    return out
+
+
+def _fit(lists: dict) -> dict | None:
+    """The least rule that makes every {layers: layer_types} given: the first few layers'
+    types, then a pattern repeated from the first layer or back from the last, the last
+    layer's type where the class fixes it."""
+    most = max(lists)
+    listed = lists[most]
+    for head in range(4):
+        for fixed_last in (False, True):
+            for period in range(1, 13):
+                for phase in ("start", "end"):
+                    pattern: list = [None] * period
+                    for i in range(head, most - fixed_last):
+                        j = (i if phase == "start" else most - 1 - i) % period
+                        if pattern[j] not in (None, listed[i]):
+                            break
+                        pattern[j] = listed[i]
+                    else:
+                        if None in pattern:
+                            continue
+                        rule = {
+                            "head": listed[:head],
+                            "period": period,
+                            "phase": phase,
+                            "pattern": pattern,
+                            "last": listed[-1] if fixed_last else None,
+                        }
+                        if all(_predict(rule, n) == found for n, found in lists.items()):
+                            return rule
+    return None
+
+
+def _marked(pattern: list, period: int) -> list | None:
+    """A period's pattern as one layer type at its first or last place and another elsewhere:
+    ["first" or "last", the marked type, the other type]; None where it is not that."""
+    for where, index in (("first", 0), ("last", period - 1)):
+        others = {t for i, t in enumerate(pattern) if i != index}
+        if period > 1 and len(others) == 1 and pattern[index] not in others:
+            return [where, pattern[index], others.pop()]
+    return None
+
+
+def layer_rule(cls) -> dict | None:
+    """How a class lays out layer_types where config.json gives none, found from the lists it
+    makes for 1 to 30 layers (_fit), with the key that sets the pattern's period where one
+    does (found by moving it), the list keys it reads them from instead (Llama 4's
+    no_rope_layers), and the last layer's type it forces on a list given."""
+    if not dataclasses.is_dataclass(cls) or "layer_types" not in {
+        f.name for f in dataclasses.fields(cls)
+    }:
+        return None
+    lists = {n: found for n in range(1, 31) if (found := _layer_types(cls, n)) is not None}
+    if len(lists) < 20:
+        return None
+    rule, least = _fit(lists), 1
+    if rule is None:  # a rule for small models of its own (OLMo-Hybrid's last layer, below 4)
+        least = 8
+        rule = _fit({n: found for n, found in lists.items() if n >= least})
+    if rule is None:
+        return None
+    rule["key"] = None
+    if least > 1:
+        rule["least"] = least
+    mark = _marked(rule["pattern"], rule["period"])
+    if mark is not None:
+        rule["mark"] = mark
+        keys = [k for k in _sizes(cls) if k != "num_hidden_layers"] + list(PERIOD_KWARGS)
+        for key in dict.fromkeys(keys):
+            moved = [rule["period"] + 1, rule["period"] + 2]
+            fits = []
+            for period in moved:
+                found = {n: _layer_types(cls, n, **{key: period}) for n in (23, 24, 30)}
+                if None in found.values() or found[24] == lists[24]:
+                    break
+                fitted = _fit(found)
+                fits.append(
+                    fitted is not None
+                    and fitted["period"] == period
+                    and _marked(fitted["pattern"], period) == mark
+                )
+            if len(fits) == 2 and all(fits):
+                rule["key"] = key
+                break
+    lists_read = []
+    default = cls(num_hidden_layers=8)
+    for field in dataclasses.fields(cls):
+        value = _attribute(default, field.name)
+        if field.name == "layer_types" or not isinstance(value, list) or not value:
+            continue
+        # a list read per layer (Llama 4's no_rope_layers) or of layer indices (LFM2's
+        # full_attn_idxs): some other list of it makes other layer types
+        others = (value[::-1], value[: len(value) // 2], value[:1], [0, 0, 0, 0, 1, 1, 1, 1])
+        if any(
+            _layer_types(cls, 8, **{field.name: other}) not in (lists[8], None) for other in others
+        ):
+            lists_read.append(field.name)
+    if lists_read:
+        rule["from"] = lists_read
+    given = [rule["pattern"][0]] * 6
+    forced = _layer_types(cls, 6, layer_types=list(given))
+    rule["given_last"] = forced[-1] if forced is not None and forced != given else None
+    return rule
+
+
+# keys some classes pop from kwargs to give the layers of one type their own settings
+PER_LAYER_KWARGS = ("global_head_dim",)
+
+
+def _per_layer(config) -> dict | None:
+    """{layer type: the settings per_layer_config gives its layers} of a built config (None
+    where it has none, or gives one type's layers different settings)."""
+    written = json.loads(config.to_json_string(use_diff=False)).get("per_layer_config")
+    kinds = _attribute(config, "layer_types")
+    if not written or not isinstance(kinds, list):
+        return None
+    by_index = {int(k): v for k, v in written.items()}  # its keys are padded: "05"
+    found: dict = {}
+    for index, kind in enumerate(kinds):
+        settings = {k: v for k, v in (by_index.get(index) or {}).items() if k in ("head_dim",)}
+        if found.setdefault(kind, settings) != settings:
+            return None
+    return {kind: settings for kind, settings in found.items() if settings}
+
+
+def per_layer_rule(cls) -> dict | None:
+    """The settings a class gives the layers of a type through per_layer_config where
+    config.json gives none (Gemma 4: head_dim 512 for full_attention): {"types": {layer
+    type: {key: value}}, "keys": {the kwarg that sets one: [layer type, key]}}."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    try:
+        found = _per_layer(cls(num_hidden_layers=12))
+    except Exception:
+        return None
+    if not found:
+        return None
+    keys = {}
+    for kwarg in PER_LAYER_KWARGS:
+        try:
+            moved = _per_layer(cls(num_hidden_layers=12, **{kwarg: 96}))
+        except Exception:
+            continue
+        for kind, settings in (moved or {}).items():
+            for key, value in settings.items():
+                if value == 96 and found.get(kind, {}).get(key) != 96:
+                    keys[kwarg] = [kind, key]
+    return {"types": found, "keys": keys}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -631,8 +938,39 @@ def model_data() -> dict:
         rule = facts.pop("head_dim", None)
         if rule:
             data[model_type]["head_dim"] = rule
+            fields = {f.name: f for f in dataclasses.fields(config_classes()[model_type])}
+            data[model_type].setdefault("defaults", {}).update(
+                {k: _default(fields[k]) for k in rule if k in fields}
+            )
         data[model_type].setdefault("table", {}).update(facts)
+    for model_type, seen in rotating_layer_types().items():
+        if model_type in data:
+            data[model_type].setdefault("layers", {}).update(seen)
     return data
+
+
+def rotating_layer_types() -> dict:
+    """{model type: {"rotating": the layer types of which some layer applies a rotary
+    embedding, "unrotated": those of which none does}} in a small model built from the type's
+    default config and run (tools/transformers_layers.py), for the types whose layers have
+    types; a type whose small model does not run is left out, and a layer type that model
+    does not have is in neither list."""
+    from tools import transformers_layers
+
+    found = {}
+    for model_type in transformers_layers.candidates():
+        try:
+            schedule = transformers_layers.record(model_type)
+        except Exception:
+            continue
+        kinds = transformers_layers._get(schedule.config, "layer_types")
+        if isinstance(kinds, list) and len(kinds) == len(schedule.layers):
+            rotating = {kind for kind, applied in zip(kinds, schedule.layers) if applied}
+            found[model_type] = {
+                "rotating": sorted(rotating),
+                "unrotated": sorted(set(kinds) - rotating),
+            }
+    return found
 
 
 def main():
@@ -698,10 +1036,82 @@ def _module_table(module, positions, layer_type):
     return cos[0], sin[0]
 
 
-def conformance(rotary: Rotary, starts=(0, 100_000), rows=256, folder=None) -> Result:
+FORMS = ("full", "minimal", "legacy")
+
+
+def _without_defaults(written: dict, default: dict) -> dict:
+    """A config's dict less every key whose value is its class default's, part by part (what
+    older save_pretrained wrote, and what people publish): model_type is kept."""
+    out = {}
+    for key, value in written.items():
+        if isinstance(value, dict) and isinstance(default.get(key), dict) and "model_type" in value:
+            out[key] = _without_defaults(value, default[key])
+        elif key == "model_type" or default.get(key, object()) != value:
+            out[key] = value
+    return out
+
+
+def _legacy_form(node: dict) -> dict:
+    """A part's flat rope_parameters as the keys older configs have: rope_theta beside a
+    rope_scaling whose kind is under "type"."""
+    rope = node.get("rope_parameters")
+    if not isinstance(rope, dict) or any(isinstance(v, dict) for v in rope.values()):
+        return node
+    node = {k: v for k, v in node.items() if k != "rope_parameters"}
+    rope = dict(rope)
+    node["rope_theta"] = rope.pop("rope_theta", None)
+    kind = rope.pop("rope_type", "default")
+    if kind != "default" or rope:
+        node["rope_scaling"] = {"type": kind, **rope}
+    return node
+
+
+def written(config, form: str, path: str = "") -> str:
+    """config.json as a model's authors may publish it: "full" as transformers 5 writes it,
+    "minimal" with every key its class would fill in left out, "legacy" minimal too, with
+    the rotary part's theta moved (so that it is written) and its rope parameters as
+    rope_theta and rope_scaling."""
+    if form == "full":
+        return config.to_json_string()
+    data = json.loads(config.to_json_string())
+    if form == "legacy":
+        node, keys = data, [k for k in path.split(".") if k]
+        for key in keys:
+            node = node[key]
+        rope = node.get("rope_parameters")
+        if isinstance(rope, dict) and isinstance(rope.get("rope_theta"), (int, float)):
+            rope["rope_theta"] = rope["rope_theta"] * 2
+        changed = _legacy_form(node)
+        if keys:
+            parent = data
+            for key in keys[:-1]:
+                parent = parent[key]
+            parent[keys[-1]] = changed
+        else:
+            data = changed
+    default = json.loads(type(config)().to_json_string())
+    return json.dumps(_without_defaults(data, default), indent=2)
+
+
+def _reloaded(rotary: Rotary, path: Path, part: str):
+    """The module, config and part transformers builds from a config.json file."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path))
+    node = config
+    for key in [k for k in part.split(".") if k]:
+        node = getattr(node, key)
+    return rotary.cls(node), config, node
+
+
+def conformance(
+    rotary: Rotary, starts=(0, 100_000), rows=256, folder=None, form: str = "full"
+) -> Result:
     """Run the module at rows positions from each start, and pe-cli's hf-rope from the model's
     default config.json, for every layer type; for a multi-axis module also on a grid's
-    positions (an image or video's t, h, w; an encoder's patches); compare bit for bit."""
+    positions (an image or video's t, h, w; an encoder's patches); compare bit for bit. In
+    the "minimal" and "legacy" forms (written()) the module is the one transformers builds
+    from that file."""
     import tempfile
 
     import torch
@@ -728,8 +1138,13 @@ def conformance(rotary: Rotary, starts=(0, 100_000), rows=256, folder=None) -> R
             return Result(rotary, "not run", built)
     module, config, node, part = built
     folder = Path(folder or tempfile.mkdtemp())
-    path = folder / f"{rotary.name}.json"
-    path.write_text(config.to_json_string())
+    path = folder / f"{rotary.name}.{form}.json"
+    path.write_text(written(config, form, part))
+    if form != "full":
+        try:
+            module, config, node = _reloaded(rotary, path, part)
+        except Exception as e:
+            return Result(rotary, "not run", f"transformers fails on the {form} form: {e}"[:200])
     options = {
         "rope_config": str(path),
         "family": "rope",
@@ -876,12 +1291,13 @@ MARKERS = (
 
 
 @cache
-def results() -> tuple[Result, ...]:
-    """Every rotary module's conformance, once per test session."""
+def results(form: str = "full") -> tuple[Result, ...]:
+    """Every rotary module's conformance from config.json in one form, once per test
+    session."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        return tuple(conformance(rotary, folder=folder) for rotary in rotary_modules())
+        return tuple(conformance(rotary, folder=folder, form=form) for rotary in rotary_modules())
 
 
 def _examples(models: list[str]) -> str:

@@ -35,6 +35,5 @@ def export(
             f"({', '.join(tables)}); choose one with {choose_one(table)}, or write a "
             ".safetensors file"
         )
-    for spec in tables.values():
-        check_used(spec, table)
+    check_used(tables.values(), table)
     write(path, tables, fmt, force, table, option_notes(table))

@@ -91,8 +91,11 @@ def show(
             )
         notes = []
     else:
+        model, table = _model(table)
         check_used(spec_from_options(table), table)
         notes = option_notes(table)
+    if source is not None:
+        model = None
     if plot is not None:
         from ..analysis.figures import show_figure
         from ..analysis.view import table_of
@@ -109,12 +112,16 @@ def show(
 
     seen = view(source, table)
     if json:
-        render.as_json(seen.facts)
+        render.as_json({**seen.facts, **({"model": model} if model else {})})
     elif heatmap:
         render.heatmap(
             seen.table, seen.facts["min"], seen.facts["max"], seen.table.first_position, seen.label
         )
     else:
+        if model:
+            from ..render.models import model as model_view
+
+            model_view(model, _shown(model, table))
         render.facts(seen.facts)
         render.console().print()
         render.window(
@@ -125,3 +132,40 @@ def show(
             seen.label,
         )
     render.notes(notes)
+
+
+def _model(table: dict) -> tuple[dict | None, dict]:
+    """The model a --rope-config describes layer by layer (None for one table), and the
+    options of the table show looks at: where its layers apply several tables and neither
+    --layer nor --layer-type chooses, its first treatment's."""
+    from ..core.errors import BadInput
+    from ..spec import model_of
+
+    try:
+        model = model_of(table)
+    except BadInput:  # its layers cannot be listed: show is of the table the options choose
+        return None, table
+    from ..families.hf_config import LayerTypes
+    from ..spec import spec_from_options
+
+    chosen = table.get("layer") is not None or table.get("layer_type")
+    if model and model["treatments"] and not chosen:
+        try:
+            several = len(model["treatments"]) > 1 or not spec_from_options(table)
+        except LayerTypes:  # one treatment, of one of the config's layer types
+            several = True
+        if several:
+            first = next(iter(model["treatments"].values()))
+            table = {**table, "layer": first["layers"][0]}
+    return model, table
+
+
+def _shown(model: dict, table: dict) -> str:
+    """Which of a model's treatments show's table is, for a person."""
+    if table.get("layer_type"):
+        return f"the {table['layer_type']} table (--layer N chooses a layer's)"
+    layer = table.get("layer")
+    if layer is None:
+        return "the table of every rotating layer"
+    name = model["layers"][layer]
+    return f"layer {layer}'s table, {name} (--layer N chooses another)"

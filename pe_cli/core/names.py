@@ -88,3 +88,13 @@ def parse_slice(text: str, flag: str) -> slice:
     if len(parts) != 2:
         raise BadInput(f"{flag} {text!r} is not START:STOP")
     return slice(*parts)
+
+
+def shown(value) -> str:
+    """A value as a person reads it and the command line takes it back: 500000 for 500000.0,
+    a list comma-joined, a float by its repr (which reads back to the same float)."""
+    if isinstance(value, (tuple, list)):
+        return ",".join(shown(v) for v in value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+    return str(value)

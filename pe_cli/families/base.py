@@ -222,6 +222,11 @@ class Family:
         options that pick each, for `export` to write all; empty when the input names one."""
         return {}
 
+    def model(self, options: dict) -> dict | None:
+        """The model an input describes, layer by layer (a config.json's decoder layers: the
+        treatment each applies), for show; None where the input is one table."""
+        return None
+
     def normalize(self, spec) -> dict:
         """This family's parameters in their one canonical form (parsed, typed, sorted)."""
         return {}

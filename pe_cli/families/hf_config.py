@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from ..core.errors import BadInput
+from .rope.schedules import SCHEDULES
 
 # where a composite config keeps its language model, searched in this order
 TEXT_PARTS = (
@@ -181,8 +182,8 @@ class Settings:
     """One config part's values, by their standard names, as the model's config class sees
     them: config.json's value under the name or its alias, else the class's default."""
 
-    def __init__(self, node: dict, model_type: str, overrides: dict | None = None):
-        self.node, self.model_type = node, model_type
+    def __init__(self, node: dict, model_type: str, overrides: dict | None = None, path: str = ""):
+        self.node, self.model_type, self.path = node, model_type, path
         self.facts = models().get(model_type, {})
         self.overrides = overrides or {}
 
@@ -194,10 +195,16 @@ class Settings:
             if key in self.overrides:
                 return self.overrides[key]
         for key in (self.key(name), name):
-            if self.node.get(key) is not None:
+            if key in self.node:  # null too: the class then has None (sliding_window: none)
                 return self.node[key]
         defaults = self.facts.get("defaults", {})
         return defaults.get(self.key(name), defaults.get(name))
+
+    def given(self, name: str) -> bool:
+        """Whether config.json (or an override) gives the key, not the class's default."""
+        return any(
+            k in self.overrides or self.node.get(k) is not None for k in (name, self.key(name))
+        )
 
     def names(self, name: str) -> str:
         key = self.key(name)
@@ -254,7 +261,10 @@ def _legacy(settings: Settings, rules: dict) -> dict:
 def _standard(settings: Settings) -> dict:
     """rope_parameters, flat or nested by layer type, with rope_theta, rope_type and the
     pretraining length filled in."""
-    node, facts = settings.node, settings.facts
+    facts = settings.facts
+    # a legacy key the class's __post_init__ drops, dropped too (Muse Spark's rope_theta)
+    dropped = facts.get("dropped+rope_scaling" if settings.node.get("rope_scaling") else "dropped")
+    node = {k: v for k, v in settings.node.items() if k not in (dropped or ())}
     rope = node.get(settings.key("rope_parameters"))
     legacy = [k for k in LEGACY_KEYS if node.get(k) is not None]
     theta = node.get("rope_theta", facts.get("theta", 10000.0))
@@ -272,7 +282,7 @@ def _standard(settings: Settings) -> dict:
     if not isinstance(rope, dict):
         raise BadInput("rope_parameters is not a JSON object")
     rope = json.loads(json.dumps(rope))
-    labels = facts.get("labels") or settings.get("layer_types")
+    labels = facts.get("labels") or layer_types(settings)
     if isinstance(labels, list) and labels:  # transformers nests only under the layer types it has
         rope = {k: v for k, v in rope.items() if k in labels} or rope
     nested = bool(rope) and all(isinstance(v, dict) or v is None for v in rope.values())
@@ -309,23 +319,92 @@ def _standard(settings: Settings) -> dict:
     return rope
 
 
-def _layer_overrides(settings: Settings, layer_type: str) -> dict:
-    """Values a config gives per layer (per_layer_config, by layer index) for the layers of
-    one type; they must agree."""
-    per_layer = settings.node.get("per_layer_config")
-    kinds = settings.get("layer_types")
-    if not per_layer or not isinstance(kinds, list):
-        return {}
-    relevant = set(TABLE_KEYS) | {settings.key(k) for k in TABLE_KEYS}
-    found = None
-    for index, kind in enumerate(kinds):
-        if kind != layer_type:
-            continue
-        overrides = next(
-            (v for k, v in per_layer.items() if str(k).isdigit() and int(k) == index), {}
+def layer_types(settings: Settings) -> list[str] | None:
+    """Each decoder layer's type, as the config class makes them: config.json's layer_types
+    (with the last layer's type the class forces on it), else the class's own rule for its
+    num_hidden_layers (transformers.json "layers": a pattern repeated, its period set by a
+    key such as sliding_window_pattern); None for a model whose layers have no types."""
+    schedule = SCHEDULES.get(settings.model_type)
+    if schedule is not None and schedule.kinds is not None:
+        return schedule.kinds(settings)
+    rule = settings.facts.get("layers")
+    given = settings.node.get(settings.key("layer_types"))
+    count = settings.get("num_hidden_layers")
+    if isinstance(given, list):
+        kinds = [str(k) for k in given]
+        if rule and rule.get("given_last") and kinds:
+            kinds[-1] = rule["given_last"]
+        return kinds
+    if rule is None or "period" not in rule:
+        return None
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise BadInput(
+            f"{settings.names('num_hidden_layers')} = {count!r} is not a positive whole number"
         )
+    if count < rule.get("least", 1):
+        raise BadInput(
+            f"config.json gives no layer_types, and model type {settings.model_type} lays out "
+            f"fewer than {rule['least']} layers by rules pe-cli does not know"
+        )
+    for key in rule.get("from", []):
+        if settings.node.get(key) is not None:
+            raise BadInput(
+                f"config.json gives {key} and no layer_types: model type {settings.model_type} "
+                f"makes its layer types from {key} by rules pe-cli does not know; save the config "
+                "with transformers 5 to write them"
+            )
+    period, pattern = rule["period"], rule["pattern"]
+    given_period = settings.node.get(rule["key"]) if rule.get("key") else None
+    if given_period is not None:
+        if isinstance(given_period, bool) or not isinstance(given_period, int) or given_period < 1:
+            raise BadInput(f"{rule['key']} = {given_period!r} is not a positive whole number")
+        where, marked, other = rule["mark"]
+        period = given_period
+        pattern = [other] * period
+        pattern[0 if where == "first" else -1] = marked
+    kinds = []
+    for i in range(count):
+        if rule["last"] is not None and i == count - 1:
+            kinds.append(rule["last"])
+        elif i < len(rule["head"]):
+            kinds.append(rule["head"][i])
+        else:
+            kinds.append(pattern[(i if rule["phase"] == "start" else count - 1 - i) % period])
+    return kinds
+
+
+def _per_layer_config(settings: Settings) -> dict[int, dict]:
+    """Settings by layer index: config.json's per_layer_config, else the one its class makes
+    (transformers.json "per_layer": Gemma 4's full_attention layers get head_dim 512, or
+    global_head_dim)."""
+    given = settings.node.get("per_layer_config")
+    if isinstance(given, dict) and given:
+        if not all(str(k).isdigit() for k in given):
+            raise BadInput("per_layer_config's keys are not layer indices")
+        return {int(k): v for k, v in given.items()}
+    rule, kinds = settings.facts.get("per_layer"), layer_types(settings)
+    if not rule or not kinds:
+        return {}
+    types = json.loads(json.dumps(rule["types"]))
+    for kwarg, (kind, key) in rule["keys"].items():
+        if settings.node.get(kwarg) is not None:
+            types.setdefault(kind, {})[key] = settings.node[kwarg]
+    return {i: types[kind] for i, kind in enumerate(kinds) if kind in types}
+
+
+def _layer_overrides(settings: Settings, layer_type: str | None, index: int | None) -> dict:
+    """Values given per layer (per_layer_config) for layer `index`, or for the layers of one
+    type, which must agree."""
+    per_layer, kinds = _per_layer_config(settings), layer_types(settings)
+    relevant = set(TABLE_KEYS) | {settings.key(k) for k in TABLE_KEYS}
+    indices = (
+        [index] if index is not None else [i for i, k in enumerate(kinds or []) if k == layer_type]
+    )
+    found = None
+    for i in indices:
+        overrides = per_layer.get(i, {})
         if not isinstance(overrides, dict):
-            raise BadInput(f"per_layer_config entry {index} is not a JSON object")
+            raise BadInput(f"per_layer_config entry {i} is not a JSON object")
         overrides = {k: v for k, v in overrides.items() if k in relevant}
         if found is not None and overrides != found:
             raise BadInput(f"per_layer_config gives the {layer_type} layers different settings")
@@ -333,36 +412,75 @@ def _layer_overrides(settings: Settings, layer_type: str) -> dict:
     return found or {}
 
 
-def read(source: str, part: str | None = None, layer_type: str | None = None) -> dict:
-    """The rotary settings of a config: base, d_model (the head dim), the rope parameters, and
-    the layout and arithmetic of the model's rotary module (for hf-rope)."""
+def config_of(source: str, part: str | None = None) -> Settings:
+    """One config part's settings, completed as its config class completes them (a model's
+    schedule's `fill`: DeepSeek-V4's legacy keys)."""
     node, model_type, path = _part(load(source), part)
-    settings = Settings(node, model_type)
+    schedule = SCHEDULES.get(model_type)
+    if schedule is not None and schedule.fill is not None:
+        node = schedule.fill(node, models().get(model_type, {}))
+    return Settings(node, model_type, path=path)
+
+
+def tables(settings: Settings) -> list[str]:
+    """The names of the tables a config gives per layer type (or per label: DeepSeek-V4's
+    main and compress), those of its layers' types; [] for one table."""
+    rope = _standard(settings)
+    if not (rope and all(isinstance(v, dict) or v is None for v in rope.values())):
+        return []
+    names = [k for k, v in rope.items() if v is not None]
+    kinds = None if settings.facts.get("labels") else layer_types(settings)
+    return [k for k in names if kinds is None or k in kinds]
+
+
+def read(
+    source: str, part: str | None = None, layer_type: str | None = None, index: int | None = None
+) -> dict:
+    """The rotary settings of a config: base, d_model (the head dim), the rope parameters, and
+    the layout and arithmetic of the model's rotary module (for hf-rope); of the layers of one
+    type, or of the layer at `index` (whose type or label `layer_type` then is)."""
+    return settings_table(config_of(source, part), layer_type, index)
+
+
+def settings_table(settings: Settings, layer_type: str | None, index: int | None = None) -> dict:
+    """read()'s settings from a config part's."""
+    node, model_type, path = settings.node, settings.model_type, settings.path
     rope = _standard(settings)
     nested = bool(rope) and all(isinstance(v, dict) or v is None for v in rope.values())
-    layer_types = [k for k, v in rope.items() if v is not None] if nested else []
     if nested:
+        names = tables(settings)
         if layer_type is None:
-            raise LayerTypes(layer_types)
+            raise LayerTypes(names)
         if rope.get(layer_type, {}) is None:
             raise BadInput(
                 f"layer type {layer_type!r} has no rotary embedding (its rope_parameters "
                 "are null: no positional encoding)"
             )
-        if layer_type not in layer_types:
+        if layer_type not in names:
             raise BadInput(
                 f"no layer type {layer_type!r} in rope_parameters; its layer types: "
-                f"{', '.join(layer_types)}"
+                f"{', '.join(names)}"
             )
         rope = rope[layer_type]
-        settings = Settings(node, model_type, _layer_overrides(settings, layer_type))
-    elif layer_type is not None:
+    elif layer_type is not None and index is None:
         raise BadInput(
             f"--layer-type {layer_type}: this config's rope_parameters are one set, "
             "not one per layer type"
         )
+    if nested or index is not None:
+        overrides = _layer_overrides(settings, layer_type, index)
+        settings = Settings(node, model_type, overrides, path=path)
     rule = settings.facts.get("head_dim")  # a model that divides other keys (vision encoders)
     head_dim = settings.get("head_dim") or (_divide(settings, rule) if rule else None)
+    derived = settings.facts.get("head_dim_from")
+    if derived and derived.get("times") and not settings.given("head_dim"):
+        hidden, heads = settings.get("hidden_size"), settings.get("num_attention_heads")
+        head_dim = derived["times"] * hidden // heads  # Zamba2: twice hidden_size // heads
+    elif derived and (derived["over"] or not settings.given("head_dim")):
+        head_dim = _sum(settings, derived["keys"])  # multi-head latent attention's rotary part
+    if settings.facts.get("partial_from") and "partial_rotary_factor" not in rope:
+        rope = {**rope, "partial_rotary_factor": _sum(settings, settings.facts["partial_from"])}
+        rope["partial_rotary_factor"] /= head_dim
     if not head_dim:
         hidden, heads = settings.get("hidden_size"), settings.get("num_attention_heads")
         if not hidden or not heads:
@@ -388,6 +506,11 @@ def read(source: str, part: str | None = None, layer_type: str | None = None) ->
     if isinstance(head_dim, bool) or not isinstance(head_dim, int) or head_dim < 1:
         raise BadInput(f"the head dim {head_dim!r} is not a positive whole number")
     if rope.get("rope_type") == "dynamic":
+        if rope.get("alpha"):  # HunYuan's modules read it (schedules/hunyuan.py); others drop it
+            raise BadInput(
+                f"rope parameter alpha: model type {model_type}'s rotary module does not read "
+                "it (transformers drops it; HunYuan's read dynamic with alpha as ntk_alpha)"
+            )
         rope.setdefault("max_position_embeddings", settings.get("max_position_embeddings"))
     if rope.get("rope_type") == "longrope" and "factor" not in rope:
         rope.setdefault("max_position_embeddings", settings.get("max_position_embeddings"))
@@ -423,6 +546,18 @@ def _length(settings: Settings) -> dict:
             "(config.json gives none)"
         )
     return {"length": value, "length_from": where}
+
+
+def _sum(settings: Settings, keys: list[str]) -> int:
+    """keys[0] + keys[1] + ..., each a positive whole number."""
+    values = [settings.get(k) for k in keys]
+    for key, value in zip(keys, values):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise BadInput(
+                f"{settings.names(key)} = {value!r} is not a positive whole number "
+                f"(model type {settings.model_type} takes its rotary head dim from it)"
+            )
+    return sum(values)
 
 
 def _divide(settings: Settings, keys: list[str]):

@@ -137,3 +137,74 @@ def result(found) -> bool:
     else:
         return False
     return True
+
+
+def _layers(found: dict, count: int) -> str:
+    """A treatment's layers as the view says them, and how many: all 36; 3, 7, ..., 35,
+    every 4th (9 of 36)."""
+    if len(found["layers"]) == count:
+        return f"all {count}"
+    return f"{found['layers_said']} ({len(found['layers'])} of {count})"
+
+
+def _fold(command: str, width: int) -> str:
+    """A command in lines of at most `width` columns, each but the last ending in ' \\'."""
+    import shlex
+
+    lines = [""]
+    for word in (shlex.quote(w) for w in shlex.split(command)):
+        if lines[-1].strip() and len(lines[-1] + " " + word + " \\") > width:
+            lines.append("  ")
+        lines[-1] += (" " if lines[-1].strip() else "") + word
+    return " \\\n".join(lines)
+
+
+def model(found: dict, shown: str | None = None) -> None:
+    """A model's positional scheme, layer by layer: each treatment once, with its layers,
+    settings and the command that builds it; the layers with no rotation; query scales; and
+    which treatment the table after it is (`shown`)."""
+    from rich.table import Table
+
+    count = len(found["layers"])
+    rows: list[tuple[str, str]] = []
+    part = f" ({found['config_part']})" if found["config_part"] else ""
+    rows.append(("model", f"{found['model_type']}{part}, {count} decoder layers"))
+    commands = []
+    for name, t in found["treatments"].items():
+        pairs, columns = t["applied_pairing"], t["table_pairing"]
+        applied = f"{pairs} pairs" + (f" (its table's: {columns})" if pairs != columns else "")
+        of = f", rope parameters {t['rope_parameters_of']}" if t["rope_parameters_of"] else ""
+        dims, head = t["rotary_dims"], t["head_dim"]
+        rotated = f"rotates {dims} of {head} dims" if dims != head else f"rotates all {dims} dims"
+        factor = t["attention_factor"]
+        rows += [
+            (name, f"layers {_layers(t, count)}{of}"),
+            ("", t["settings"]),
+            (
+                "",
+                f"{rotated} in {applied}"
+                + (f", attention factor {factor:.9g}" if factor != 1 else ""),
+            ),
+        ]
+        commands.append((len(rows), t["command"]))
+        rows.append(("", ""))
+    for group in found["unrotated"]:
+        rows.append(("no rotation", f"layers {_layers(group, count)}: {group['why']}"))
+    for name, s in found["scales"].items():
+        values = ", ".join(f"{k} {v:g}" for k, v in s["values"].items())
+        rows.append((name, f"layers {_layers(s, count)}: {s['kind']} ({values})"))
+        commands.append((len(rows), s["command"]))
+        rows.append(("", ""))
+    if shown:
+        rows.append(("below", shown))
+    out = console()
+    width = out.width - max(len(label) for label, _ in rows) - 2
+    for at, command in commands:
+        rows[at] = ("", _fold(command, width))
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for label, text in rows:
+        grid.add_row(label, text)
+    out.print(grid)
+    out.print()

@@ -75,6 +75,15 @@ class Rope(Family):
             field=False,
         ),
         Param(
+            "layer",
+            None,
+            "One decoder layer of a --rope-config model, by its index from 0: its own table "
+            "(a NoPE layer is refused); show --rope-config lists the model's layers.",
+            int,
+            field=False,
+            minimum=0,
+        ),
+        Param(
             "config_part",
             None,
             "The part of a composite config to read (text_config, "
@@ -185,6 +194,9 @@ class Rope(Family):
 
     def selections(self, options):
         return inputs.selections(options)
+
+    def model(self, options):
+        return inputs.model(options)
 
     def normalize(self, spec):
         return {

@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.errors import BadInput
-from ...core.names import choice
+from ...core.names import choice, shown
 from ..base import Library
 from ..hf_config import LayerTypes, read
 from ..positions import ids_axes
-from . import gguf_config
+from . import gguf_config, layers
 from .keys import rope_parameters, typed
 from .layouts import LAYOUTS
 from .models import PRESETS
@@ -41,15 +41,6 @@ def rope_items(given) -> list[tuple[str, str]]:
     return items
 
 
-def shown(value) -> str:
-    """An option's or a config's value as a person reads it: 500000 for 500000.0, 16,56,56."""
-    if isinstance(value, (tuple, list)):
-        return ",".join(shown(v) for v in value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
-    return str(value)
-
-
 def from_options(values: dict, options: dict, name: str) -> dict:
     """The spec's fields: `values` (the family's parameters given) with --rope KEY=VALUE pairs
     over a --rope-config's or --preset's settings, and each option given over the value the
@@ -76,9 +67,11 @@ def input_of(options: dict, name: str) -> Input | None:
     config, preset = options.get("rope_config"), options.get("preset")
     if preset and config:
         raise BadInput("--preset and --rope-config each give the model's RoPE: choose one")
-    for option in ("layer_type", "config_part"):
-        if options.get(option) and not config:
+    for option in ("layer_type", "config_part", "layer"):
+        if options.get(option) is not None and not config:
             raise BadInput(f"--{option.replace('_', '-')} selects within a --rope-config")
+    if options.get("layer") is not None and options.get("layer_type"):
+        raise BadInput("--layer and --layer-type each choose the table: give one")
     if not config and not preset:
         return None
     flag = "--rope-config" if config else f"--preset {preset}"
@@ -96,12 +89,17 @@ def input_of(options: dict, name: str) -> Input | None:
         }
         return Input(f"preset {preset}", values, found.rope, {})
     if gguf_config.is_gguf(config):  # llama.cpp's model file: its rope metadata and tensors
-        for option in ("layer_type", "config_part"):
-            if options.get(option):
+        for option in ("layer_type", "config_part", "layer"):
+            if options.get(option) is not None:
                 raise BadInput(
                     f"--{option.replace('_', '-')} selects within a config.json, not a GGUF"
                 )
         read_from = gguf_config.read(config)
+    elif options.get("layer") is not None:
+        found = layers.layer(config, options.get("config_part"), options["layer"])
+        if found.table is None:
+            raise BadInput(f"layer {found.index} applies no rotary embedding: {found.why}")
+        read_from = found.table
     else:
         read_from = read(config, options.get("config_part"), options.get("layer_type"))
     given = options.get("d_model")
@@ -186,14 +184,31 @@ def library(options: dict) -> Library | None:
 
 
 def selections(options: dict) -> dict[str, dict]:
-    """A config with rope parameters per layer type, read without --layer-type: one table
-    set per layer type (export writes each)."""
-    if not options.get("rope_config") or options.get("layer_type"):
+    """A model whose layers apply different tables, read without --layer or --layer-type: one
+    table set per treatment (export writes each), named as the model view names them; a config
+    whose layers pe-cli cannot list, one per layer type."""
+    config = options.get("rope_config")
+    if not config or options.get("layer_type") or options.get("layer") is not None:
         return {}
-    if gguf_config.is_gguf(options["rope_config"]):
+    if gguf_config.is_gguf(config):
         return {}
     try:
-        read(options["rope_config"], options.get("config_part"))
+        found = layers.scheme(config, options.get("config_part"))
+    except BadInput:
+        found = None
+    if found is not None and len(found.treatments) > 1:
+        return {name: {"layer": t.layers[0]} for name, t in found.treatments.items()}
+    try:
+        read(config, options.get("config_part"))
     except LayerTypes as e:
         return {name: {"layer_type": name} for name in e.names}
     return {}
+
+
+def model(options: dict) -> dict | None:
+    """A --rope-config model's scheme, layer by layer (layers.py), as show says it; None
+    without a config.json (a GGUF or a --preset is one table)."""
+    config = options.get("rope_config")
+    if not config or gguf_config.is_gguf(config):
+        return None
+    return layers.view(layers.scheme(config, options.get("config_part")), config, options)

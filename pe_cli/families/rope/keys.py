@@ -106,6 +106,14 @@ KEYS: dict[str, Key] = {
             scales=True,
         ),
         Key(
+            "alpha",
+            float,
+            "HunYuan's NTK stretch: the base times alpha**(dim/(dim-2)) (ntk_alpha).",
+            _rope_types("alpha"),
+            positive=True,
+            scales=True,
+        ),
+        Key(
             "attention_factor",
             float,
             "What cos and sin are multiplied by (default: YaRN's and LongRoPE's own from factor).",

@@ -217,8 +217,9 @@ def _llama3(rope, dims, spec) -> Call:
     wavelengths = F32(2 * math.pi) * periods
     periods = np.where(wavelengths > F32(low_wavelength), periods * F32(factor), periods)
     medium = (wavelengths > F32(high_wavelength)) & (wavelengths < F32(low_wavelength))
-    smooth = (F32(original) / wavelengths - F32(low)) / F32(high - low)
-    blended = periods / ((F32(1) - smooth) / F32(factor) + smooth)
+    with np.errstate(divide="ignore", invalid="ignore"):  # equal factors: no medium band
+        smooth = (F32(original) / wavelengths - F32(low)) / F32(high - low)
+        blended = periods / ((F32(1) - smooth) / F32(factor) + smooth)
     return Call(dims, None, 1.0, np.where(medium, blended, periods).astype(F32), None)
 
 

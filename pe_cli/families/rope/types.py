@@ -99,6 +99,12 @@ def _dynamic_exact(law: Exact):
     ), Decimal(1)
 
 
+def _ntk_alpha_exact(law: Exact):
+    # HunYuan: the base stretched once, theta * alpha^(dim / (dim - 2)), whatever the length
+    grown = Decimal(law.rope["alpha"]).ln() * Decimal(law.dim) / Decimal(law.dim - 2)
+    return law.power_law(law.theta * grown.exp()), Decimal(1)
+
+
 def _yarn_exact(law: Exact):
     rope, dim, theta, factor, one = law.rope, law.dim, law.theta, law.factor, Decimal(1)
     original = rope["original_max_position_embeddings"]
@@ -157,7 +163,7 @@ def _llama3_exact(law: Exact):
             frequencies.append(w / factor)
         elif wavelength < high_wavelength:
             frequencies.append(w)
-        else:
+        else:  # never where the factors are equal (Llama 4): no wavelength is both bounds
             smooth = (original / wavelength - low_factor) / (high_factor - low_factor)
             frequencies.append((1 - smooth) * w / factor + smooth * w)
     return frequencies, Decimal(1)
@@ -187,6 +193,12 @@ def _linear_torch(torch, law: Torch):
     inv_freq = 1.0 / (law.base ** hf_exponents(torch, law.dim))
     inv_freq /= law.rope["factor"]
     return inv_freq, 1.0
+
+
+def _ntk_alpha_torch(torch, law: Torch):
+    # HunYuan's compute_ntk_alpha_rope_parameters: the base in Python floats
+    base = law.base * law.rope["alpha"] ** (law.dim / (law.dim - 2))
+    return 1.0 / (base ** hf_exponents(torch, law.dim)), 1.0
 
 
 def _dynamic_torch(torch, law: Torch):
@@ -272,11 +284,6 @@ def _proportional_torch(torch, law: Torch):
 # Checks
 
 
-def _llama3_validate(rope: dict) -> None:
-    if rope["high_freq_factor"] <= rope["low_freq_factor"]:
-        raise BadInput("llama3 needs high_freq_factor > low_freq_factor")
-
-
 def _longrope_validate(rope: dict) -> None:
     if "factor" not in rope and "max_position_embeddings" not in rope:
         raise BadInput("rope_type longrope needs factor, or max_position_embeddings to derive it")
@@ -349,6 +356,16 @@ ROPE_TYPES: dict[str, RopeType] = {
             starts="max_position_embeddings",
         ),
         RopeType(
+            name="ntk_alpha",
+            summary="HunYuan's NTK by alpha: the base times alpha**(dim/(dim-2)), for any "
+            "length (its configs say rope_type dynamic with alpha)",
+            transformers="HunYuanDenseV1RotaryEmbedding.compute_ntk_alpha_rope_parameters",
+            exact=_ntk_alpha_exact,
+            torch=_ntk_alpha_torch,
+            required=("alpha",),
+            check=_dynamic_check,
+        ),
+        RopeType(
             name="yarn",
             summary="YaRN: a ramp from the base's frequencies to them divided by factor, and an "
             "attention factor",
@@ -390,7 +407,6 @@ ROPE_TYPES: dict[str, RopeType] = {
                 "high_freq_factor",
                 "original_max_position_embeddings",
             ),
-            validate=_llama3_validate,
         ),
         RopeType(
             name="proportional",

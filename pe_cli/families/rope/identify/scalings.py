@@ -135,6 +135,8 @@ NOT_FITTED = {
     "law of its rotated head is proposed instead",
     "axial": "a vision encoder's 2-D table: identification reads 1-D and diffusers' multi-axis "
     "tables",
+    "ntk_alpha": "HunYuan's table is the original law at base theta * alpha**(dim/(dim-2)): it "
+    "is read as that law, at that base",
 }
 
 

@@ -1,0 +1,128 @@
+"""Published config.json files (tests/published.py) read as transformers reads them: each is
+written small (its sizes shrunk, its keys that set positions and their spellings kept), the
+model transformers builds from that file is run, and each decoder layer's cos and sin are
+held to pe-cli's `--layer N --variant hf-rope` of the same file; the layers transformers
+rotates none of are the ones pe-cli calls NoPE. The same files at their real sizes give the
+rotary module's own table at a long context."""
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+pytest.importorskip("transformers", reason="transformers is not installed")
+
+from tools import transformers_layers as tl  # noqa: E402
+from tools import transformers_models as tm  # noqa: E402
+
+from .published import PUBLISHED  # noqa: E402
+
+PARTS = ("text_config",)
+
+
+def _text(config: dict) -> dict:
+    """The language model's part of a config.json (the whole of a text model's)."""
+    return next((config[p] for p in PARTS if isinstance(config.get(p), dict)), config)
+
+
+def small(config: dict) -> dict:
+    """The config with its language model's sizes shrunk and its lists cut to tl.LAYERS layers,
+    in the form it was published in."""
+    from transformers import CONFIG_MAPPING
+
+    config = json.loads(json.dumps(config))
+    text = _text(config)
+    hidden, heads = text.get("hidden_size"), text.get("num_attention_heads")
+    pairs = text.get("num_key_value_heads") == heads
+    kind = text.get("model_type") or config["model_type"]
+    fields = set()  # the sizes of its language model's class (a flat composite's: its _text's)
+    for name in (kind, f"{kind}_text"):
+        fields |= tl._fields(CONFIG_MAPPING[name]) if name in CONFIG_MAPPING else set()
+    count = text.get("num_hidden_layers")
+    for key, value in tl.SHRUNK.items():  # the sizes its class has, given or left to defaults
+        if key in fields and key not in ("hidden_size", "num_attention_heads") or key in text:
+            text[key] = value
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        text[key] = 1
+    if "head_dim" not in text and hidden and heads:  # hidden_size // heads kept
+        text["hidden_size"] = tl.SHRUNK["num_attention_heads"] * (hidden // heads)
+    if pairs:  # as many key heads as query heads (multi-head latent attention)
+        text["num_key_value_heads"] = tl.SHRUNK["num_attention_heads"]
+    if count and count > tl.LAYERS:
+        text["num_hidden_layers"] = tl.LAYERS
+        for key, value in list(text.items()):
+            if isinstance(value, list) and len(value) == count:
+                text[key] = value[: tl.LAYERS]
+    text.setdefault("vocab_size", tl.SHRUNK["vocab_size"])
+    return config
+
+
+def _transformers(path):
+    """The text part of the config transformers reads from the file, and its layers' record."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(path))
+    node = config.get_text_config()
+    return node, tl.record(node.model_type, node)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_a_published_config_gives_each_layer_the_models_table(name, cli, tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(small(PUBLISHED[name])))
+    node, recorded = _transformers(path)
+    code, out, err = cli("show", "--rope-config", path, "--json")
+    assert code == 0, err
+    layers = json.loads(out)["model"]["layers"]
+    assert [layer is None for layer in layers] == [a is None for a in recorded.layers]
+    for index, applied in enumerate(recorded.layers):
+        if applied is None:
+            code, out, err = cli("generate", "--rope-config", path, "--layer", index)
+            assert code == 2 and "NoPE" in err, (index, err)
+            continue
+        for part, theirs in zip(("cos", "sin"), applied.tables):
+            code, out, err = cli(
+                "generate", "--rope-config", path, "--layer", index, "--variant", "hf-rope",
+                "--part", part, "-l", tl.TOKENS, "-o", "-",
+            )  # fmt: skip
+            assert code == 0, (index, err)
+            mine = np.load(io.BytesIO(out))
+            assert np.array_equal(mine, theirs.numpy()), (name, index, part)
+
+
+def _module(node):
+    """transformers' rotary module for a config part, built from it."""
+    for rotary in tm.rotary_modules():
+        if rotary.config_class is not None and isinstance(node, rotary.config_class):
+            return rotary.cls(node)
+    raise LookupError(f"no rotary module takes a {type(node).__name__}")
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_a_published_config_at_its_own_size(name, cli, tmp_path):
+    """At the published sizes (DeepSeek-V3's 64 rotary dims of 7168 / 128 = 56, Gemma 4's 512 of
+    its full-attention layers), each treatment's table at positions 100000 on is the rotary
+    module's."""
+    import torch
+    from transformers import AutoConfig
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PUBLISHED[name]))
+    node = AutoConfig.from_pretrained(str(path)).get_text_config()
+    module = _module(node)
+    code, out, err = cli("show", "--rope-config", path, "--json")
+    assert code == 0, err
+    model = json.loads(out)["model"]
+    for treatment in model["treatments"].values():
+        label = treatment["rope_parameters_of"] or (
+            treatment["layer_type"] if getattr(module, "layer_types", None) else None
+        )
+        cos, sin = tm._module_table(module, torch.arange(100_000, 100_064), label)
+        for part, theirs in (("cos", cos), ("sin", sin)):
+            code, out, err = cli(
+                *treatment["command"].split()[1:], "--variant", "hf-rope", "--part", part,
+                "--offset", 100_000, "-l", 64, "-o", "-",
+            )  # fmt: skip
+            assert code == 0, err
+            assert np.array_equal(np.load(io.BytesIO(out)), theirs.numpy()), (name, part)

@@ -1,0 +1,262 @@
+"""What each decoder layer of a transformers model applies to its queries and keys, read from
+the model itself: a small model is built from its config class (sizes shrunk, every key that
+sets positions kept), its forward run on a few tokens, and every call of its modeling module's
+rotary apply function (apply_rotary_pos_emb, apply_rotary_emb, ...) recorded with the layer
+that made it. A layer that calls none applies no rotary embedding.
+
+`python -m tools.transformers_layers [MODEL_TYPE ...]` prints each model type's schedule:
+which layers rotate, by which table's width, and which do not. tests/test_layers.py holds
+pe-cli's `--layer N` to these records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import logging
+import re
+import warnings
+from functools import cache
+
+TOKENS = 12  # positions 0 .. TOKENS - 1 of one sequence
+# the sizes a small model is built with, where its config class has the key; every other key
+# (rope parameters, layer types, head dims the rotation reads) keeps its default
+SHRUNK = {
+    "vocab_size": 128,
+    "hidden_size": 64,
+    "intermediate_size": 32,
+    "moe_intermediate_size": 16,
+    "shared_expert_intermediate_size": 16,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "n_routed_experts": 4,
+    "num_experts": 4,
+    "num_local_experts": 4,
+    "n_shared_experts": 1,
+    "num_experts_per_tok": 2,
+    "n_group": 1,
+    "topk_group": 1,
+    "q_lora_rank": 32,
+    "kv_lora_rank": 16,
+    "linear_num_value_heads": 2,
+    "linear_num_key_heads": 2,
+    "linear_key_head_dim": 8,
+    "linear_value_head_dim": 8,
+    "index_n_heads": 2,
+    "vocab_size_per_layer_input": 128,
+    "hidden_size_per_layer_input": 8,
+}
+LARGEST = 64_000_000  # parameters of a small model
+LAYERS = 12  # at most this many decoder layers: enough for every schedule's period
+
+
+def _quiet():
+    warnings.filterwarnings("ignore")
+    logging.disable(logging.WARNING)
+
+
+@dataclasses.dataclass
+class Applied:
+    """One call of a rotary apply function: the cos and sin (or complex freqs) it was given."""
+
+    function: str
+    tables: tuple  # (cos, sin) as (tokens, width) float tensors
+
+
+@dataclasses.dataclass
+class Schedule:
+    model_type: str
+    config: object  # the small model's config
+    layers: list  # per decoder layer: Applied, or None where it applies no rotation
+    scales: list  # per decoder layer: the query's scale by position (tokens,), or None
+
+
+def _fields(cls) -> set:
+    return {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
+
+
+def _get(config, key):
+    """An attribute, or None where the config has none (or one per layer only)."""
+    try:
+        return getattr(config, key, None)
+    except Exception:
+        return None
+
+
+def small_config(cls, **given):
+    """The config class built small: SHRUNK's sizes where it has those keys, at most LAYERS
+    layers, head dims as the class derives them unless `given` says."""
+    fields = _fields(cls)
+    values = {k: v for k, v in SHRUNK.items() if k in fields}
+    default = cls()
+    layers = _get(default, "num_hidden_layers")
+    if isinstance(layers, int) and layers > LAYERS:
+        values["num_hidden_layers"] = LAYERS
+    hidden, heads = _get(default, "hidden_size"), _get(default, "num_attention_heads")
+    if "head_dim" not in fields and isinstance(hidden, int) and isinstance(heads, int) and heads:
+        values["hidden_size"] = SHRUNK["num_attention_heads"] * (
+            hidden // heads
+        )  # the head dim kept
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id"):
+        token = _get(default, key)
+        if key in fields and isinstance(token, int) and token >= SHRUNK["vocab_size"]:
+            values[key] = 1
+    for key in fields:  # lists of one entry per layer (layer_types, no_rope_layers, ...)
+        listed = _get(default, key)
+        if isinstance(listed, list) and len(listed) == layers and "num_hidden_layers" in values:
+            values[key] = listed[: values["num_hidden_layers"]]
+    values.update(given)
+    return cls(**values)
+
+
+def _decoder_layers(model, config):
+    """The model's ModuleList of decoder layers."""
+    import torch
+
+    count = getattr(config, "num_hidden_layers", None)
+    found = [
+        (name, m)
+        for name, m in model.named_modules()
+        if isinstance(m, torch.nn.ModuleList) and len(m) == count
+    ]
+    if not found:
+        raise LookupError("no list of decoder layers")
+    return min(found, key=lambda item: item[0].count("."))[1]
+
+
+_TABLE_ARGUMENTS = ("cos", "sin", "freqs_cis", "position_embeddings")
+
+
+def _tables(bound) -> tuple:
+    """(cos, sin) as (tokens, width) float tensors from an apply function's arguments."""
+    import torch
+
+    arguments = bound.arguments
+    if "cos" in arguments and "sin" in arguments:
+        cos, sin = arguments["cos"], arguments["sin"]
+    elif "position_embeddings" in arguments:
+        cos, sin = arguments["position_embeddings"][:2]
+    else:
+        freqs = arguments["freqs_cis"]
+        cos, sin = freqs.real, freqs.imag
+    width = cos.shape[-1]
+    cos = cos.reshape(-1, TOKENS, width)[0] if cos.numel() % (TOKENS * width) == 0 else cos
+    sin = sin.reshape(-1, TOKENS, width)[0] if sin.numel() % (TOKENS * width) == 0 else sin
+    return cos.detach().to(torch.float32).clone(), sin.detach().to(torch.float32).clone()
+
+
+def _modeling_modules(model_type: str, model):
+    """The modeling modules the model's classes come from."""
+    names = {type(m).__module__ for m in model.modules()}
+    return [importlib.import_module(n) for n in sorted(names) if ".modeling_" in n]
+
+
+def record(model_type: str, config=None) -> Schedule:
+    """Run a small model of this type; what each decoder layer applied."""
+    import torch
+    from transformers import CONFIG_MAPPING, AutoModel
+
+    _quiet()
+    if config is None:
+        cls, heads = CONFIG_MAPPING[model_type], SHRUNK["num_attention_heads"]
+        # what some classes or modules demand: as many key heads as query heads (multi-head
+        # latent attention), one expert a token
+        kv, one = {"num_key_value_heads": heads}, {"num_experts_per_tok": 1}
+        for given in ({}, kv, one):
+            try:
+                return record(model_type, small_config(cls, **given))
+            except Exception:
+                continue
+        config = small_config(cls, **kv, **one)
+    with torch.device("meta"):  # sized before it is built: a size SHRUNK misses is refused
+        size = sum(p.numel() for p in AutoModel.from_config(config).parameters())
+    if size > LARGEST:
+        raise MemoryError(f"{size / 1e6:.0f}M parameters when built small")
+    torch.manual_seed(0)
+    model = AutoModel.from_config(config).eval()
+    layers = _decoder_layers(model, config)
+    current = {"layer": None}
+    calls: dict = {}
+    scales: dict = {}
+
+    def entering(index):
+        def hook(module, args, kwargs=None):
+            current["layer"] = index
+
+        return hook
+
+    handles = [
+        layer.register_forward_pre_hook(entering(i), with_kwargs=True)
+        for i, layer in enumerate(layers)
+    ]
+    patched = []
+    for module in _modeling_modules(model_type, model):
+        for name, function in list(vars(module).items()):
+            if not (
+                inspect.isfunction(function)
+                and re.match(r"apply\w*(rotary|rope)", name)
+                and "vision" not in name
+            ):
+                continue
+            signature = inspect.signature(function)
+            if not any(p in signature.parameters for p in _TABLE_ARGUMENTS):
+                continue
+
+            def wrapped(*args, _f=function, _s=signature, _name=name, **kwargs):
+                layer = current["layer"]
+                if layer is not None and layer not in calls:
+                    calls[layer] = Applied(_name, _tables(_s.bind(*args, **kwargs)))
+                return _f(*args, **kwargs)
+
+            setattr(module, name, wrapped)
+            patched.append((module, name, function))
+    try:
+        with torch.no_grad():
+            model(input_ids=torch.arange(TOKENS)[None] % config.vocab_size)
+    finally:
+        for module, name, function in patched:
+            setattr(module, name, function)
+        for handle in handles:
+            handle.remove()
+    return Schedule(
+        model_type,
+        config,
+        [calls.get(i) for i in range(len(layers))],
+        [scales.get(i) for i in range(len(layers))],
+    )
+
+
+@cache
+def candidates() -> tuple[str, ...]:
+    """Model types of token models (a vocabulary) whose config class has rope parameters and an
+    AutoModel of its own."""
+    from transformers import CONFIG_MAPPING
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+
+    _quiet()
+    return tuple(
+        name
+        for name in sorted(MODEL_MAPPING_NAMES)
+        if name in CONFIG_MAPPING
+        and {"rope_parameters", "vocab_size"} <= _fields(CONFIG_MAPPING[name])
+    )
+
+
+def main():
+    import sys
+    import time
+
+    for model_type in sys.argv[1:] or candidates():
+        start = time.perf_counter()
+        try:
+            found = record(model_type)
+        except Exception as e:
+            print(f"{model_type}: not run: {type(e).__name__}: {str(e)[:160]}")
+            continue
+        widths = [None if a is None else a.tables[0].shape[-1] for a in found.layers]
+        print(f"{model_type} ({time.perf_counter() - start:.1f} s): {widths}")
+
+
+if __name__ == "__main__":
+    main()
