@@ -27,6 +27,15 @@ def check(spec) -> None:
     if ROPE_TYPES[kind].check is not None:
         ROPE_TYPES[kind].check(rope, spec.d_model, dim, lambda: positions_end(spec))
     choice("rope arithmetic", spec.arithmetic, ("cos-sin", "polar"))
+    if spec.part == "query-scale":
+        from .query_scale import kind_of
+
+        kind_of(rope)
+        if spec.variant not in ("exact", "hf-rope") or spec.axes:
+            raise BadInput(
+                "--part query-scale is a 1-D table of positions, exact or in transformers' "
+                "arithmetic (--variant hf-rope)"
+            )
     if spec.part == "rotation" and spec.convention != "interleaved":
         raise BadInput(
             "--part rotation is the 2x2 rotation of columns 2i and 2i + 1 (HiDream, Kandinsky 5): "

@@ -21,6 +21,11 @@ def vector(spec) -> bool:
     return spec.part == "inv_freq"
 
 
+def scale(spec) -> bool:
+    """The part query-scale: one value a position."""
+    return spec.part == "query-scale"
+
+
 def rows(spec) -> int:
     if vector(spec):
         return 1
@@ -36,6 +41,8 @@ def rows(spec) -> int:
 
 
 def cols(spec) -> int:
+    if scale(spec):
+        return 1
     if spec.axes:
         laws, columns = axes_plan(spec)
         if vector(spec):
@@ -75,6 +82,12 @@ def exact_rows(spec, start, stop, work):
         from ...numerics.sinusoids import round_decimals
 
         return round_decimals(work.sinusoids.frequencies, spec.dtype)
+    if scale(spec):
+        from ...numerics.sinusoids import round_decimals
+        from .query_scale import exact_values
+
+        values = exact_values(dict(spec.rope), line_positions(spec, start, stop).tolist())
+        return round_decimals(values, spec.dtype).T
     if spec.padding_rows and stop > token_rows(spec):  # zeros after the tokens (Lumina2's captions)
         table = work.zeros(stop - start, cols(spec))
         tokens = max(token_rows(spec) - start, 0)
@@ -118,7 +131,13 @@ def exact_rows(spec, start, stop, work):
 
 
 def fast_columns(spec):
-    if vector(spec) or spec.axes or spec.ids is not None or spec.part in ("rotation", "angle"):
+    if (
+        vector(spec)
+        or scale(spec)
+        or spec.axes
+        or spec.ids is not None
+        or spec.part in ("rotation", "angle")
+    ):
         return None
     import numpy as np
 

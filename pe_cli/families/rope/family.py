@@ -49,6 +49,8 @@ class Rope(Family):
         "2 x rotary dim): HiDream's and Kandinsky 5's tables",
         "angle": "the angles p*w_i themselves, laid out as cos (no attention factor), (positions, rotary dim): "
         "ERNIE-Image's and Stable Audio 3's tables, whose cos and sin the attention takes",
+        "query-scale": "the factor a layer multiplies its queries by at each position (Ministral 3's "
+        "llama_4_scaling_beta, Llama 4's attn_temperature_tuning), (positions, 1): --layer N",
     }
     params = (
         Param(

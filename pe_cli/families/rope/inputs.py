@@ -97,9 +97,12 @@ def input_of(options: dict, name: str) -> Input | None:
         read_from = gguf_config.read(config)
     elif options.get("layer") is not None:
         found = layers.layer(config, options.get("config_part"), options["layer"])
-        if found.table is None:
+        if options.get("part") == "query-scale":
+            read_from = layers.scale_table(found, config, options.get("config_part"))
+        elif found.table is None:
             raise BadInput(f"layer {found.index} applies no rotary embedding: {found.why}")
-        read_from = found.table
+        else:
+            read_from = found.table
     else:
         read_from = read(config, options.get("config_part"), options.get("layer_type"))
     given = options.get("d_model")

@@ -201,9 +201,23 @@ KEYS: dict[str, Key] = {
         Key(
             "llama_4_scaling_beta",
             float,
-            "The attention's position-dependent query scaling (Ministral 3, Mistral 4), not the "
-            "table's.",
-            (),
+            "Ministral 3's and Mistral 4's query scale by position, 1 + beta * ln(1 + "
+            "floor(p / original_max_position_embeddings)): --part query-scale.",
+            ("query-scale",),
+        ),
+        Key(
+            "floor_scale",
+            float,
+            "Llama 4's NoPE layers' query scale, 1 + attn_scale * ln(1 + floor((p + 1) / "
+            "floor_scale)): --part query-scale.",
+            ("query-scale",),
+            positive=True,
+        ),
+        Key(
+            "attn_scale",
+            float,
+            "With floor_scale, Llama 4's NoPE layers' query scale: --part query-scale.",
+            ("query-scale",),
         ),
         Key(
             "axes_dim",

@@ -140,6 +140,17 @@ def layer(source: str, part: str | None, index: int) -> Layer:
     return _layer(settings, index, _kinds(settings, count), tables(settings))
 
 
+def scale_table(found: Layer, source: str, part: str | None) -> dict:
+    """A layer's query scale as the settings of a --part query-scale table: its table's (a NoPE
+    layer's: the model's one set), with the scale's parameters among the rope parameters."""
+    if found.scale is None:
+        raise BadInput(f"layer {found.index} multiplies its queries by no scale of the position")
+    table = found.table
+    if table is None:
+        table = settings_table(config_of(source, part), None)
+    return {**table, "rope": {**table["rope"], **dict(found.scale.values)}}
+
+
 def scheme(source: str, part: str | None = None) -> Scheme:
     """Every decoder layer of a config's model, and the distinct treatments among them."""
     settings = config_of(source, part)

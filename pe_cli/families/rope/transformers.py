@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..base import variant
 from .layouts import axes_plan
 from .pairing import both_parts, lay_out
+from .query_scale import torch_values
 from .tokens import axes_positions, line_positions, positions_end
 from .types import hf_inv_freq
 
@@ -30,6 +31,8 @@ def _rope_table(spec, lowered: str | None = None):
         inv_freq = inv_freq.to(low)
     if spec.part == "inv_freq":
         return inv_freq.float()[None, :]
+    if spec.part == "query-scale":
+        return torch_values(torch, dict(spec.rope), line_positions(spec)).float()[:, None]
     if spec.axes:  # (tokens, axes): every axis's angles, then each column's axis and frequency
         positions = torch.from_numpy(axes_positions(spec))
     else:

@@ -11,7 +11,10 @@ def _scale(settings, index: int, layer_type, rope: dict):
         return None
     return QueryScale(
         "llama4-beta",
-        (("beta", float(beta)), ("original", float(rope["original_max_position_embeddings"]))),
+        (
+            ("llama_4_scaling_beta", float(beta)),
+            ("original_max_position_embeddings", int(rope["original_max_position_embeddings"])),
+        ),
         "llama_4_scaling_beta, original_max_position_embeddings",
     )
 
