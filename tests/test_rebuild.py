@@ -80,6 +80,11 @@ ELSEWHERE = frozenset(
         # slowest frequencies stay at 1 over 24 positions; unexplained, the nearest the
         # original law at that base, off by 4144 ulp
         "--family rope --variant rope-inv-freq --d-model 16 --seq-len 24 --rope alpha=1000 --rope rope_type=ntk_alpha",
+        # --part query-scale: identification reads no query scale; unexplained
+        "--family rope --d-model 16 --seq-len 24 --part query-scale --rope llama_4_scaling_beta=0.1 --rope original_max_position_embeddings=16",
+        "--family rope --variant hf-rope --d-model 16 --seq-len 24 --part query-scale --rope llama_4_scaling_beta=0.1 --rope original_max_position_embeddings=16",
+        "--family rope --d-model 16 --seq-len 24 --part query-scale --rope attn_scale=0.1 --rope floor_scale=16",
+        "--family rope --variant hf-rope --d-model 16 --seq-len 24 --part query-scale --rope attn_scale=0.1 --rope floor_scale=16",
         # MLX's proportional rope (its zero tail of frequencies): named as close, linear
         # scaling by its factor within 0.54 ulp
         "--family rope --variant mlx --d-model 16 --seq-len 24 --rope factor=4 --rope rope_type=proportional",
@@ -129,6 +134,18 @@ def _rope_types():
             yield _spec(family="rope", **size, variant=variant, rope=rope)
 
 
+def _query_scales():
+    """--part query-scale: each kind, exact and in transformers' arithmetic."""
+    for rope in (
+        {"llama_4_scaling_beta": 0.1, "original_max_position_embeddings": 16},
+        {"floor_scale": 16, "attn_scale": 0.1},
+    ):
+        for variant in ("exact", "hf-rope"):
+            yield _spec(
+                family="rope", **SIZES["rope"], part="query-scale", rope=rope, variant=variant
+            )
+
+
 def _first(specs) -> TableSpec | None:
     return next((spec for spec in specs if spec is not None), None)
 
@@ -153,7 +170,7 @@ def _layouts():
 
 def _cases() -> dict[str, TableSpec]:
     cases = {}
-    for spec in (*_pairings(), *_rope_types(), *_layouts()):
+    for spec in (*_pairings(), *_rope_types(), *_layouts(), *_query_scales()):
         if spec is not None:
             cases.setdefault(generate_command(spec).removeprefix("pe-cli generate "), spec)
     return cases
