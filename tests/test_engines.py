@@ -479,3 +479,107 @@ def test_a_half_longrope_table_no_factors_make_says_why(cli, tmp_path):
     assert "nor LongRoPE factors read in any library's arithmetic (no factors within the" in text
     code, out, err = cli("compare", tmp_path / "table.npy")
     assert code == 0 and "matches library llama.cpp" in " ".join(out.decode().split()), err
+
+
+def test_a_llama31_gguf_is_read_as_its_llama3_scaling_in_every_engine(cli, tmp_path):
+    """A GGUF's rope_freqs that are Llama 3.1's llama3 factors bit for bit (as the converter
+    writes them) are read as that scaling: the view's header says llama3, and every engine is
+    in it (none told to drop a --convention it was not given)."""
+    pytest.importorskip("gguf")
+    from pe_cli.families.rope.gguf_config import LLAMA3
+    from pe_cli.families.rope.llamacpp import llama3_freq_factors
+
+    from .gguf_files import write_gguf
+
+    factors = llama3_freq_factors(128, 500000.0, LLAMA3[0])
+    path = write_gguf(
+        tmp_path / "llama.gguf", "llama", base=500000.0, tensors={"rope_freqs": factors}
+    )
+    code, out, err = cli("compare", "--rope-config", path, "-l", 256, "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert "rope_type=llama3" in view["title"] and "longrope" not in view["title"]
+    assert [e["engine"] for e in view["engines"]] == ["transformers", "mlx", "llama.cpp", "vllm"]
+    assert not any("drop --convention" in note for note in view["notes"])
+    assert all(e["verdict"] == "arithmetic" for e in view["engines"])
+    other = write_gguf(tmp_path / "other.gguf", "llama", base=500000.0,
+                       tensors={"rope_freqs": [1.0 + i / 64 for i in range(64)]})  # fmt: skip
+    code, out, err = cli("compare", "--rope-config", other, "-l", 256, "--json")
+    assert code == 0, err and "rope_type=longrope" in json.loads(out)["title"]
+
+
+def test_a_model_of_several_tables_gets_a_view_per_treatment(cli, tmp_path):
+    from .published import PUBLISHED
+
+    path = tmp_path / "gemma3.json"
+    path.write_text(json.dumps(PUBLISHED["gemma-3-4b-it"]))
+    code, out, err = cli("compare", "--rope-config", path, "-l", 64, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert set(found["treatments"]) == {"sliding_attention", "full_attention"}
+    assert "factor=8.0, rope_type=linear" in found["treatments"]["full_attention"]["title"]
+    assert "linear" not in found["treatments"]["sliding_attention"]["title"]
+    assert found["notes"] == []
+
+
+@pytest.mark.parametrize(
+    "name, said",
+    [
+        (
+            "smollm3-3b",
+            "layers 3, 7, ..., 35, every 4th (9 of 36): no rotation (NoPE: no_rope_layers = 0)",
+        ),
+        ("devstral-small-2-24b-instruct", "every layer: queries multiplied by a llama4-beta scale"),
+        ("llama-3.1-8b", None),
+    ],
+)
+def test_the_view_says_what_the_tables_do_not_show(cli, tmp_path, name, said):
+    from .published import PUBLISHED
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PUBLISHED[name]))
+    code, out, err = cli("compare", "--rope-config", path, "-l", 64, "--json")
+    assert code == 0, err
+    notes = [n for n in json.loads(out)["notes"] if not n.startswith(("mlx", "llama.cpp", "vllm"))]
+    assert (notes == []) if said is None else any(n.startswith(said) for n in notes), notes
+
+
+def test_an_engine_that_pairs_otherwise_is_compared_frequency_by_frequency(cli, tmp_path):
+    """Phi-3's LongRoPE GGUF is NORM-paired in llama.cpp's table; mlx-lm's SuScaledRoPE pairs
+    half only: its table is compared with the others column for column of one frequency."""
+    pytest.importorskip("gguf")
+    from .gguf_files import write_gguf
+
+    factors = {"rope_freqs": [1.0 + i / 64 for i in range(64)]}
+    path = write_gguf(tmp_path / "llama.gguf", "llama", base=10000.0, tensors=factors)
+    code, out, err = cli("compare", "--rope-config", path, "-l", 256, "--json")
+    assert code == 0, err
+    view = json.loads(out)
+    assert "mlx" in [e["engine"] for e in view["engines"]]
+    assert any(n.startswith("mlx: pairs the dims half") for n in view["notes"])
+    mlx = next(e for e in view["engines"] if e["engine"] == "mlx")
+    assert mlx["verdict"] == "arithmetic"
+
+
+@pytest.mark.parametrize(
+    "config, said",
+    [
+        # SmolLM3 with NoPE every 3rd layer, which llama.cpp's hard-coded step of 4 cannot say
+        ({"model_type": "smollm3", "num_hidden_layers": 6, "no_rope_layers": [1, 1, 0, 1, 1, 0]},
+         "llama.cpp hard-codes every 4th layer as SmolLM3's NoPE layers"),
+        ({"model_type": "smollm3", "num_hidden_layers": 8}, None),
+        ({"model_type": "cohere2", "num_hidden_layers": 6, "sliding_window_pattern": 3},
+         "llama.cpp takes Cohere2's sliding layers"),
+        ({"model_type": "cohere2", "num_hidden_layers": 8}, None),
+        ({"model_type": "llama4_text", "num_hidden_layers": 8, "floor_scale": 4096},
+         "llama.cpp hard-codes Llama 4's query temperature as floor_scale 8192"),
+    ],
+)  # fmt: skip
+def test_the_engines_that_cannot_express_a_schedule_are_named(cli, tmp_path, config, said):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code, out, err = cli("show", "--rope-config", path, "--json")
+    assert code == 0, err
+    engines = json.loads(out)["model"]["engines"]
+    llama_cpp = [line for line in engines if line.startswith("llama.cpp")]
+    assert (llama_cpp == []) if said is None else any(n.startswith(said) for n in llama_cpp)

@@ -29,7 +29,7 @@ from ..families import (
 from ..io.read import looks_like_file
 from ..spec import TableSpec, params_from_options
 from . import diagnose
-from .engines import EngineView, engine_view, serving_dtype
+from .engines import EngineView, ModelEngines, engine_view, serving_dtype
 from .identify import Candidate, exact_reference, identify
 from .metrics import Difference, Tally, difference, gather
 from .tables import Source, from_file, from_spec
@@ -323,6 +323,47 @@ class Report:
     failed: bool  # outside --atol/--rtol (the command exits 1)
 
 
+def treatments(options: dict) -> list[tuple[str, dict]]:
+    """A model whose layers apply several tables, with neither --layer nor --layer-type: each
+    treatment's name and the options that choose its first layer; [] otherwise."""
+    from ..spec import model_of
+
+    if options.get("layer") is not None or options.get("layer_type"):
+        return []
+    try:
+        model = model_of(options)
+    except BadInput:
+        return []
+    if not model or len(model["treatments"]) < 2:
+        return []
+    return [(name, {**options, "layer": t["layers"][0]}) for name, t in model["treatments"].items()]
+
+
+def _model_notes(options: dict) -> list[str]:
+    """What a model's tables do not show: the layers that rotate none, and query scales."""
+    from ..spec import model_of
+
+    try:
+        model = model_of(options)
+    except BadInput:  # its layers cannot be listed: nothing said of them
+        return []
+    if not model:
+        return []
+    count = len(model["layers"])
+
+    def which(found):
+        n = len(found["layers"])
+        return "every layer" if n == count else f"layers {found['layers_said']} ({n} of {count})"
+
+    notes = [f"{which(g)}: no rotation ({g['why']})" for g in model["unrotated"]]
+    notes += [
+        f"{which(s)}: queries multiplied by a {s['kind']} scale of the position "
+        f"({s['keys']}; --part query-scale gives it)"
+        for s in model["scales"].values()
+    ]
+    return notes + model["engines"]
+
+
 def run(
     a: str | None,
     b: str | None,
@@ -341,6 +382,11 @@ def run(
             if found is not None:  # two descriptions of one model, parameter by parameter
                 result = Agreements(*found)
                 return Report(result, not all(row.agree for row in found.rows))
+    if a is None and b is None and (several := treatments(options)):
+        views = [
+            (name, run(None, None, chosen, atol, rtol, dtype).result) for name, chosen in several
+        ]
+        return Report(ModelEngines(views, _model_notes(options)), False)
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
     rows, cols = next(iter(files.values())).shape if files else (1024, 512)
     if files and options.get("seq_len") is None:  # the file's length, not a config's
@@ -348,12 +394,19 @@ def run(
     defaults = {"d_model": cols, "seq_len": rows, **params_from_options(options)}
     threshold = atol if atol is not None else DEFAULT_THRESHOLD
     tolerance = atol is not None or rtol is not None
+    if a is None and b is None and (several := treatments(options)):
+        views = [
+            (name, run(None, None, chosen, atol, rtol, dtype).result) for name, chosen in several
+        ]
+        return Report(ModelEngines(views, _model_notes(options)), False)
     if a is None:
         exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None})
         served = serving_dtype(dtype)
         engines = FAMILIES[exact.family].engines(exact, options, served)
         if engines:  # one model's table in every engine
-            return Report(engine_view(defaults, engines, threshold, served), False)
+            view = engine_view(defaults, engines, threshold, served)
+            view.notes += _model_notes(options) if options.get("layer") is None else []
+            return Report(view, False)
     if dtype is not None:
         raise BadInput(
             "--dtype is the dtype of compare --rope-config CFG's every-engine view (no tables); "

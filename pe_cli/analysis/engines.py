@@ -103,6 +103,22 @@ class EngineView:
         }
 
 
+@dataclass
+class ModelEngines:
+    """A model whose layers apply several tables: the every-engine view of each treatment
+    (named as the model view names it), and what the tables do not show (the layers that
+    rotate none, query scales)."""
+
+    views: list[tuple[str, EngineView]]
+    notes: list[str]
+
+    def to_json(self):
+        return {
+            "treatments": {name: view.to_json() for name, view in self.views},
+            "notes": self.notes,
+        }
+
+
 def _short(text: str) -> str:
     """Settings for a title: a list of numbers (LongRoPE's factors) as how many there are."""
     import re
@@ -218,6 +234,11 @@ def engine_view(
             view.notes.append(f"{engine}: {e}")
     reference = next((s for e, s, _ in built if e == "transformers"), None)
     for engine, spec, source in built:
+        if FAMILIES[spec.family].columns_as(spec, exact) is not None:
+            view.notes.append(
+                f"{engine}: pairs the dims {spec.convention}, where the others pair them "
+                f"{exact.convention}: its table is compared frequency by frequency"
+            )
         if source.cols != exact.cols:
             view.notes.append(
                 f"{engine}: another rotary dim: {source.cols} columns where the config's table "
@@ -228,15 +249,23 @@ def engine_view(
     return view
 
 
+def _aligned(spec, exact, blocks):
+    """A table's blocks with its columns laid out as the exact table's (an engine that pairs
+    the dims otherwise: the same values in other columns)."""
+    order = FAMILIES[spec.family].columns_as(spec, exact)
+    for first, block in blocks:
+        yield first, block if order is None else block[:, order]
+
+
 def _measured(engine, spec, source, exact, reference, threshold) -> EngineRow:
-    exact_rounded = spec.replace(variant="exact", compute_dtype=None)
+    exact_rounded = spec.replace(variant="exact", compute_dtype=None, convention=exact.convention)
     streams = [from_spec(exact, "exact").blocks(), from_spec(exact_rounded, "rounded").blocks()]
     if reference is not None:
-        streams.append(from_spec(reference, "transformers").blocks())
+        streams.append(_aligned(reference, exact, from_spec(reference, "transformers").blocks()))
     versus_exact = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
     versus_hf = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
     evidence, unequal = _Evidence(source.cols, spec.offset, spec.dtype), 0
-    for first, block in source.blocks():
+    for first, block in _aligned(spec, exact, source.blocks()):
         truth = next(streams[0])[1]
         unequal += int(np.count_nonzero(block != next(streams[1])[1]))
         versus_exact.add(first, block, truth)

@@ -64,8 +64,12 @@ def compare(
             f"{'describes' if alone else 'describe'} a table to build; drop {'it' if alone else 'them'}"
         )
     if not files:
-        # the exact table of these options (--compute-dtype is the audit's recipes')
-        check_used(spec_from_options({**table, "compute_dtype": None}), table)
+        # the exact table of these options (--compute-dtype is the audit's recipes'); a model
+        # whose layers apply several tables: its first treatment's
+        from ..analysis.compare import treatments
+
+        first = next(iter(treatments(table)), (None, table))[1] if a is None else table
+        check_used(spec_from_options({**first, "compute_dtype": None}), first)
     notes = [] if files else option_notes(table)  # a file's length, not a config's, is used
     if plot is not None:
         from ..plotting import file_format

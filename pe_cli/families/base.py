@@ -222,6 +222,11 @@ class Family:
         options that pick each, for `export` to write all; empty when the input names one."""
         return {}
 
+    def columns_as(self, spec, other):
+        """The columns of spec's table that lay it out as other's (the same values in another
+        pairing of its columns), or None where it is laid out so already."""
+        return None
+
     def model(self, options: dict) -> dict | None:
         """The model an input describes, layer by layer (a config.json's decoder layers: the
         treatment each applies), for show; None where the input is one table."""

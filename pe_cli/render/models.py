@@ -120,17 +120,30 @@ def agreements(found) -> None:
 def about_a_model(found) -> bool:
     """Whether a compare result is about one model (printed here) rather than one table."""
     from ..analysis.compare import Agreements
-    from ..analysis.engines import EngineView
+    from ..analysis.engines import EngineView, ModelEngines
 
-    return isinstance(found, (EngineView, Agreements))
+    return isinstance(found, (EngineView, ModelEngines, Agreements))
+
+
+def treatments(found) -> None:
+    """Each treatment's every-engine view, then what the tables do not show."""
+    out = console()
+    for name, view in found.views:
+        out.print(f"{name}:", style="bold", highlight=False, markup=False)
+        engines(view)
+        out.print()
+    for line in found.notes:
+        out.print(f"- {line}", highlight=False, markup=False)
 
 
 def result(found) -> bool:
     """Print a result about one model; False where `found` is none (render.result's)."""
     from ..analysis.compare import Agreements
-    from ..analysis.engines import EngineView
+    from ..analysis.engines import EngineView, ModelEngines
 
-    if isinstance(found, EngineView):
+    if isinstance(found, ModelEngines):
+        treatments(found)
+    elif isinstance(found, EngineView):
         engines(found)
     elif isinstance(found, Agreements):
         agreements(found)

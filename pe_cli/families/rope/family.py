@@ -223,19 +223,37 @@ class Rope(Family):
 
     def engines(self, spec, options, dtype="float32"):
         """With a model's config (--rope-config), each engine variant's table for it (those
-        registered with an engine), in `dtype` and the config's pairing."""
+        registered with an engine), in `dtype` and the config's pairing, or the engine's own
+        where it pairs the dims only so (the same values; columns_as lays them out alike)."""
         if not options.get("rope_config"):
             return []
         found = []
         for name, engine in self.variants.items():
             if not engine.engine:
                 continue
+            fields = dict(variant=name, dtype=dtype, compute_dtype=None, shape="2d")
             try:
-                table = spec.replace(variant=name, dtype=dtype, compute_dtype=None, shape="2d")
+                table = spec.replace(**fields)
             except BadInput as e:
                 table = str(e)
+                for own in engine.conventions:
+                    if own != spec.convention and exact.cols(
+                        spec.replace(convention=own)
+                    ) == exact.cols(spec):
+                        try:
+                            table = spec.replace(**fields, convention=own)
+                            break
+                        except BadInput:
+                            continue
             found.append((engine.engine, table))
         return found
+
+    def columns_as(self, spec, other):
+        from .pairing import reordered
+
+        if spec.axes or spec.part not in ("cos", "sin") or spec.convention == other.convention:
+            return None
+        return reordered(exact.cols(spec) // 2, spec.convention, other.convention)
 
     # ------------------------------------------------------------------------------ numbers
 

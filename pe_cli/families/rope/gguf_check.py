@@ -68,6 +68,8 @@ def agreements(gguf: dict, config: dict) -> list[Agreement]:
     ]
     got = ours.get("rope_type", "default")
     freqs = ours.get("long_factor") if ours.get("long_factor") == ours.get("short_factor") else None
+    if got == "llama3":  # rope_freqs read as the llama3 scaling they are (gguf_config.LLAMA3)
+        freqs = list(llama3_freq_factors(_rotary(gguf), gguf["base"], ours))
     if kind == "llama3":
         expected = llama3_freq_factors(_rotary(config), config["base"], theirs)
         agree, how = _factors(freqs, expected)

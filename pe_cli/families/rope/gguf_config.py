@@ -6,8 +6,9 @@ load_hparams, llama-context.cpp).
 A GGUF has no rope-type key: llama.cpp pairs an architecture's columns by its own table,
 llama_model_rope_type (src/llama-model.cpp), of which PAIRING holds the architectures that are
 always NORM (interleaved) or NEOX (half). Freq factors (rope_freqs, which is how llama3 scaling
-reaches a GGUF, and Phi-3's rope_factors_long and _short) divide each frequency: they are
-LongRoPE's factors, and become rope_type longrope.
+reaches a GGUF, and Phi-3's rope_factors_long and _short) divide each frequency: rope_freqs that
+are a published llama3 scaling's factors bit for bit are read as that scaling; any others are
+LongRoPE's factors, rope_type longrope.
 """
 
 from __future__ import annotations
@@ -36,6 +37,31 @@ PAIRING = {arch: "interleaved" for arch in _NORM.split()} | {arch: "half" for ar
 # architectures whose loaders read rope keys of their own (YaRN's betas, ext and attn factors,
 # log multiplier: models/grok.cpp, mistral3.cpp, deepseek2.cpp), which pe-cli does not model
 _OWN_KEYS = ("grok", "mistral3", "mistral4", "deepseek2", "deepseek2-ocr", "deepseek32")
+
+
+# llama3 scalings of published models (Llama 3.1 and 3.3: factor 8; Llama 3.2: 32; Llama 4:
+# 16 with no middle band), whose rope_freqs a GGUF may hold
+LLAMA3 = tuple(
+    {
+        "rope_type": "llama3",
+        "factor": factor,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": high,
+        "original_max_position_embeddings": 8192,
+    }
+    for factor, high in ((8.0, 4.0), (32.0, 4.0), (16.0, 1.0))
+)
+
+
+def _llama3(freqs: list, n_rot: int, base: float) -> dict | None:
+    """The llama3 scaling whose factors rope_freqs are, bit for bit, as llama.cpp's converter
+    computes them (llama3_freq_factors); None where none of LLAMA3's is."""
+    from .llamacpp import llama3_freq_factors
+
+    for rope in LLAMA3:
+        if list(llama3_freq_factors(n_rot, base, rope)) == freqs:
+            return dict(rope)
+    return None
 
 
 def is_gguf(source: str) -> bool:
@@ -136,7 +162,8 @@ def read(source: str) -> dict:
             raise BadInput(f"{source}: the GGUF gives no {arch}.context_length")
         if freqs is not None:  # llama.cpp takes rope_freqs over the long and short factors
             long = short = freqs
-        rope = {
+        rope = _llama3(freqs, n_rot, base) if attention == 1.0 and freqs is not None else None
+        rope = rope or {
             "rope_type": "longrope",
             "long_factor": long or short,
             "short_factor": short or long,

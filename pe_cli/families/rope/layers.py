@@ -51,6 +51,7 @@ class Scheme:
     layers: tuple[Layer, ...]
     treatments: dict[str, Treatment] = field(default_factory=dict)
     scales: dict[str, Treatment] = field(default_factory=dict)
+    engines: list[str] = field(default_factory=list)  # what engines cannot express of it
 
     def treatment_of(self, layer: Layer) -> str | None:
         return next((n for n, t in self.treatments.items() if layer.index in t.layers), None)
@@ -158,6 +159,9 @@ def scheme(source: str, part: str | None = None) -> Scheme:
     kinds, names = _kinds(settings, count), tables(settings)
     layers = tuple(_layer(settings, i, kinds, names) for i in range(count))
     found = Scheme(settings.model_type, settings.path, layers)
+    schedule = SCHEDULES.get(settings.model_type)
+    if schedule is not None and schedule.engines is not None:
+        found.engines = schedule.engines(settings, layers)
     found.treatments = _named(layers, lambda layer: layer.key)
     found.scales = _named(
         layers, lambda layer: None if layer.scale is None else repr(layer.scale), scale=True
@@ -263,6 +267,7 @@ def view(found: Scheme, source: str, options: dict) -> dict:
         "treatments": {name: _treatment(t, source, part) for name, t in found.treatments.items()},
         "unrotated": _unrotated(found),
         "query_scales": [found.scale_of(layer) for layer in found.layers],
+        "engines": found.engines,
         "scales": {
             name: {
                 "layers": list(t.layers),

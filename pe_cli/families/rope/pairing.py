@@ -71,3 +71,18 @@ def both_parts(compute):
         )
 
     return run
+
+
+def reordered(n: int, have: str, want: str):
+    """The columns of a part laid out `have` that make it laid out `want` (the same values in
+    another pairing); None where the two hold different columns (single against paired)."""
+    import numpy as np
+
+    if have == want:
+        return None
+    if "single" in (have, want):
+        return None
+    order = np.empty(2 * n, dtype=np.int64)
+    for mine, theirs in zip(pair_columns(n, have), pair_columns(n, want)):
+        order[theirs] = np.arange(2 * n)[mine]
+    return order

@@ -36,6 +36,10 @@ class Schedule:
     scale: Callable | None = None  # its QueryScale, or None
     # how the attention pairs the dims it rotates, where not as the table's columns do
     applied: Callable | None = None
+    # what the inference engines cannot express of this model's layers, one line each, from
+    # their source (llama.cpp in llama-cpp-python 0.3.36, mlx-lm 0.32.2, vLLM 0.33.0):
+    # (settings, layers) -> lines
+    engines: Callable | None = None
 
 
 def flags(settings, key: str, index: int, default: Callable[[int], int], truthy: bool = False):
@@ -47,3 +51,8 @@ def flags(settings, key: str, index: int, default: Callable[[int], int], truthy:
     if not isinstance(listed, list) or index >= len(listed):
         raise BadInput(f"{key} has no entry for layer {index}")
     return listed[index]
+
+
+def every(step: int, count: int) -> set[int]:
+    """The layers (i + 1) % step == 0 of count: a schedule some engines hard-code."""
+    return {i for i in range(count) if (i + 1) % step == 0}

@@ -1,7 +1,7 @@
 """Cohere2 (Command R7B) and Flint: only sliding-window layers rotate, and none where
 sliding_window is null."""
 
-from .base import Schedule
+from .base import Schedule, every
 
 
 def _rotates(settings, index: int, layer_type):
@@ -12,4 +12,16 @@ def _rotates(settings, index: int, layer_type):
     return None
 
 
-SCHEDULES = (Schedule(("cohere2", "flint"), keys=("sliding_window",), rotates=_rotates),)
+def _engines(settings, layers) -> list[str]:
+    full = {layer.index for layer in layers if layer.kind != "sliding_attention"}
+    if settings.model_type != "cohere2" or full == every(4, len(layers)):
+        return []
+    return [
+        "llama.cpp takes Cohere2's sliding layers from a pattern its converter does not write, "
+        "so every 4th layer is full attention there: this model's differ"
+    ]
+
+
+SCHEDULES = (
+    Schedule(("cohere2", "flint"), keys=("sliding_window",), rotates=_rotates, engines=_engines),
+)

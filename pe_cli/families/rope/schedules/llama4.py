@@ -3,7 +3,7 @@ no_rope_layers lists them; an empty list counts as none), and those NoPE layers 
 queries by position where attn_temperature_tuning is on: 1 + attn_scale * log1p(floor((p + 1)
 / floor_scale)). Rotating layers are chunked attention, NoPE layers full attention."""
 
-from .base import QueryScale, Schedule, flags
+from .base import QueryScale, Schedule, every, flags
 
 
 def _rope(settings, index: int) -> int:
@@ -38,6 +38,29 @@ def _scale(settings, index: int, layer_type, rope: dict):
     )
 
 
+def _engines(settings, layers) -> list[str]:
+    lines = []
+    nope = {layer.index for layer in layers if layer.table is None}
+    if nope != every(4, len(layers)):
+        lines.append(
+            "llama.cpp hard-codes every 4th layer as Llama 4's NoPE layers (n_no_rope_layer_step "
+            "4; no GGUF key): this model's differ"
+        )
+    if any(layer.scale is not None for layer in layers):
+        own = (settings.get("floor_scale"), settings.get("attn_scale"))
+        if own != (8192, 0.1):
+            lines.append(
+                "llama.cpp hard-codes Llama 4's query temperature as floor_scale 8192, "
+                f"attn_scale 0.1 (src/models/llama4.cpp): this model's are {own[0]:g}, {own[1]:g}"
+            )
+        lines += [
+            "vLLM applies Llama 4's query temperature only where max_model_len > 32768 (its "
+            "default for attn_temperature_tuning, read from generation_config)",
+            "mlx-lm applies Llama 4's query temperature in llama4.py, not in llama4_text.py",
+        ]
+    return lines
+
+
 SCHEDULES = (
     Schedule(
         ("llama4_text",),
@@ -51,5 +74,6 @@ SCHEDULES = (
         kinds=_kinds,
         rotates=_rotates,
         scale=_scale,
+        engines=_engines,
     ),
 )

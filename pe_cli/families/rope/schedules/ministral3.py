@@ -19,13 +19,23 @@ def _scale(settings, index: int, layer_type, rope: dict):
     )
 
 
+def _engines(settings, layers) -> list[str]:
+    if all(layer.scale is None for layer in layers):
+        return []
+    return [
+        "vLLM reads llama_4_scaling_beta from a Mistral-format params.json only: from this "
+        "config.json it multiplies the queries by no scale"
+    ]
+
+
 SCHEDULES = (
-    Schedule(("ministral3",), keys=("llama_4_scaling_beta",), scale=_scale),
+    Schedule(("ministral3",), keys=("llama_4_scaling_beta",), scale=_scale, engines=_engines),
     # Mistral 4's multi-head latent attention: DeepSeek-V3's interleaved pairs, by rope_interleave
     Schedule(
         ("mistral4",),
         keys=("llama_4_scaling_beta", "rope_interleave"),
         scale=_scale,
+        engines=_engines,
         applied=lambda settings, index, layer_type: (
             "interleaved" if settings.get("rope_interleave") is not False else None
         ),
