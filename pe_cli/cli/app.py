@@ -76,7 +76,10 @@ def _version(value: bool) -> None:
 
 app = typer.Typer(
     cls=_App,
-    help="Generate, inspect and verify positional-encoding tables, exactly.",
+    help="Generate, inspect and verify positional-encoding tables, exactly: sinusoids, "
+    "RoPE (every Hugging Face rope type; a model's config.json layer by layer), ALiBi, 2-D "
+    "and 3-D tables; bit for bit as transformers, diffusers and the inference engines "
+    "llama.cpp, vLLM and MLX compute them.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,  # help is plain text (help.py): no markup, emoji or boxes
