@@ -126,3 +126,21 @@ def test_a_published_config_at_its_own_size(name, cli, tmp_path):
             )  # fmt: skip
             assert code == 0, err
             assert np.array_equal(np.load(io.BytesIO(out)), theirs.numpy()), (name, part)
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v3.2"])
+def test_the_softmax_scale_of_latent_attention_is_the_attentions_own(name, cli, tmp_path):
+    """DeepSeek's attention scales its softmax by qk_head_dim**-0.5 times YaRN's mscale squared
+    (mscale_all_dim): the model view's figure is its attention module's `scaling`."""
+    from transformers import AutoConfig
+    from transformers.models.deepseek_v3 import modeling_deepseek_v3 as m
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(small(PUBLISHED[name])))
+    node = AutoConfig.from_pretrained(str(path)).get_text_config()
+    theirs = m.yarn_apply_mscale(node.rope_parameters, node.qk_head_dim ** (-0.5))
+    code, out, err = cli("show", "--rope-config", path, "--json")
+    assert code == 0, err
+    (treatment,) = json.loads(out)["model"]["treatments"].values()
+    assert treatment["softmax_scale"] == theirs and theirs != node.qk_head_dim ** (-0.5)
+    assert treatment["applied_pairing"] == "interleaved" and treatment["table_pairing"] == "half"

@@ -199,6 +199,8 @@ def model(found: dict, shown: str | None = None) -> None:
                 + (f", attention factor {factor:.9g}" if factor != 1 else ""),
             ),
         ]
+        if t["softmax_scale"] is not None:
+            rows.append(("", f"softmax scale {t['softmax_scale']:.9g}: {t['softmax_scale_from']}"))
         commands.append((len(rows), t["command"]))
         rows.append(("", ""))
     for group in found["unrotated"]:
@@ -208,6 +210,8 @@ def model(found: dict, shown: str | None = None) -> None:
         rows.append((name, f"layers {_layers(s, count)}: {s['kind']} ({values})"))
         commands.append((len(rows), s["command"]))
         rows.append(("", ""))
+    for finding in found["findings"]:
+        rows.append(("finding", finding["line"]))
     if shown:
         rows.append(("below", shown))
     out = console()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ...core.errors import BadInput
 from ..hf_config import Settings, config_of, layer_types, settings_table, tables
+from .lint import findings
 from .schedules import SCHEDULES, QueryScale
 
 
@@ -28,13 +29,14 @@ class Layer:
     scale: QueryScale | None  # what its queries are multiplied by, by position
     applied: str | None  # the pairing its attention rotates in, where not the table's columns'
     label: str | None = None  # the rope parameters it reads (its type's, or DeepSeek-V4's main)
+    softmax: tuple | None = None  # its softmax scale where the rope parameters change it, and why
 
     @property
     def key(self) -> str | None:
         """What makes two layers' rotations the same: their tables and the pairing applied."""
         if self.table is None:
             return None
-        return json.dumps([self.table, self.applied], sort_keys=True, default=str)
+        return json.dumps([self.table, self.applied, self.softmax], sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Scheme:
     treatments: dict[str, Treatment] = field(default_factory=dict)
     scales: dict[str, Treatment] = field(default_factory=dict)
     engines: list[str] = field(default_factory=list)  # what engines cannot express of it
+    findings: list[dict] = field(default_factory=list)  # what its config.json says unclearly
 
     def treatment_of(self, layer: Layer) -> str | None:
         return next((n for n, t in self.treatments.items() if layer.index in t.layers), None)
@@ -105,6 +108,7 @@ def _layer(settings: Settings, index: int, kinds: list | None, names: list) -> L
         hook("scale")(settings, index, kind, rope) if hook("scale") else None,
         hook("applied")(settings, index, kind) if hook("applied") and table else None,
         label,
+        hook("softmax")(settings, table["rope"]) if hook("softmax") and table else None,
     )
 
 
@@ -158,7 +162,7 @@ def scheme(source: str, part: str | None = None) -> Scheme:
     count = _count(settings)
     kinds, names = _kinds(settings, count), tables(settings)
     layers = tuple(_layer(settings, i, kinds, names) for i in range(count))
-    found = Scheme(settings.model_type, settings.path, layers)
+    found = Scheme(settings.model_type, settings.path, layers, findings=findings(settings))
     schedule = SCHEDULES.get(settings.model_type)
     if schedule is not None and schedule.engines is not None:
         found.engines = schedule.engines(settings, layers)
@@ -252,6 +256,8 @@ def _treatment(treatment: Treatment, source: str, part: str) -> dict:
         "table_pairing": pairing,
         "applied_pairing": first.applied or pairing,
         "attention_factor": float(attention),
+        "softmax_scale": None if first.softmax is None else first.softmax[0],
+        "softmax_scale_from": None if first.softmax is None else first.softmax[1],
         "command": _command(source, part, first),
     }
 
@@ -268,6 +274,7 @@ def view(found: Scheme, source: str, options: dict) -> dict:
         "unrotated": _unrotated(found),
         "query_scales": [found.scale_of(layer) for layer in found.layers],
         "engines": found.engines,
+        "findings": found.findings,
         "scales": {
             name: {
                 "layers": list(t.layers),

@@ -40,6 +40,9 @@ class Schedule:
     # their source (llama.cpp in llama-cpp-python 0.3.36, mlx-lm 0.32.2, vLLM 0.33.0):
     # (settings, layers) -> lines
     engines: Callable | None = None
+    # the attention's softmax scale where the rope parameters change it (multi-head latent
+    # attention under YaRN: qk_head_dim**-0.5 * mscale**2): (settings, rope) -> (scale, why)
+    softmax: Callable | None = None
 
 
 def flags(settings, key: str, index: int, default: Callable[[int], int], truthy: bool = False):

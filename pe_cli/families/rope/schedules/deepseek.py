@@ -66,6 +66,24 @@ def _fill_v4(node: dict, facts: dict) -> dict:
     return node
 
 
+def mla_softmax(settings, rope: dict):
+    """Multi-head latent attention's softmax scale (yarn_apply_mscale): qk_head_dim**-0.5, times
+    mscale**2 with mscale = 0.1 * mscale_all_dim * ln(factor) + 1 where the rope type is not
+    default and mscale_all_dim is given; None where it is qk_head_dim**-0.5 alone."""
+    import math
+
+    factor, weight = rope.get("factor"), rope.get("mscale_all_dim")
+    if rope.get("rope_type", "default") == "default" or not weight or not factor:
+        return None
+    head = settings.get("qk_nope_head_dim") + settings.get("qk_rope_head_dim")
+    mscale = 0.1 * weight * math.log(factor) + 1.0 if factor > 1 else 1.0
+    scale = head ** (-0.5) * mscale * mscale
+    return scale, (
+        f"qk_head_dim {head} ** -0.5 times mscale {mscale:.9g} squared (factor {factor:g}, "
+        f"mscale_all_dim {weight:g})"
+    )
+
+
 def _label_v4(settings, index: int, layer_type):
     return "main" if layer_type == "sliding_attention" else "compress"
 
@@ -77,12 +95,15 @@ def _interleaved(settings, index: int, layer_type):
 SCHEDULES = (
     Schedule(
         ("deepseek_v3", "glm4_moe_lite", "youtu", "axk1"),
-        keys=("rope_interleave",),
+        keys=("rope_interleave", "qk_nope_head_dim"),
         applied=_interleaved,
+        softmax=mla_softmax,
     ),
     Schedule(
         ("deepseek_v32", "glm_moe_dsa", "longcat_flash", "bailing_hybrid", "axk2"),
+        keys=("qk_nope_head_dim",),
         applied=lambda settings, index, layer_type: "interleaved",
+        softmax=mla_softmax,
     ),
     Schedule(
         ("deepseek_v4",),
