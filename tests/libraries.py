@@ -40,6 +40,14 @@ def hf_rotary(rope: dict, d: int, base: float, positions):
 
         config = transformers.GPTNeoXConfig(**common, rope_parameters=rope)
         module = GPTNeoXRotaryEmbedding(config)
+    elif rope["rope_type"] == "ntk_alpha":  # HunYuan's: its configs say dynamic with alpha
+        from transformers.models.hunyuan_v1_dense.modeling_hunyuan_v1_dense import (
+            HunYuanDenseV1RotaryEmbedding,
+        )
+
+        rope = {**rope, "rope_type": "dynamic", "factor": 1.0}
+        config = transformers.HunYuanDenseV1Config(**common, rope_parameters=rope)
+        module = HunYuanDenseV1RotaryEmbedding(config)
     else:
         from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 

@@ -1,52 +1,39 @@
-"""Every decoder layer of every transformers language model with rope parameters, as the model
+"""Every decoder layer of every transformers token model with rope parameters, as the model
 itself applies it: a small model is built from its config class, run, and the cos and sin each
 layer's attention hands its rotary apply function recorded (tools/transformers_layers.py).
 pe-cli, given that config.json and `--layer N --variant hf-rope`, builds those tables bit for
-bit; a layer that applies none is refused as NoPE; `show --json`'s layers say the same."""
+bit; a layer that applies none is refused as NoPE; `show --json`'s layers say the same
+(tests/layered.py).
 
-import json
+Then no config key that moves a rotation is silently ignored: each key of the model's config
+class is moved (tools/transformers_layers.moves: a flag flipped, a number changed, None, a
+per-layer list reordered), the small model run again, and where what some layer applies
+changes, pe-cli from that config.json holds to it in the same way, or refuses the config in
+one line."""
 
-import numpy as np
 import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed")
 
 from tools import transformers_layers as tl  # noqa: E402
 
-
-def _recorded(model_type):
-    try:
-        return tl.record(model_type)
-    except Exception as e:  # transformers' own small model does not run: nothing to hold to
-        return f"{type(e).__name__}: {e}"
+from .layered import holds  # noqa: E402
 
 
 @pytest.mark.parametrize("model_type", tl.candidates())
-def test_each_layer_is_the_models_own(model_type, cli, tmp_path):
-    recorded = _recorded(model_type)
-    if isinstance(recorded, str):
-        pytest.skip(f"transformers' small {model_type} does not run: {recorded[:160]}")
+def test_each_layer_and_each_key_that_moves_one(model_type, cli, tmp_path):
+    try:
+        recorded = tl.default(model_type)
+    except Exception as e:  # transformers' own small model does not run: nothing to hold to
+        pytest.skip(f"transformers' small {model_type} does not run: {type(e).__name__}: {e}"[:200])
     path = tmp_path / "config.json"
     path.write_text(recorded.config.to_json_string())
-    code, out, err = cli("show", "--rope-config", path, "--json")
-    assert code == 0, err
-    model = json.loads(out)["model"]
-    assert len(model["layers"]) == len(recorded.layers)
-    for index, applied in enumerate(recorded.layers):
-        assert (model["layers"][index] is None) == (applied is None), index
-        if applied is None:
-            code, out, err = cli("generate", "--rope-config", path, "--layer", index)
-            assert code == 2 and not out, index
-            assert len(err.splitlines()) == 1 and "NoPE" in err, err
+    holds(cli, path, recorded, model_type)
+    for key, found in tl.moved(model_type):
+        path = tmp_path / f"{key}.json"
+        path.write_text(found.config.to_json_string())
+        code, out, err = cli("show", "--rope-config", path, "--json", "-l", tl.TOKENS)
+        if code != 0:  # refused: one line that says why
+            assert code == 2 and len(err.splitlines()) == 1 and err.startswith("Error: "), key
             continue
-        for part, theirs in zip(("cos", "sin"), applied.tables):
-            code, out, err = cli(
-                "generate", "--rope-config", path, "--layer", index, "--variant", "hf-rope",
-                "--part", part, "-l", tl.TOKENS, "-o", "-",
-            )  # fmt: skip
-            assert code == 0, (index, err)
-            import io
-
-            mine = np.load(io.BytesIO(out))
-            assert mine.shape == tuple(theirs.shape), (index, part)
-            assert np.array_equal(mine, theirs.numpy()), (index, part)
+        holds(cli, path, found, key)

@@ -16,6 +16,7 @@ pytest.importorskip("transformers", reason="transformers is not installed")
 from tools import transformers_layers as tl  # noqa: E402
 from tools import transformers_models as tm  # noqa: E402
 
+from .layered import holds  # noqa: E402
 from .published import PUBLISHED  # noqa: E402
 
 PARTS = ("text_config",)
@@ -72,23 +73,7 @@ def test_a_published_config_gives_each_layer_the_models_table(name, cli, tmp_pat
     path = tmp_path / "config.json"
     path.write_text(json.dumps(small(PUBLISHED[name])))
     node, recorded = _transformers(path)
-    code, out, err = cli("show", "--rope-config", path, "--json")
-    assert code == 0, err
-    layers = json.loads(out)["model"]["layers"]
-    assert [layer is None for layer in layers] == [a is None for a in recorded.layers]
-    for index, applied in enumerate(recorded.layers):
-        if applied is None:
-            code, out, err = cli("generate", "--rope-config", path, "--layer", index)
-            assert code == 2 and "NoPE" in err, (index, err)
-            continue
-        for part, theirs in zip(("cos", "sin"), applied.tables):
-            code, out, err = cli(
-                "generate", "--rope-config", path, "--layer", index, "--variant", "hf-rope",
-                "--part", part, "-l", tl.TOKENS, "-o", "-",
-            )  # fmt: skip
-            assert code == 0, (index, err)
-            mine = np.load(io.BytesIO(out))
-            assert np.array_equal(mine, theirs.numpy()), (name, index, part)
+    holds(cli, path, recorded, name)
 
 
 def _module(node):
@@ -111,7 +96,7 @@ def test_a_published_config_at_its_own_size(name, cli, tmp_path):
     path.write_text(json.dumps(PUBLISHED[name]))
     node = AutoConfig.from_pretrained(str(path)).get_text_config()
     module = _module(node)
-    code, out, err = cli("show", "--rope-config", path, "--json")
+    code, out, err = cli("show", "--rope-config", path, "--json", "-l", 16)
     assert code == 0, err
     model = json.loads(out)["model"]
     for treatment in model["treatments"].values():
@@ -139,7 +124,7 @@ def test_the_softmax_scale_of_latent_attention_is_the_attentions_own(name, cli, 
     path.write_text(json.dumps(small(PUBLISHED[name])))
     node = AutoConfig.from_pretrained(str(path)).get_text_config()
     theirs = m.yarn_apply_mscale(node.rope_parameters, node.qk_head_dim ** (-0.5))
-    code, out, err = cli("show", "--rope-config", path, "--json")
+    code, out, err = cli("show", "--rope-config", path, "--json", "-l", 16)
     assert code == 0, err
     (treatment,) = json.loads(out)["model"]["treatments"].values()
     assert treatment["softmax_scale"] == theirs and theirs != node.qk_head_dim ** (-0.5)

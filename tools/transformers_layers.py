@@ -48,7 +48,7 @@ SHRUNK = {
     "hidden_size_per_layer_input": 8,
 }
 LARGEST = 64_000_000  # parameters of a small model
-LAYERS = 12  # at most this many decoder layers: enough for every schedule's period
+LAYERS = 8  # at most this many decoder layers: each schedule's period and first layers
 
 
 def _quiet():
@@ -70,6 +70,7 @@ class Schedule:
     config: object  # the small model's config
     layers: list  # per decoder layer: Applied, or None where it applies no rotation
     scales: list  # per decoder layer: the query's scale by position (tokens,), or None
+    given: dict = dataclasses.field(default_factory=dict)  # small_config's keys beyond SHRUNK
 
 
 def _fields(cls) -> set:
@@ -152,6 +153,13 @@ def _modeling_modules(model_type: str, model):
     return [importlib.import_module(n) for n in sorted(names) if ".modeling_" in n]
 
 
+@cache
+def default(model_type: str) -> Schedule:
+    """record() of a type's default small model, once a session (tests/test_layers.py and
+    tests/test_keys.py both start from it)."""
+    return record(model_type)
+
+
 def record(model_type: str, config=None) -> Schedule:
     """Run a small model of this type; what each decoder layer applied."""
     import torch
@@ -163,18 +171,24 @@ def record(model_type: str, config=None) -> Schedule:
         # what some classes or modules demand: as many key heads as query heads (multi-head
         # latent attention), one expert a token
         kv, one = {"num_key_value_heads": heads}, {"num_experts_per_tok": 1}
-        for given in ({}, kv, one):
+        for given in ({}, kv, one, {**kv, **one}):
             try:
-                return record(model_type, small_config(cls, **given))
-            except Exception:
+                found = record(model_type, small_config(cls, **given))
+            except Exception as e:
+                failure = e
                 continue
-        config = small_config(cls, **kv, **one)
+            found.given = given
+            return found
+        raise failure
     with torch.device("meta"):  # sized before it is built: a size SHRUNK misses is refused
         size = sum(p.numel() for p in AutoModel.from_config(config).parameters())
     if size > LARGEST:
         raise MemoryError(f"{size / 1e6:.0f}M parameters when built small")
+    from transformers.initialization import no_init_weights
+
     torch.manual_seed(0)
-    model = AutoModel.from_config(config).eval()
+    with no_init_weights():  # the tables a layer applies read no weight: none is drawn
+        model = AutoModel.from_config(config).eval()
     layers = _decoder_layers(model, config)
     current = {"layer": None}
     calls: dict = {}
@@ -260,3 +274,72 @@ def main():
 
 if __name__ == "__main__":
     main()
+
+
+# keys that size weights, name tokens or tune training: moving one changes no layer's rotation
+# (the sizes a rotation reads, head dims among them, are moved by the zoo's tests)
+_SIZES = re.compile(
+    r"(vocab|intermediate|dropout|initializer|eps|_act$|activation|tie_|use_cache|token_id|"
+    r"expert|router|moe|aux|bias|mlp|ffn|logit|softcap|loss|dtype|quant|output_|return_|"
+    r"chunk_size_feed|_scaling_factor$|hidden_size|num_attention_heads|num_key_value_heads|"
+    r"lora|n_group|topk|n_shared|num_hidden_layers|head_dim|pretraining_tp|embed|residual|"
+    r"multiplier|scale_depth|dim_model_base|conv|state|mamba|ssm|time_step|linear_|groups|"
+    r"window_size$|attention_chunk|qk_norm|is_decoder|add_cross|architectures|problem_type|"
+    r"label|is_encoder_decoder|dense|swiglu|sparse|mtp|route|mup|lambda|codebook|hc_|"
+    r"layernorm|scalar|index_n_heads|num_kv_heads|multi_query|parallel_attn|value_scale|"
+    r"kv_source|kv_shared|bidirectional|k_eq_v)"
+)
+
+
+def moves(cls, config):
+    """(key, another value) for each key of a config class that might move a rotation: a bool
+    flipped, a number changed, an Optional key set to None, a per-layer list reversed or its
+    first entry changed."""
+    for field in dataclasses.fields(cls):
+        name = field.name
+        value = _get(config, name)
+        if _SIZES.search(name) or isinstance(value, dict):
+            continue
+        if value is not None and "None" in str(field.type):
+            yield name, None
+        if isinstance(value, bool):
+            yield name, not value
+        elif isinstance(value, int):
+            yield name, value + 1 if value > 1 else 2
+        elif isinstance(value, float):
+            yield name, value * 1.5
+        elif (
+            isinstance(value, list)
+            and value
+            and all(isinstance(v, (int, str, float)) and not isinstance(v, bool) for v in value)
+        ):
+            if len(set(map(str, value))) > 1:
+                yield name, value[::-1]
+            elif isinstance(value[0], int):
+                yield name, [1 - value[0] if value[0] in (0, 1) else value[0] + 1] + value[1:]
+            elif isinstance(value[0], float):
+                yield name, [value[0] * 2] + value[1:]
+
+
+def applied(schedule: Schedule) -> list:
+    """What each layer applied, comparable: its cos and sin bytes, or None."""
+    return [None if a is None else [t.numpy().tobytes() for t in a.tables] for a in schedule.layers]
+
+
+def moved(model_type: str):
+    """(key, the small model's Schedule with that key moved) for each key whose move changes
+    what some layer applies; nothing for a type whose small model does not run."""
+    from transformers import CONFIG_MAPPING
+
+    try:
+        base = default(model_type)
+    except Exception:
+        return
+    cls = CONFIG_MAPPING[model_type]
+    for key, value in moves(cls, base.config):
+        try:
+            found = record(model_type, small_config(cls, **{**base.given, key: value}))
+        except Exception:  # transformers refuses or cannot run that value
+            continue
+        if applied(found) != applied(base):
+            yield key, found

@@ -99,6 +99,8 @@ def _layer(settings: Settings, index: int, kinds: list | None, names: list) -> L
         why = f"NoPE: the rope_parameters of {label} are null (no positional encoding)"
     if why is None:
         table = settings_table(settings, label, index)
+        if hook("table"):
+            table = hook("table")(settings, index, kind, table)
     rope = (table or {}).get("rope") or _flat_rope(settings)
     return Layer(
         index,

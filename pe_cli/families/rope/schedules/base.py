@@ -33,6 +33,9 @@ class Schedule:
     rotates: Callable | None = None
     # the rope parameters a layer reads, where not its type's (DeepSeek-V4: main, compress)
     label: Callable | None = None
+    # a layer's own table settings over its type's (Granite SWA's theta per layer):
+    # (settings, index, layer type, table) -> table
+    table: Callable | None = None
     scale: Callable | None = None  # its QueryScale, or None
     # how the attention pairs the dims it rotates, where not as the table's columns do
     applied: Callable | None = None

@@ -1,4 +1,5 @@
-"""Granite SWA: each layer's own theta, layer_rope_theta (0: the layer applies no rotation)."""
+"""Granite SWA: each layer's own theta, layer_rope_theta (0: the layer applies no rotation;
+any other: its table's base), by default the model's rope_theta on every layer."""
 
 from .base import Schedule, flags
 
@@ -11,6 +12,16 @@ def _rotates(settings, index: int, layer_type):
     return f"NoPE: layer_rope_theta[{index}] = 0" if _theta(settings, index) == 0 else None
 
 
+def _base(settings, index: int, layer_type, table: dict) -> dict:
+    theta = _theta(settings, index)
+    return table if theta is None else {**table, "base": float(theta)}
+
+
 SCHEDULES = (
-    Schedule(("granite_swa", "granitemoe_swa"), keys=("layer_rope_theta",), rotates=_rotates),
+    Schedule(
+        ("granite_swa", "granitemoe_swa"),
+        keys=("layer_rope_theta",),
+        rotates=_rotates,
+        table=_base,
+    ),
 )
