@@ -708,3 +708,34 @@ def test_a_nope_layer_is_refused_in_one_line_and_nothing_is_written(cli, tmp_pat
     assert code == 2 and "the model has 36 layers (0 .. 35)" in err
     code, _, err = cli("generate", "--rope-config", path, "--layer", 2, "--layer-type", "x")
     assert code == 2 and "give one" in err
+
+
+def test_export_writes_each_treatment_with_the_schedule(cli, tmp_path):
+    """Gemma 4's config.json: one cos and sin per treatment (its full-attention layers' 512 wide,
+    global_head_dim), and the layers' schedule in the file's metadata, as show --json says it."""
+    import struct
+
+    from .published import PUBLISHED
+
+    path = tmp_path / "config.json"
+    write(path, PUBLISHED["gemma-4-26b-a4b"])
+    out = tmp_path / "g.safetensors"
+    code, _, err = cli("export", out, "--rope-config", path, "-l", 8)
+    assert code == 0, err
+    raw = out.read_bytes()
+    header = json.loads(raw[8 : 8 + struct.unpack("<Q", raw[:8])[0]])
+    shapes = {k: v["shape"] for k, v in header.items() if k != "__metadata__"}
+    assert shapes == {
+        "sliding_attention.cos": [8, 256], "sliding_attention.sin": [8, 256],
+        "full_attention.cos": [8, 512], "full_attention.sin": [8, 512],
+    }  # fmt: skip
+    code, view, err = cli("show", "--rope-config", path, "--json", "-l", 8)
+    layers = json.loads(view)["model"]["layers"]
+    assert json.loads(header["__metadata__"]["pe_cli.layers"]) == layers
+    assert layers[5] == "full_attention" and layers[4] == "sliding_attention"
+    code, _, err = cli(
+        "export", tmp_path / "one.safetensors", "--rope-config", path, "--layer", 5, "-l", 8
+    )
+    raw = (tmp_path / "one.safetensors").read_bytes()
+    header = json.loads(raw[8 : 8 + struct.unpack("<Q", raw[:8])[0]])
+    assert "pe_cli.layers" not in header["__metadata__"] and header["cos"]["shape"] == [8, 512]

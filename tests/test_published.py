@@ -129,3 +129,49 @@ def test_the_softmax_scale_of_latent_attention_is_the_attentions_own(name, cli, 
     (treatment,) = json.loads(out)["model"]["treatments"].values()
     assert treatment["softmax_scale"] == theirs and theirs != node.qk_head_dim ** (-0.5)
     assert treatment["applied_pairing"] == "interleaved" and treatment["table_pairing"] == "half"
+
+
+def test_llama_4_scouts_llama3_scaling_with_equal_factors(cli, tmp_path):
+    """Llama 4 Scout's text config as issue 38 gives its rope keys (llama3 with low_freq_factor
+    = high_freq_factor = 1, factor 16, original 8192; theta 500000): refused before, it is
+    transformers' Llama4TextRotaryEmbedding bit for bit, at 131072 positions too."""
+    import torch
+    from transformers import AutoConfig
+    from transformers.models.llama4.modeling_llama4 import Llama4TextRotaryEmbedding
+
+    scout = {
+        "model_type": "llama4",
+        "text_config": {
+            "model_type": "llama4_text", "head_dim": 128, "rope_theta": 500000.0,
+            "num_hidden_layers": 48, "max_position_embeddings": 10485760,
+            "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 1.0, "original_max_position_embeddings": 8192},
+        },
+    }  # fmt: skip
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(scout))
+    module = Llama4TextRotaryEmbedding(AutoConfig.from_pretrained(str(path)).get_text_config())
+    for start in (0, 131_000):
+        out = module(torch.zeros(1), torch.arange(start, start + 64)[None])
+        for part, theirs in (("cos", out.real[0]), ("sin", out.imag[0])):
+            code, got, err = cli(
+                "generate", "--rope-config", path, "--layer", 0, "--variant", "hf-rope",
+                "--part", part, "--offset", start, "-l", 64, "-o", "-",
+            )  # fmt: skip
+            assert code == 0, err
+            assert np.array_equal(np.load(io.BytesIO(got)), theirs.numpy()), (start, part)
+
+
+def test_deepseek_v32s_indexer_is_named_apart(cli, tmp_path):
+    """Its attention rotates interleaved pairs, its indexer half pairs, by one table: the
+    model view says both (ports got the indexer wrong: sglang #13530, mlx-lm PR #512)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PUBLISHED["deepseek-v3.2"]))
+    code, out, err = cli("show", "--rope-config", path, "--json", "-l", 8)
+    (treatment,) = json.loads(out)["model"]["treatments"].values()
+    assert treatment["applied_pairing"] == "interleaved"
+    assert treatment["components"] == {"indexer": "half"}
+    path.write_text(json.dumps(PUBLISHED["deepseek-v3"]))
+    code, out, err = cli("show", "--rope-config", path, "--json", "-l", 8)
+    (treatment,) = json.loads(out)["model"]["treatments"].values()
+    assert treatment["components"] == {}

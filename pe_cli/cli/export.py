@@ -26,7 +26,7 @@ def export(
     from ..io.write import output_format
     from ..spec import check_used, choose_one, export_specs, option_notes
 
-    tables = export_specs(table)
+    tables = _with_schedule(export_specs(table), table)
     found = output_format(path, fmt.value if fmt else None)
     if found != "safetensors" and len(tables) > 1:
         where = "stdout" if path == "-" else path
@@ -37,3 +37,29 @@ def export(
         )
     check_used(tables.values(), table)
     write(path, tables, fmt, force, table, option_notes(table))
+
+
+def _with_schedule(tables: dict, table: dict) -> dict:
+    """A model's tables, one set per treatment, with its schedule as the file's metadata: the
+    treatment each layer applies (null: none) and its query scale, as show --json says them."""
+    import json
+
+    from ..core.errors import BadInput
+    from ..io.formats import Tables
+    from ..spec import model_of
+
+    if table.get("layer") is not None or table.get("layer_type"):
+        return tables
+    try:
+        model = model_of(table)
+    except BadInput:
+        return tables
+    if not model:
+        return tables
+    return Tables(
+        tables,
+        {
+            "pe_cli.layers": json.dumps(model["layers"]),
+            "pe_cli.query_scales": json.dumps(model["query_scales"]),
+        },
+    )

@@ -45,15 +45,24 @@ def npy_header(spec) -> bytes:
     return buffer.getvalue()
 
 
+class Tables(dict):
+    """Named tables with metadata of their own besides each table's parameters (a model's
+    schedule: which table each of its layers applies), for the .safetensors header."""
+
+    def __init__(self, tables: dict, metadata: dict):
+        super().__init__(tables)
+        self.metadata = metadata
+
+
 def safetensors_layout(tables: dict) -> tuple[list[str], bytes]:
     """The order the tables' data follows and the .safetensors header (with every table's
-    parameters as metadata)."""
+    parameters as metadata, and the tables' own where they are Tables)."""
     import json
 
     # widest dtype first, as the safetensors library orders tensors, so every tensor's data
     # starts at a multiple of its item size
     order = sorted(tables, key=lambda name: (-tables[name].format.itemsize, name))
-    metadata = {METADATA_VERSION: __version__}
+    metadata = {METADATA_VERSION: __version__, **getattr(tables, "metadata", {})}
     entries: dict[str, object] = {}
     offset = 0
     for name in order:

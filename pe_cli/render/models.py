@@ -199,6 +199,8 @@ def model(found: dict, shown: str | None = None) -> None:
                 + (f", attention factor {factor:.9g}" if factor != 1 else ""),
             ),
         ]
+        for part, pairs in t["components"].items():
+            rows.append(("", f"its {part} rotates by the same table in {pairs} pairs"))
         if t["softmax_scale"] is not None:
             rows.append(("", f"softmax scale {t['softmax_scale']:.9g}: {t['softmax_scale_from']}"))
         commands.append((len(rows), t["command"]))

@@ -227,7 +227,7 @@ def _command(source: str, part: str, layer: Layer, extra: str = "") -> str:
     return shlex.join(words) + extra
 
 
-def _treatment(treatment: Treatment, source: str, part: str) -> dict:
+def _treatment(treatment: Treatment, source: str, part: str, model_type: str) -> dict:
     """What one treatment is, for a person and --json: its layers and its table's settings."""
     from ...core.names import shown
     from .keys import rope_parameters
@@ -258,10 +258,17 @@ def _treatment(treatment: Treatment, source: str, part: str) -> dict:
         "table_pairing": pairing,
         "applied_pairing": first.applied or pairing,
         "attention_factor": float(attention),
+        "components": _components(model_type),
         "softmax_scale": None if first.softmax is None else first.softmax[0],
         "softmax_scale_from": None if first.softmax is None else first.softmax[1],
         "command": _command(source, part, first),
     }
+
+
+def _components(model_type: str) -> dict:
+    """Parts of a layer that rotate by its table in another pairing: {name: pairing}."""
+    schedule = SCHEDULES.get(model_type)
+    return dict(schedule.components or {}) if schedule is not None else {}
 
 
 def view(found: Scheme, source: str, options: dict) -> dict:
@@ -272,7 +279,10 @@ def view(found: Scheme, source: str, options: dict) -> dict:
         "model_type": found.model_type,
         "config_part": found.part or None,
         "layers": [found.treatment_of(layer) for layer in found.layers],
-        "treatments": {name: _treatment(t, source, part) for name, t in found.treatments.items()},
+        "treatments": {
+            name: _treatment(t, source, part, found.model_type)
+            for name, t in found.treatments.items()
+        },
         "unrotated": _unrotated(found),
         "query_scales": [found.scale_of(layer) for layer in found.layers],
         "engines": found.engines,

@@ -46,6 +46,9 @@ class Schedule:
     # the attention's softmax scale where the rope parameters change it (multi-head latent
     # attention under YaRN: qk_head_dim**-0.5 * mscale**2): (settings, rope) -> (scale, why)
     softmax: Callable | None = None
+    # parts of a layer that rotate by the same table in another pairing, by name (DeepSeek-V3.2's
+    # indexer: half pairs where its attention's are interleaved)
+    components: dict | None = None
 
 
 def flags(settings, key: str, index: int, default: Callable[[int], int], truthy: bool = False):

@@ -1,6 +1,6 @@
 """The DeepSeek family. V3's attention rotates its rotary part in interleaved pairs (2i, 2i+1)
 where rope_interleave is true (its default), from the half-paired table its rotary module
-makes; V3.2's attention always does, and its indexer does not.
+makes; V3.2's attention always does, and its indexer does not (half pairs, by the same table).
 
 DeepSeek-V4 keeps two tables, labelled main (theta rope_theta, no scaling) and compress
 (compress_rope_theta, with the config's scaling and an attention factor of 1): its
@@ -99,8 +99,16 @@ SCHEDULES = (
         applied=_interleaved,
         softmax=mla_softmax,
     ),
+    # DeepSeek-V3.2's indexer rotates the first qk_rope_head_dim of its heads in half pairs
     Schedule(
-        ("deepseek_v32", "glm_moe_dsa", "longcat_flash", "bailing_hybrid", "axk2"),
+        ("deepseek_v32",),
+        keys=("qk_nope_head_dim",),
+        applied=lambda settings, index, layer_type: "interleaved",
+        softmax=mla_softmax,
+        components={"indexer": "half"},
+    ),
+    Schedule(
+        ("glm_moe_dsa", "longcat_flash", "bailing_hybrid", "axk2"),
         keys=("qk_nope_head_dim",),
         applied=lambda settings, index, layer_type: "interleaved",
         softmax=mla_softmax,
