@@ -66,7 +66,7 @@ SLOW = frozenset(
         "test_engines.py::test_engine_longrope_tables_are_named_and_rebuilt",
         "test_engines.py::test_a_half_longrope_table_no_factors_make_says_why",
         "test_engines.py::test_a_half_longrope_table_is_named_with_the_factors_its_columns_tell",
-        # the first case runs every transformers module (tools/transformers_models.py results)
+        # the first case runs every transformers module (tools/transformers_conformance.py results)
         "test_transformers.py::test_rotary_module",
         "test_transformers.py::test_readme_model_table_is_the_tests_results",
         "test_transformers.py::test_sinusoidal_module_is_named_and_rebuilt",
@@ -141,7 +141,7 @@ SLOW = frozenset(
 )
 
 
-# Tests that share one process's cache (tools/transformers_models.py runs every transformers
+# Tests that share one process's cache (tools/transformers_conformance.py runs every transformers
 # module once, for all of them; one vLLM process builds every cache tests/test_vllm.py reads): with pytest-xdist's --dist loadgroup they run in one worker
 # instead of each worker running every module again.
 SHARED = {

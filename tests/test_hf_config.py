@@ -373,7 +373,7 @@ def test_legacy_keys_land_where_the_config_class_puts_them(model_type, tmp_path)
         if rules.get(k)
     }
     if "rope_scaling" in rules:
-        from tools.transformers_models import _resized, _scaling_probe
+        from tools.transformers_configs import _resized, _scaling_probe
 
         cls = CONFIG_MAPPING[model_type]
         probe = _scaling_probe(cls)

@@ -13,6 +13,7 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed")
 
+from tools import transformers_conformance as tc  # noqa: E402
 from tools import transformers_layers as tl  # noqa: E402
 from tools import transformers_models as tm  # noqa: E402
 
@@ -103,7 +104,7 @@ def test_a_published_config_at_its_own_size(name, cli, tmp_path):
         label = treatment["rope_parameters_of"] or (
             treatment["layer_type"] if getattr(module, "layer_types", None) else None
         )
-        cos, sin = tm._module_table(module, torch.arange(100_000, 100_064), label)
+        cos, sin = tc._module_table(module, torch.arange(100_000, 100_064), label)
         for part, theirs in (("cos", cos), ("sin", sin)):
             code, out, err = cli(
                 *treatment["command"].split()[1:], "--variant", "hf-rope", "--part", part,

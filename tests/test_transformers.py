@@ -9,6 +9,7 @@ import pytest
 
 pytest.importorskip("transformers", reason="transformers is not installed")
 
+from tools import transformers_conformance as tc  # noqa: E402
 from tools import transformers_models as tm  # noqa: E402
 
 MODULES = tm.rotary_modules()
@@ -48,14 +49,14 @@ def test_data_is_transformers_own():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("form", tm.FORMS)
+@pytest.mark.parametrize("form", tc.FORMS)
 @pytest.mark.parametrize("rotary", MODULES, ids=lambda r: f"{r.model}.{r.name}")
 def test_rotary_module(rotary, form):
     """From the model's default config.json as transformers 5 writes it in full, as its
     authors publish it (the keys its class fills in left out), and in the legacy form
     (rope_theta and rope_scaling with "type"); the module is the one transformers builds
     from that file."""
-    result = next(r for r in tm.results(form) if r.rotary is rotary)  # every module's, run once
+    result = next(r for r in tc.results(form) if r.rotary is rotary)  # every module's, run once
     if result.outcome == "not run":
         assert result.detail.startswith(TRANSFORMERS_SIDE), result.detail
     elif result.outcome == "refused":
@@ -64,7 +65,7 @@ def test_rotary_module(rotary, form):
         assert result.outcome == "identical", result.detail
 
 
-SINUSOIDS = tm.sinusoidal_modules()
+SINUSOIDS = tc.sinusoidal_modules()
 
 
 def test_sinusoid_discovery_finds_the_modules():
@@ -84,7 +85,7 @@ def test_sinusoidal_module_is_named_and_rebuilt(sinusoid, cli, tmp_path):
 
     import numpy as np
 
-    made = tm.sinusoidal_table(sinusoid, rows=96, width=64, padding_idx=1)
+    made = tc.sinusoidal_table(sinusoid, rows=96, width=64, padding_idx=1)
     assert not isinstance(made, str), made
     table = made[0].numpy()
     path = tmp_path / "table.npy"
@@ -153,7 +154,7 @@ def test_rotary_table_is_identified(rotary, cli, tmp_path):
     import torch
 
     module, config, node, path = tm.usable(rotary)
-    cos, sin = tm._module_table(module, torch.arange(0, 512), None)
+    cos, sin = tc._module_table(module, torch.arange(0, 512), None)
     for part, table in (("cos", cos), ("sin", sin)):
         file = tmp_path / f"{part}.npy"
         np.save(file, table.float().numpy())
@@ -226,7 +227,7 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
     code, _, err = cli("export", out, *args)
     assert code == 0, err
     tensors = load_file(str(out))
-    cos, sin = tm._module_table(module, positions, kinds[0] if kinds else None)
+    cos, sin = tc._module_table(module, positions, kinds[0] if kinds else None)
     assert np.array_equal(tensors["cos"], cos.numpy()) and np.array_equal(
         tensors["sin"], sin.numpy()
     )
@@ -235,4 +236,4 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
 def test_readme_model_table_is_the_tests_results():
     """docs/rope.md's table of models is what these tests find (rewrite it with
     `python -m tools.transformers_models --readme`)."""
-    assert tm.readme_section() in tm.README.read_text()
+    assert tc.readme_section() in tc.README.read_text()

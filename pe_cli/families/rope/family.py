@@ -14,6 +14,9 @@ This class is the family's interface; each method hands its work to the module t
     llamacpp.py     llama.cpp's ggml CPU rope (--variant llama.cpp)
     vllm.py         vLLM's cos_sin_cache (--variant vllm)
     inputs.py       what --rope-config and --preset set
+    layers.py       a config's model, layer by layer (--layer N, show's model view), with
+                    schedules/ (one model's per-layer rules a module) and lint.py (its findings)
+    query_scale.py  --part query-scale: the factor a layer multiplies its queries by
     checks.py       what the family refuses
     show.py         what show and compare say of a table
     identify/       reading tables back (registered in families/readers.py)

@@ -11,45 +11,36 @@ and a layer's index and type; none of them reads a file or builds a table.
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from .base import QueryScale, Schedule, flags
 
 __all__ = ["SCHEDULES", "QueryScale", "Schedule", "flags"]
 
 
-def _registered() -> dict[str, Schedule]:
-    from . import (
-        cohere2,
-        deepseek,
-        exaone4,
-        granite_swa,
-        hunyuan,
-        hybrids,
-        lfm2,
-        llama4,
-        ministral3,
-        mistral_large4,
-        muse,
-        recurrent_gemma,
-        smollm3,
-    )
+MODULES = (
+    "cohere2",
+    "deepseek",
+    "exaone4",
+    "granite_swa",
+    "hunyuan",
+    "hybrids",
+    "lfm2",
+    "llama4",
+    "ministral3",
+    "mistral_large4",
+    "muse",
+    "recurrent_gemma",
+    "smollm3",
+)
 
+
+def _registered() -> dict[str, Schedule]:
+    """Each module's SCHEDULES by model type (a module is imported here, so that its name in
+    MODULES is all the registry needs of it)."""
     found = {}
-    for module in (
-        cohere2,
-        deepseek,
-        exaone4,
-        granite_swa,
-        hunyuan,
-        hybrids,
-        lfm2,
-        llama4,
-        ministral3,
-        mistral_large4,
-        muse,
-        recurrent_gemma,
-        smollm3,
-    ):
-        for schedule in module.SCHEDULES:
+    for name in MODULES:
+        for schedule in import_module(f"{__name__}.{name}").SCHEDULES:
             for model_type in schedule.model_types:
                 if model_type in found:
                     raise ValueError(f"model type {model_type} has two schedules")
