@@ -21,6 +21,7 @@ from .io.write import write_file
 from .spec import TableSpec, spec_from_keywords
 
 SIZE = (8.0, 5.0)  # inches
+TALL = (8.0, 7.5)  # two panels
 DPI = 120  # a PNG is 960 x 600 pixels
 _HEATMAP_COLOURS = "RdBu_r"  # ColorBrewer's diverging red-blue: colour-blind safe, readable in grey
 _LINE_STYLES = ("-", "--", ":", "-.")
@@ -43,8 +44,20 @@ def draw(data: figures.Figure):
     # Tableau's colour-blind palette, and a line style each, so that curves part in grey print too
     palette = style.library["tableau-colorblind10"]["axes.prop_cycle"].by_key()["color"]
     colours = [palette[k] for k in (0, 1, 3, 4, 5, 6, 2, 7, 8, 9)]  # its light greys last
-    figure = Figure(figsize=SIZE, dpi=DPI, layout="constrained")
-    axes = figure.add_subplot()
+    panels = [data] if data.below is None else [data, data.below]
+    figure = Figure(figsize=SIZE if len(panels) == 1 else TALL, dpi=DPI, layout="constrained")
+    axes = figure.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
+    for k, (panel, ax) in enumerate(zip(panels, axes)):
+        _panel(figure, ax, panel, colours, named=k == 0)  # a lower panel's curves are the same
+    if len(panels) > 1:  # under the panels: their curves share it
+        figure.legend(loc="outside lower center", fontsize=7, ncols=2)
+    elif len(data.series) + len(data.hlines) + len(data.vlines) > 1:  # beside, never on data
+        figure.legend(loc="outside right upper", fontsize=7)
+    return figure
+
+
+def _panel(figure, axes, data: figures.Figure, colours, named: bool = True) -> None:
+    """One panel's image, curves and marks (in the legend where `named`)."""
     if data.image is not None:
         limit = float(np.nanmax(np.abs(data.image), initial=0.0)) or 1.0
         shown = axes.imshow(
@@ -61,7 +74,7 @@ def draw(data: figures.Figure):
         look = dict(
             color=colours[k % len(colours)],
             linestyle=_LINE_STYLES[k % len(_LINE_STYLES)],
-            label=series.label,
+            label=series.label if named else "_nolegend_",
         )
         if len(series.x) == len(series.y) + 1:  # bins: steps over their positions
             if series.low is None:
@@ -75,21 +88,25 @@ def draw(data: figures.Figure):
         axes.axhline(
             value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label
         )
-    for k, (value, label) in enumerate(data.vlines):
+    k = -1
+    for value, label in data.vlines:  # an unnamed mark is one more of the mark before it
+        k += not label.startswith("_")
         axes.axvline(
-            value, color="0.3", linewidth=0.8, linestyle=marks[k % len(marks)], label=label
+            value,
+            color="0.3",
+            linewidth=0.8,
+            linestyle=marks[(max(k, 0) + len(data.hlines)) % len(marks)],
+            label=label if named else "_nolegend_",
         )
     if data.xscale == "symlog":
         axes.set_xscale("symlog", linthresh=1.0)
     else:
         axes.set_xscale(data.xscale)
     axes.set_yscale(data.yscale)
-    axes.set_title(data.title, fontsize=8, loc="left")
+    if data.title:
+        axes.set_title(data.title, fontsize=8, loc="left")
     axes.set_xlabel(data.xlabel + (f"\n{data.note}" if data.note else ""))
     axes.set_ylabel(data.ylabel)
-    if len(data.series) + len(data.hlines) + len(data.vlines) > 1:  # beside the axes, never on data
-        figure.legend(loc="outside right upper", fontsize=7)
-    return figure
 
 
 # savefig's arguments per format: no dates in the file (the same figure makes the same bytes),

@@ -6,6 +6,7 @@ minimum and maximum, and an error curve each bin's maximum (metrics.Difference.p
 
 from __future__ import annotations
 
+import math
 import textwrap
 from dataclasses import dataclass, field
 
@@ -49,6 +50,7 @@ class Figure:
     hlines: list[tuple[float, str]] = field(default_factory=list)  # (value, label) across
     vlines: list[tuple[float, str]] = field(default_factory=list)  # (position, label) down
     note: str = ""  # how the data was reduced, shown under the x axis
+    below: Figure | None = None  # a second panel under this one, on the same positions
 
 
 def title(table: Source) -> str:
@@ -244,6 +246,61 @@ def wavelengths(table: Source) -> Figure:
     )
 
 
+def precision(found, table: Source) -> Figure:
+    """show --precision's figure (analysis.serving, made with its curves): above, the drift of
+    an inv_freq held in the dtype; below, the error of a cos/sin cache held in it; one curve per
+    band of frequencies, each bin of positions its maximum, on log axes, with the positions
+    where the dtype starts to hold several as one."""
+    curves, dtype = found.curves, found.dtype
+    edges = curves["edges"]
+    frequencies = FAMILIES[table.spec.family].facts(table.spec).get("frequencies") or []
+
+    def named(group: range) -> str:
+        waves = [frequencies[i]["wavelength"] for i in (group[0], group[-1])] if frequencies else []
+        said = f" (wavelength {waves[0]:.3g} to {waves[1]:.3g})" if all(waves) and waves else ""
+        return f"w_{group[0]} to w_{group[-1]}{said}"
+
+    def series(values):  # a log axis has no 0: bins with none are gaps
+        return [
+            Series(named(g), edges, np.where(v > 0, v, np.nan))
+            for g, v in zip(curves["groups"], values)
+        ]
+
+    marks = []
+    run = found.positions.first_collapse
+    while run is not None and run <= found.last:
+        label = (
+            f"{dtype} holds positions as one from {run}; the runs double at each line"
+            if not marks
+            else "_nolegend_"
+        )
+        marks.append((float(run), label))
+        run *= 2
+    below = Figure(
+        "precision",
+        f"a cos/sin cache held in {dtype}: |error|",
+        "position",
+        "|error|",
+        series(curves["cache"]),
+        xscale="symlog",
+        yscale="log",
+        vlines=marks,
+        note="each bin's maximum over its positions and its frequencies",
+    )
+    return Figure(
+        "precision",
+        title(table) + f"\ninv_freq held in {dtype}: the angles' drift p |w~ - w|",
+        "",
+        "drift (rad)",
+        series(curves["drift"]),
+        xscale="symlog",
+        yscale="log",
+        hlines=[(0.1, "0.1 rad"), (math.pi / 2, "a quarter turn")],
+        vlines=marks,
+        below=below,
+    )
+
+
 def show_figure(
     kind: str, table: Source, rows: slice | None = None, cols: slice | None = None
 ) -> Figure:
@@ -255,6 +312,8 @@ def show_figure(
         return similarity(table, rows)
     if kind == "wavelengths":
         return wavelengths(table)
+    if kind == "precision":
+        raise BadInput("--plot-kind precision draws what --precision DTYPE finds: give --precision")
     raise BadInput(f"--plot-kind {kind}: choose from {', '.join(KINDS)}")
 
 

@@ -6,8 +6,9 @@ makes in the angles p * w_i and in the cos and sin values of the table (times it
 the angles computed from the positions as the dtype holds them. The table's own rounding to the
 dtype (a float32 cache cast to it) is what the engines' rows show.
 
-Positions are rounded by torch (round to nearest, ties to even); the errors are computed in
-float64 from the exact frequencies, block by block.
+Which positions a dtype holds as one is counted exactly, in whole numbers (a position is
+rounded to nearest, ties to even); the errors are computed in float64 from the exact
+frequencies, block by block. show --precision's view (serving.py) counts positions here too.
 """
 
 from __future__ import annotations
@@ -62,6 +63,112 @@ class Precision:
         }
 
 
+@dataclass
+class PositionBand:
+    first: int  # positions first .. stop - 1
+    stop: int
+    distinct: int  # values the dtype holds them as
+    merged: float  # share of pairs (p, p + 1), p in the band and p + 1 in the table, held as one
+
+
+@dataclass
+class Positions:
+    """Positions first .. first + length - 1 held in a dtype, counted exactly."""
+
+    dtype: str
+    first: int
+    length: int
+    distinct: int  # values they are held as (inf, past float16's largest, one of them)
+    first_collapse: int | None  # the least p with p and p + 1 one value
+    merged: float  # share of the length - 1 adjacent pairs held as one
+    bands: list[PositionBand]
+
+    def to_json(self) -> dict:
+        return {
+            "distinct_positions": self.distinct,
+            "first_collapse": self.first_collapse,
+            "adjacent_equal_share": self.merged,
+        }
+
+
+def held_position(p: int, dtype: str) -> float:
+    """Whole position p >= 0 as the dtype holds it: its top significant bits, rounded to
+    nearest, ties to even; inf past the dtype's largest value."""
+    fmt = FORMATS[dtype]
+    shift = p.bit_length() - fmt.precision
+    if shift > 0:
+        top, rest = divmod(p, 1 << shift)
+        half = 1 << (shift - 1)
+        top += rest > half or (rest == half and top & 1)
+        p = top << shift
+    return float(p) if p <= fmt.max_value else math.inf
+
+
+def _exact_below(n: int, dtype: str) -> int:
+    """How many whole numbers 0 .. n the dtype holds exactly."""
+    fmt = FORMATS[dtype]
+    n = min(n, int(fmt.max_value))
+    if n < 0:
+        return 0
+    top = 1 << fmt.precision  # every whole number up to 2**precision
+    if n < top:
+        return n + 1
+    count, e = top, fmt.precision
+    while 1 << e <= n:  # [2**e, 2**(e + 1)) in steps of 2**(e + 1 - precision)
+        count += (min(n, (2 << e) - 1) - (1 << e)) // (1 << (e + 1 - fmt.precision)) + 1
+        e += 1
+    return count
+
+
+def distinct_positions(first: int, last: int, dtype: str) -> int:
+    """How many values positions first .. last are held as: those held exactly, and the values
+    first and last round to outside the range (rounding keeps the order)."""
+    low, high = held_position(first, dtype), held_position(last, dtype)
+    if low == high:
+        return 1
+    return (
+        _exact_below(last, dtype) - _exact_below(first - 1, dtype) + (low < first) + (high > last)
+    )
+
+
+def first_collapse(first: int, last: int, dtype: str) -> int | None:
+    """The least p in first .. last - 1 whose p + 1 the dtype holds as the same value."""
+    start = max(first, 1 << FORMATS[dtype].precision)  # below, every position is held exactly
+    for p in range(start, min(start + 4, last)):  # past it, every other pair at least is one
+        if held_position(p, dtype) == held_position(p + 1, dtype):
+            return p
+    return None
+
+
+def positions(dtype: str, first: int, length: int) -> Positions:
+    """Positions first .. first + length - 1 held in `dtype`, and by band of rows."""
+    last = first + length - 1
+
+    def merged(a: int, b: int) -> int:  # pairs (p, p + 1) with a <= p < b held as one
+        return (b - a) - (distinct_positions(a, b, dtype) - 1) if b > a else 0
+
+    bands = []
+    for start, stop in position_bands(length):
+        a, b = first + start, first + min(stop, length - 1)
+        bands.append(
+            PositionBand(
+                first + start,
+                first + stop,
+                distinct_positions(first + start, first + stop - 1, dtype),
+                merged(a, b) / (b - a) if b > a else 0.0,
+            )
+        )
+    return Positions(
+        dtype,
+        first,
+        length,
+        distinct_positions(first, last, dtype),
+        first_collapse(first, last, dtype),
+        merged(first, last) / (length - 1) if length > 1 else 0.0,
+        bands,
+    )
+
+
 def held(positions: np.ndarray, dtype: str) -> np.ndarray:
     """Whole positions as the dtype holds them (float64 numbers)."""
     import torch
@@ -73,38 +180,32 @@ def precision(dtype: str, length: int, frequencies, factor: float = 1.0) -> Prec
     """The precision view of positions 0 .. length - 1 held in `dtype`, for a table of these
     angular frequencies whose cos and sin are times `factor`."""
     w = np.asarray(frequencies, dtype=np.float64)
-    edges = position_bands(length)
-    stops = np.array([stop for _, stop in edges])
-    merged = np.zeros(len(edges), dtype=np.int64)
-    angle, value = np.zeros(len(edges)), np.zeros(len(edges))
+    counted = positions(dtype, 0, length)
+    stops = np.array([b.stop for b in counted.bands])
+    angle, value = np.zeros(len(stops)), np.zeros(len(stops))
     for start in range(0, length, _BLOCK):
-        _block(start, length, dtype, w, abs(factor), stops, merged, angle, value)
-    pairs = [max(0, min(stop, length - 1) - first) for first, stop in edges]
+        _block(start, length, dtype, w, abs(factor), stops, angle, value)
     bands = [
-        Band(first, stop, merged[k] / pairs[k] if pairs[k] else 0.0, angle[k], value[k])
-        for k, (first, stop) in enumerate(edges)
+        Band(b.first, b.stop, b.merged, angle[k], value[k]) for k, b in enumerate(counted.bands)
     ]
     fmt = FORMATS[dtype]  # the least position it rounds to inf: its largest value + half an ulp
     lost = fmt.max_value + 2.0 ** (math.floor(math.log2(fmt.max_value)) - fmt.precision)
     return Precision(
         dtype,
         length,
-        int(merged.sum()) / max(1, length - 1),
+        counted.merged,
         _run(length, dtype),
         bands,
         int(lost) if lost < length else None,
     )
 
 
-def _block(start, length, dtype, w, factor, stops, merged, angle, value) -> None:
-    """Positions start .. start + _BLOCK (and the pair over its end) into the bands' figures."""
+def _block(start, length, dtype, w, factor, stops, angle, value) -> None:
+    """Positions start .. start + _BLOCK into the bands' figures."""
     with np.errstate(invalid="ignore"):  # nan marks a band's positions held as inf
-        p = np.arange(start, min(start + _BLOCK + 1, length), dtype=np.float64)  # one more: pairs
+        p = np.arange(start, min(start + _BLOCK, length), dtype=np.float64)
         h = held(p, dtype)
-        same = np.flatnonzero(h[1:] == h[:-1])  # pairs (p, p + 1), by p's index
-        np.add.at(merged, np.searchsorted(stops, p[same], side="right"), 1)
-        own = min(_BLOCK, length - start)
-        moved = np.flatnonzero(h[:own] != p[:own])
+        moved = np.flatnonzero(h != p)
         if not len(moved):
             return
         band = np.searchsorted(stops, p[moved], side="right")

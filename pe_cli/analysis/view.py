@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..families import FAMILIES
 from ..spec import TableSpec, spec_from_options
 from .compare import side
 from .metrics import Facts
@@ -23,6 +24,11 @@ class View:
     @property
     def spec(self) -> TableSpec | None:
         return self.table.spec
+
+    @property
+    def lines(self) -> list[tuple[str, str]]:
+        """The family's own facts, for a person."""
+        return [] if self.spec is None else FAMILIES[self.spec.family].fact_lines(self.facts)
 
 
 def table_of(source: str | None, options: dict) -> Source:

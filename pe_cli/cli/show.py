@@ -50,6 +50,14 @@ def show(
             rich_help_panel=OUTPUT,
         ),
     ] = None,
+    precision: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DTYPE",
+            help="What a rope table loses in DTYPE: bf16, fp16, fp32.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
     force: ForceOpt = False,
     json: JsonOpt = False,
     table: dict = None,
@@ -63,6 +71,23 @@ def show(
     # every option is checked before anything is printed
     shown_rows = parse_slice(rows, "--rows") if rows else None
     shown_cols = parse_slice(cols, "--cols") if cols else None
+    drawn_precision = plot_kind is not None and plot_kind.value == "precision"
+    if drawn_precision and precision is None:
+        raise BadInput("--plot-kind precision draws what --precision DTYPE finds: give --precision")
+    if precision is not None:
+        if source is not None:
+            raise BadInput(
+                f"--precision works out a table pe-cli builds, from its options; {source} is a "
+                "file: give the options that describe it"
+            )
+        if heatmap:
+            raise BadInput(
+                "--precision prints its figures and --heatmap draws the table: choose one"
+            )
+        if plot is not None and not drawn_precision:
+            raise BadInput(
+                "--precision draws with --plot-kind precision: give it, or drop --precision"
+            )
     if plot is None:
         if plot_kind is not None:
             raise BadInput("--plot-kind chooses the figure --plot FILE draws: give --plot")
@@ -91,6 +116,7 @@ def show(
             )
         notes = []
     else:
+        asked = table
         model, table = _model(table)
         check_used(spec_from_options(table), table)
         notes = option_notes(table)
@@ -104,15 +130,35 @@ def show(
         file_format(plot, force)  # a wrong extension or an existing file is refused before any work
         shown = table_of(source, table)
         kind = plot_kind.value if plot_kind is not None else "heatmap"
-        written = save(draw(show_figure(kind, shown, shown_rows, shown_cols)), plot, force)
+        if drawn_precision:
+            from ..analysis.figures import precision as precision_figure
+            from ..analysis.serving import of_spec
+
+            found = of_spec(shown.spec, precision, figure=True)
+            figure = precision_figure(found, shown)
+        else:
+            figure = show_figure(kind, shown, shown_rows, shown_cols)
+        written = save(draw(figure), plot, force)
         render.plotted(plot, written, kind)
         render.notes(notes)
         return
     from ..analysis.view import view
 
+    served = _served(model, asked, table, precision) if precision is not None else {}
     seen = view(source, table)
     if json:
-        render.as_json({**seen.facts, **({"model": model} if model else {})})
+        if model and served:
+            for name, found in served.items():
+                if name is not None:
+                    model["treatments"][name]["precision"] = found.to_json()
+        shown = _shown_view(model, table, served) if served else None
+        render.as_json(
+            {
+                **seen.facts,
+                **({"precision": shown.to_json()} if shown is not None else {}),
+                **({"model": model} if model else {}),
+            }
+        )
     elif heatmap:
         render.heatmap(
             seen.table, seen.facts["min"], seen.facts["max"], seen.table.first_position, seen.label
@@ -122,7 +168,7 @@ def show(
             from ..render.models import model as model_view
 
             model_view(model, _shown(model, table))
-        render.facts(seen.facts)
+        render.facts(seen.facts, seen.lines)
         render.console().print()
         render.window(
             seen.table,
@@ -131,6 +177,12 @@ def show(
             render.row_label(seen.spec),
             seen.label,
         )
+        if served:
+            from ..render.serving import serving
+
+            for name, found in served.items():
+                render.console().print()
+                serving(found, _titled(model, name, found.dtype))
     render.notes(notes)
 
 
@@ -169,3 +221,34 @@ def _shown(model: dict, table: dict) -> str:
         return "the table of every rotating layer"
     name = model["layers"][layer]
     return f"layer {layer}'s table, {name} (--layer N chooses another)"
+
+
+def _served(model: dict | None, asked: dict, table: dict, dtype: str) -> dict:
+    """show --precision's views by treatment name: each of a model's where show looks at the
+    model (none chosen with --layer or --layer-type), else the table it shows (named None)."""
+    from ..analysis.serving import of_spec
+    from ..spec import spec_from_options
+
+    chosen = asked.get("layer") is not None or asked.get("layer_type")
+    if model and model["treatments"] and not chosen:
+        return {
+            name: of_spec(spec_from_options({**table, "layer": t["layers"][0]}), dtype)
+            for name, t in model["treatments"].items()
+        }
+    return {None: of_spec(spec_from_options(table), dtype)}
+
+
+def _shown_view(model: dict | None, table: dict, served: dict):
+    """Of those views, the one of the table show shows."""
+    if None in served:
+        return served[None]
+    layer = table.get("layer")
+    name = model["layers"][layer] if layer is not None else next(iter(served))
+    return served[name]
+
+
+def _titled(model: dict | None, name: str | None, dtype: str) -> str:
+    if name is None or not model:
+        return f"served in {dtype}"
+    said = model["treatments"][name]["layers_said"]
+    return f"served in {dtype}: {name}, layers {said}"

@@ -6,6 +6,7 @@ KINDS = {
     "curves": "the columns picked with --cols as curves over position",
     "similarity": "the dot product of position p (the START of --rows, default the first) with every position",
     "wavelengths": "each frequency's wavelength, with and without the table's scaling",
+    "precision": "with --precision",
 }
 # a figure's file format from its extension, as matplotlib's savefig names it: the images and
 # vector formats it writes itself or through Pillow (not its raw pixels, LaTeX code, or

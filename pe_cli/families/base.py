@@ -37,6 +37,20 @@ class Frequencies(NamedTuple):
     factor: object  # a Decimal
 
 
+class Served(NamedTuple):
+    """What `show --precision` reads of a table of sinusoids over one position axis
+    (Family.served): its exact angular frequencies (Decimals) and the factor of its sin and cos,
+    its positions first .. first + length - 1, and a library's own float32 frequencies with
+    that library's name (each angle fl32(fl32(p) * w), as it computes them), or None."""
+
+    frequencies: list
+    factor: object  # a Decimal
+    first: int
+    length: int
+    library: str | None = None
+    float32: object = None  # numpy float32 array, one per frequency
+
+
 class Scaling(NamedTuple):
     """A table's frequency scaling, as the wavelengths figure draws it (Family.scaling): the
     same table without it (None where it has none), and the context lengths it is for, as
@@ -262,6 +276,14 @@ class Family:
         multiplied by, or None for a family that is not made of sinusoids."""
         return None
 
+    def served(self, spec) -> Served:
+        """What `show --precision` reads of the table (Served), or BadInput saying why it
+        cannot be read so."""
+        raise BadInput(
+            f"--precision reads a table of sinusoids over one position axis; this is a "
+            f"{self.name} table"
+        )
+
     def exact_rows(self, spec, start: int, stop: int, work):
         """Rows start..stop of the exact table: float64 on the output dtype's grid, computed
         with `work` (a numerics.sinusoids.Workspace)."""
@@ -297,6 +319,10 @@ class Family:
     def facts(self, spec) -> dict:
         """Facts `show` adds for a built table: frequencies with their columns, positions."""
         return {}
+
+    def fact_lines(self, facts: dict) -> list[tuple[str, str]]:
+        """Facts of its own (from `facts`) show prints as (label, text), after the common ones."""
+        return []
 
     def row_norm(self, spec) -> Norm | None:
         """The norm every row of the exact table has (all-zero rows aside), where its columns

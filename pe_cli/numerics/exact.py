@@ -304,6 +304,26 @@ def round_to(xp, values, dtype: str, error=0.0):
     return rounded, suspect
 
 
+def grid_error(xp, values, dtype: str):
+    """How far float64 values are from `dtype`'s nearest value, |x - round(x)|, in float64.
+    A normal value is rounded in its bits (the dropped ones to nearest, ties to even; a carry
+    runs into the exponent as it should), and x less it is exact (Sterbenz); below the dtype's
+    least normal value, to its fixed quantum."""
+    fmt = FORMATS[dtype]
+    drop = 53 - fmt.precision
+    int64 = np.int64 if xp is np else xp.int64
+    bits = values.view(int64)
+    kept = (bits + ((1 << (drop - 1)) - 1) + ((bits >> drop) & 1)) & ~((1 << drop) - 1)
+    error = xp.abs(values - kept.view(values.dtype))
+    least = 2.0 ** (fmt.min_exponent + fmt.precision - 1)
+    small = xp.abs(values) < least
+    if bool(small.any()):  # subnormal in the dtype (float16 from 6.1e-5 down)
+        quantum = 2.0**fmt.min_exponent
+        tiny = values[small]
+        error[small] = xp.abs(tiny - xp.round(tiny / quantum) * quantum)
+    return error
+
+
 def _pow2(xp, exponent):
     # 2**e built from its bits: torch.ldexp computes 2**e in float32, which overflows at 2**128
     biased = exponent + 1023

@@ -454,7 +454,7 @@ def heatmap(table, low: float, high: float, first_position: int, title: str) -> 
     words.print(legend)
 
 
-def facts(report: dict) -> None:
+def facts(report: dict, lines: list[tuple[str, str]] = ()) -> None:
     from rich.table import Table
 
     grid = Table.grid(padding=(0, 2))
@@ -485,7 +485,9 @@ def facts(report: dict) -> None:
         line += f"; all-zero rows: {', '.join(map(str, norms['zero_rows']))}"
     grid.add_row("row norms", line)
     if "attention_factor" in report:
-        grid.add_row("attention factor", f"{report['attention_factor']:.9g}")
+        grid.add_row("attention factor", repr(float(report["attention_factor"])))
+    for label, text in lines:
+        grid.add_row(label, text)
     out = console()
     out.print(grid)
     if report.get("frequencies"):

@@ -308,6 +308,12 @@ class Rope(Family):
     def row_norm(self, spec):
         return None if self._engine_reads(spec) else show.row_norm(spec)
 
+    def served(self, spec):
+        return show.served(spec)
+
+    def fact_lines(self, facts):
+        return show.fact_lines(facts)
+
     def facts(self, spec):
         found = show.facts(spec)
         if self._engine_reads(spec):  # the model's factor and frequencies, not the engine's

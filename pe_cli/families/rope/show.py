@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import math
 
-from ..base import Norm, Scaling
+from ...core.errors import BadInput
+from ..base import Norm, Scaling, Served
 from . import exact
-from .exact import cols, vector
+from .exact import cols, scale, vector
 from .keys import KEYS
 from .layouts import axes_plan, axis_names, grid_shape, layout_of
 from .pairing import pair_columns
 from .split import law_frequencies, split_positions
-from .tokens import axes_positions, line_ids
-from .types import ROPE_TYPES
+from .tokens import axes_positions, line_ids, positions_end
+from .types import ROPE_TYPES, hf_inv_freq, type_facts
 
 
 def settings(spec, common: list) -> list[tuple[str, str]]:
@@ -134,6 +135,7 @@ def facts(spec):
     )
     return {
         "attention_factor": float(attention),
+        **({} if spec.axes else type_facts(spec, lambda: positions_end(spec))),
         "frequencies": []
         if vector(spec)
         else [
@@ -152,3 +154,41 @@ def facts(spec):
         if split
         else [int(positions.min()), int(positions.max())],
     }
+
+
+def fact_lines(facts: dict) -> list[tuple[str, str]]:
+    """Its rope type's facts, for a person."""
+    lines = []
+    if "yarn_correction_range" in facts:  # whole numbers where transformers truncates
+        low, high = facts["yarn_correction_range"]
+        how = "floor and ceil" if isinstance(low, int) else "not truncated"
+        lines.append(("yarn ramp", f"dims {low!r} .. {high!r} ({how})"))
+    if "longrope_switch" in facts:
+        switch, used = facts["longrope_switch"], facts["longrope_factors"]
+        other = "short_factor up to" if used == "long_factor" else "long_factor past"
+        lines.append(("longrope", f"this table uses {used}; {other} {switch} positions"))
+    return lines
+
+
+def served(spec) -> Served:
+    """A 1-D table's frequencies and positions for `show --precision`, with transformers'
+    float32 inv_freq (the angles of its rotary embedding's forward are fl32(fl32(p) * inv_freq))."""
+    if spec.axes:
+        raise BadInput(
+            f"--precision reads a table over one position axis; --rope-axes {spec.axes} has "
+            f"{len(layout_of(spec).axes)}"
+        )
+    if line_ids(spec) is not None:
+        raise BadInput("--precision reads positions --offset onwards, one a row: drop --ids")
+    if vector(spec) or scale(spec):
+        raise BadInput(
+            f"--precision reads a table of cos and sin over positions; --part {spec.part} is "
+            "none: drop it"
+        )
+    import torch
+
+    frequencies, attention = exact.frequencies(spec)
+    inv_freq, _ = hf_inv_freq(torch, spec, lambda: positions_end(spec))
+    return Served(
+        list(frequencies), attention, spec.offset, spec.seq_len, "transformers", inv_freq.numpy()
+    )

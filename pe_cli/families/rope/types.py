@@ -68,6 +68,7 @@ class RopeType:
     kept: bool = False  # a layout more than a scaling: the wavelengths figure keeps it
     starts: str = "original_max_position_embeddings"  # the length where its scaling starts
     whole_dim: bool = False  # exponents over the whole head dim (partial_rotary_factor zeroes)
+    facts: Callable | None = None  # (Torch) -> what show says of it beyond its frequencies
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,7 +216,6 @@ def _dynamic_torch(torch, law: Torch):
 
 def _yarn_torch(torch, law: Torch):
     rope, base, dim, factor = law.rope, law.base, law.dim, law.rope.get("factor")
-    original = rope["original_max_position_embeddings"]
     attention_factor = rope.get("attention_factor")
     if attention_factor is None:
 
@@ -228,14 +228,7 @@ def _yarn_torch(torch, law: Torch):
         else:
             attention_factor = m_scale(factor)
 
-    def correction_dim(rotations):
-        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
-
-    low = correction_dim(rope.get("beta_fast") or 32)
-    high = correction_dim(rope.get("beta_slow") or 1)
-    if rope.get("truncate", True):
-        low, high = math.floor(low), math.ceil(high)
-    low, high = max(low, 0), min(high, dim - 1)
+    low, high = yarn_range(rope, dim, base)
     if low == high:
         high += 0.001
     ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
@@ -243,6 +236,33 @@ def _yarn_torch(torch, law: Torch):
     extrapolation, interpolation = 1.0 / pos_freqs, 1.0 / (factor * pos_freqs)
     keep = 1 - ramp.to(dtype=torch.float)
     return interpolation * (1 - keep) + extrapolation * keep, attention_factor
+
+
+def yarn_range(rope: dict, dim: int, base: float) -> tuple[float, float]:
+    """YaRN's correction range as transformers' find_correction_range computes it, in Python
+    floats: the dims where beta_fast and beta_slow rotations fit the original length, floored
+    and ceiled unless truncate is false, within 0 .. dim - 1."""
+    original = rope["original_max_position_embeddings"]
+
+    def correction_dim(rotations):
+        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low = correction_dim(rope.get("beta_fast") or 32)
+    high = correction_dim(rope.get("beta_slow") or 1)
+    if rope.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    return max(low, 0), min(high, dim - 1)
+
+
+def _yarn_facts(law: Torch) -> dict:
+    return {"yarn_correction_range": list(yarn_range(law.rope, law.dim, law.base))}
+
+
+def _longrope_facts(law: Torch) -> dict:
+    # transformers' forward switches to long_factor once max(position) + 1 passes the original
+    original = law.rope["original_max_position_embeddings"]
+    used = "long_factor" if law.end() > original else "short_factor"
+    return {"longrope_switch": original, "longrope_factors": used}
 
 
 def _longrope_torch(torch, law: Torch):
@@ -374,6 +394,7 @@ ROPE_TYPES: dict[str, RopeType] = {
             torch=_yarn_torch,
             required=("factor", "original_max_position_embeddings"),
             optional=_YARN_KEYS,
+            facts=_yarn_facts,
         ),
         RopeType(
             name="longrope",
@@ -394,6 +415,7 @@ ROPE_TYPES: dict[str, RopeType] = {
             validate=_longrope_validate,
             check=_longrope_check,
             lengthwise=True,
+            facts=_longrope_facts,
         ),
         RopeType(
             name="llama3",
@@ -485,6 +507,16 @@ def rope_frequencies(
             positions_end,
         )
         return rope_type(rope).exact(law)
+
+
+def type_facts(spec, end: Callable[[], int]) -> dict:
+    """What show says of a spec's rope type beyond its frequencies and attention factor."""
+    rope = dict(spec.rope)
+    found = rope_type(rope)
+    if found.facts is None:
+        return {}
+    base = spec.base * rope.get("ntk_factor", 1.0)
+    return found.facts(Torch(rope, spec.d_model, rotary_dim(spec.d_model, rope), base, end))
 
 
 def hf_inv_freq(torch, spec, end: Callable[[], int], dim: int | None = None):
