@@ -9,7 +9,8 @@ taken between figures measured in this same run. Peak memory is the process's pe
 set (getrusage). Accuracy samples elements of each side's output and compares them with
 mpmath at 256 bits (mpmath comes with torch). Last come the inspection commands (alone with
 --inspection): identification against generating the same table, `compare A B` against
-numpy scripts, and `show` of a 2 GiB table.
+numpy scripts, and `show` of a 2 GiB table; and `show --precision bf16` of Llama 3.1's
+config against `show` (alone with --precision).
 
     python benchmarks/run.py --startup-against DIR [--runs 21]
 
@@ -350,6 +351,37 @@ def startup_against(baseline: Path, folder: Path, runs: int) -> None:
         )
 
 
+LLAMA_31 = (  # its config.json's positional keys
+    '{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, '
+    '"rope_theta": 500000.0, "max_position_embeddings": 131072, "rope_scaling": '
+    '{"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, '
+    '"high_freq_factor": 4.0, "original_max_position_embeddings": 8192}}'
+)
+
+
+def serving(pe_cli: str, folder: Path, runs: int) -> None:
+    """show --precision bfloat16 of Llama 3.1's config at 131072 positions against show
+    without it; and with --variant hf-rope, whose transformers float32 angles import torch."""
+    config = folder / "llama31.json"
+    config.write_text(LLAMA_31)
+    show = [pe_cli, "show", "--rope-config", str(config), "-l", "131072"]
+    times, peaks = median_runs(
+        {
+            "pe-cli show": (show, None),
+            "pe-cli show --precision bf16": ([*show, "--precision", "bf16"], None),
+            "  and --variant hf-rope": (
+                [*show, "--precision", "bf16", "--variant", "hf-rope"],
+                None,
+            ),
+        },
+        runs,
+    )
+    report(times, peaks, runs, "show of Llama 3.1's config, 131072 positions")
+    plain = times["pe-cli show"]
+    print(f"  --precision bf16 / plain: {times['pe-cli show --precision bf16'] / plain:.2f}x")
+    print(f"  with --variant hf-rope / plain: {times['  and --variant hf-rope'] / plain:.2f}x\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=11, help="runs of each small command")
@@ -359,6 +391,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2000, help="elements checked per file")
     parser.add_argument("--dir", default=None, help="folder for the large files")
     parser.add_argument("--inspection", action="store_true", help="only the inspection commands")
+    parser.add_argument("--precision", action="store_true", help="only show --precision")
     parser.add_argument(
         "--startup-against",
         type=Path,
@@ -388,6 +421,12 @@ def main() -> None:
     if args.startup_against is not None:
         try:
             startup_against(args.startup_against, folder, args.runs)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
+    if args.precision:
+        try:
+            serving(pe_cli, folder, args.runs)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
@@ -550,6 +589,7 @@ def main() -> None:
             )
         rope.unlink(missing_ok=True)
         inspection(pe_cli, folder, args)
+        serving(pe_cli, folder, args.large_runs)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

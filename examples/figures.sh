@@ -16,3 +16,7 @@ pe-cli show --family rope -d 128 --seq-len 8192 --base 500000 --rope rope_type=l
     --rope max_position_embeddings=131072 --plot "$out/wavelengths.png" --plot-kind wavelengths --force
 # every seed formula and library in float32 against the exact table, error against position
 pe-cli compare -d 256 --seq-len 16384 --plot "$out/errors.png" --force > /dev/null
+# Llama 3.1's RoPE served in bfloat16: an inv_freq's drift and a cos/sin cache's error, by frequency band
+pe-cli show --family rope -d 128 --seq-len 131072 --base 500000 --rope rope_type=llama3 --rope factor=8 \
+    --rope low_freq_factor=1 --rope high_freq_factor=4 --rope original_max_position_embeddings=8192 \
+    --precision bf16 --plot "$out/precision.png" --plot-kind precision --force

@@ -453,9 +453,17 @@ def test_the_examples_script_makes_the_readme_figures(tmp_path):
     assert found.returncode == 0, found.stderr
     documented = (ROOT / "docs" / "figures.md").read_text()
     made = sorted(p.name for p in tmp_path.iterdir())
-    assert made == ["curves.png", "errors.png", "heatmap.png", "similarity.png", "wavelengths.png"]
-    for name in made:
-        assert _png_size((tmp_path / name).read_bytes()) == (960, 600)
+    assert made == [
+        "curves.png",
+        "errors.png",
+        "heatmap.png",
+        "precision.png",
+        "similarity.png",
+        "wavelengths.png",
+    ]
+    for name in made:  # 8 x 5 inches at 120 dpi; the two panels of precision 8 x 7.5
+        tall = name == "precision.png"
+        assert _png_size((tmp_path / name).read_bytes()) == (960, 900 if tall else 600)
         assert f"](../examples/{name})" in documented and (ROOT / "examples" / name).exists()
 
 

@@ -13,6 +13,7 @@ import pytest
 from pe_cli.analysis.serving import of_spec
 from pe_cli.spec import spec_from_keywords
 
+from .published import PUBLISHED
 from .reference import rope_frequencies, round_to
 
 BITS = {"bfloat16": 8, "float16": 11, "float32": 24}
@@ -49,10 +50,16 @@ def edges(length: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts, cuts[1:]) if a < b]
 
 
-def view(dim, base, length, dtype, rope=None, offset=0):
+def view(dim, base, length, dtype, rope=None, offset=0, variant="exact"):
     rope = rope or {}
     spec = spec_from_keywords(
-        family="rope", d_model=dim, base=base, seq_len=length, offset=offset, rope=rope
+        family="rope",
+        d_model=dim,
+        base=base,
+        seq_len=length,
+        offset=offset,
+        rope=rope,
+        variant=variant,
     )
     return of_spec(spec, dtype)
 
@@ -177,7 +184,7 @@ def test_float32_angles_against_transformers_own_inv_freq(rope, base):
     module = transformers.models.llama.modeling_llama.LlamaRotaryEmbedding(config)
     inv_freq = module.inv_freq.to(torch.float32).numpy()
     frequencies, _ = rope_frequencies(dim, base, rope, length)
-    found = view(dim, base, length, "bfloat16", rope)
+    found = view(dim, base, length, "bfloat16", rope, variant="hf-rope")
     assert found.library == "transformers"
     positions = np.arange(length, dtype=np.float32)
     angles = positions[:, None] * inv_freq[None, :]  # float32 products, rounded once each
@@ -200,6 +207,22 @@ def test_the_verdict_says_what_holds_and_nothing_that_does_not(cli):
     assert "a quarter turn comes at position 1,285, past its last (1,023)" in text
     assert "positions held in bfloat16 run together from 256 (256 and 257 are one value): " in text
     assert "513 values for 1,024 positions" in text
+    assert "transformers" not in text and "fp32 angles" not in text
+    code, out, err = cli(
+        "show",
+        "--family",
+        "rope",
+        "-d",
+        128,
+        "-l",
+        1024,
+        "--precision",
+        "bf16",
+        "--variant",
+        "hf-rope",
+    )
+    text = " ".join(out.decode().split())
+    assert "fp32 angles" in text and "transformers' float32 angles by up to" in text
     code, out, err = cli(
         "show", "--family", "rope", "-d", 128, "-l", 4096, "--precision", "float32"
     )
@@ -221,7 +244,24 @@ def test_json_carries_the_figures(cli):
     assert math.pi - 1e-3 < found["inv_freq_phase_error"] <= math.pi
     assert found["inv_freq_phase_error_passes"] == {"0.1": 82, "pi/2": 1285}
     assert [b["positions"] for b in found["bands"]] == [[a, b - 1] for a, b in edges(4096)]
-    assert found["float32_arithmetic"] == "transformers"
+    assert found["float32_arithmetic"] is None and found["float32_angle_error"] is None
+    assert all(b["float32_angle_error"] is None for b in found["bands"])
+    code, out, err = cli(
+        "show",
+        "--family",
+        "rope",
+        "-d",
+        128,
+        "-l",
+        4096,
+        "--precision",
+        "bf16",
+        "--json",
+        "--variant",
+        "hf-rope",
+    )
+    found = json.loads(out)["precision"]
+    assert found["float32_arithmetic"] == "transformers" and found["float32_angle_error"] > 0
     code, out, err = cli("show", "--family", "rope", "-d", 128, "-l", 4096, "--json")
     assert code == 0 and "precision" not in json.loads(out)
 
@@ -296,19 +336,17 @@ def test_the_facts_people_look_up(cli, tmp_path):
     assert "yarn ramp         dims 8.092779115512402 .. 17.39802450158856 (not truncated)" in (
         out.decode()
     )
-    phi = {
-        "hidden_size": 3072,
-        "num_attention_heads": 24,
-        "partial_rotary_factor": 0.75,
-        "max_position_embeddings": 131072,
-        "original_max_position_embeddings": 4096,
-        "rope_theta": 10000.0,
-        "rope_scaling": {"type": "longrope", "long_factor": [1.0] * 48, "short_factor": [1.0] * 48},
-        "architectures": ["Phi3ForCausalLM"],
-        "model_type": "phi3",
-    }
+    low = 64 * mpmath.log(4096 / (32 * 2 * mpmath.pi)) / (2 * mpmath.log(150000))
+    high = 64 * mpmath.log(4096 / (1 * 2 * mpmath.pi)) / (2 * mpmath.log(150000))
+    assert [8.092779115512402, 17.39802450158856] == pytest.approx([low, high], rel=1e-15)
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(phi))
+    path.write_text(json.dumps(PUBLISHED["gpt-oss-20b"]))  # its positional keys as published
+    code, out, err = cli("show", "--rope-config", path, "-l", 8, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["yarn_correction_range"] == [8.092779115512402, 17.39802450158856]
+    assert found["attention_factor"] == 1.3465735902799727
+    path.write_text(json.dumps(PUBLISHED["phi-4-mini-instruct"]))
     expected = float(mpmath.sqrt(1 + mpmath.log(32) / mpmath.log(4096)))
     for length, used in ((4096, "short_factor"), (4097, "long_factor")):
         code, out, err = cli("show", "--rope-config", path, "-l", length, "--json")
@@ -365,7 +403,7 @@ def test_the_precision_figure(cli, tmp_path):
         (["--plot-kind", "precision", "--plot", "x.png"], "--plot-kind precision draws what"),
         (["--precision", "float64"], "--precision float64: the dtype a table is served in"),
         (["--precision", "bf16", "--heatmap"], "--precision prints its figures and --heatmap"),
-        (["--precision", "bf16", "--variant", "hf-rope"], "--precision works out what bfloat16"),
+        (["--precision", "bf16", "--variant", "rope-table"], "--precision works out the exact"),
         (["--precision", "bf16", "--family", "sinusoidal"], "--precision reads a table of sinus"),
         (["--precision", "bf16", "--family", "alibi"], "--precision reads a table of sinusoids"),
         (["--precision", "bf16", "--part", "inv_freq"], "--precision reads a table of cos and"),

@@ -35,7 +35,7 @@ from .precision import Positions, positions
 
 THRESHOLDS = {"0.1": Decimal("0.1"), "pi/2": PI / 2}  # drifts whose first position is named
 FREQUENCY_BANDS = 4  # the figure's curves: the frequencies in this many bands, fastest first
-_ROWS = 2048  # rows a block: its float64 planes stay in the cache
+_ELEMENTS = 1 << 14  # elements a block: its float64 planes stay in the CPU's cache
 _SPLIT = 26  # bits of the first part of a split frequency: p * part is exact below 2**27
 LAST_POSITION = 1 << 26
 
@@ -237,36 +237,37 @@ def _split(values: list[Decimal]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _elements(served, dtype: str, edges: np.ndarray, bins, found: Serving) -> None:
-    import torch
-
     with context():
         turns = [w / (2 * PI) for w in served.frequencies]
-    t1, t2 = (torch.from_numpy(x) for x in _split(turns))
-    w1, w2 = (torch.from_numpy(x) for x in _split(served.frequencies))
+    t1, t2 = _split(turns)
+    w1, w2 = _split(served.frequencies)
     factor = float(served.factor)
     library = served.float32 is not None
-    w32 = torch.from_numpy(np.asarray(served.float32, np.float32)).double() if library else None
+    w32 = np.asarray(served.float32, np.float32).astype(np.float64) if library else None
     groups = _frequency_bands(len(served.frequencies))
     bands = np.zeros((len(edges) - 1, 2))
     curves = None if bins is None else np.zeros((len(bins) - 1, 2, len(groups)))
-    for start in range(0, served.length, _ROWS):
-        stop = min(start + _ROWS, served.length)
-        p = torch.arange(served.first + start, served.first + stop, dtype=torch.float64)[:, None]
-        whole = p * t1  # exact: p < 2**27 and t1 has 26 bits
-        turn = (whole - torch.round(whole)).add_(p * t2)
-        angle = (turn - torch.round(turn)).mul_(2 * math.pi)
-        cache = torch.maximum(
-            grid_error(torch, torch.cos(angle).mul_(factor), dtype),
-            grid_error(torch, torch.sin(angle).mul_(factor), dtype),
-        )
+    rows = max(1, _ELEMENTS // len(served.frequencies))
+    for start in range(0, served.length, rows):
+        stop = min(start + rows, served.length)
+        p = np.arange(served.first + start, served.first + stop, dtype=np.float64)[:, None]
+        angle = p * t1  # exact: p < 2**27 and t1 has 26 bits
+        angle -= np.rint(angle)
+        angle += p * t2
+        angle -= np.rint(angle)
+        angle *= 2 * math.pi
+        cos, sin = np.cos(angle), np.sin(angle)
+        if factor != 1:
+            cos *= factor
+            sin *= factor
+        both = np.empty((stop - start, 2, len(t1)))
+        np.maximum(grid_error(np, cos, dtype), grid_error(np, sin, dtype), out=both[:, 0])
         if library:  # fl32(fl32(p) * w32) less p * w1 is exact (Sterbenz), then less p * w2
-            ours = (p.float().double() * w32).float().double()
-            off = ((ours - p * w1) - p * w2).abs_()
-            if bool((off > math.pi).any()):
-                off = torch.from_numpy(_wrapped_float(off.numpy()))
+            ours = (p.astype(np.float32).astype(np.float64) * w32).astype(np.float32)
+            off = np.abs((ours - p * w1) - p * w2)
+            both[:, 1] = _wrapped_float(off) if off.max(initial=0.0) > math.pi else off
         else:
-            off = torch.zeros_like(cache)
-        both = torch.stack([cache, off], dim=1).numpy()  # (rows, 2, frequencies)
+            both[:, 1] = 0.0
         fold_bins(bands, edges, start, both.max(axis=2))
         if curves is not None:
             grouped = np.stack([both[:, :, g].max(axis=2) for g in groups], axis=2)
@@ -325,10 +326,5 @@ def of_spec(spec, dtype: str, figure: bool = False) -> Serving:
     if name not in FORMATS or name == "float64":
         raise BadInput(
             f"--precision {dtype}: the dtype a table is served in, bfloat16, float16 or float32"
-        )
-    if spec.variant != "exact":
-        raise BadInput(
-            f"--precision works out what {name} does to the exact table; --variant "
-            f"{spec.variant} builds another: drop it"
         )
     return serving(FAMILIES[spec.family].served(spec), name, figure)

@@ -47,8 +47,8 @@ def serving(found, title: str | None = None) -> None:
     passes = drift.passes
     if passes["0.1"] is not None:
         said += [
-            f"largest drift {drift.max:.4g} rad: frequency {drift.index} ({drift.frequency:.6g} "
-            f"held as {drift.held:.6g}), position {drift.position:,}",
+            f"largest drift {drift.max:.4g} rad: frequency {drift.index} ({drift.frequency:.9g} "
+            f"held as {drift.held:.9g}), position {drift.position:,}",
             f"the drift passes 0.1 rad at position {passes['0.1']:,} and a quarter turn at "
             f"{passes['pi/2']:,}",
         ]

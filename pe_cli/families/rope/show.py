@@ -171,8 +171,8 @@ def fact_lines(facts: dict) -> list[tuple[str, str]]:
 
 
 def served(spec) -> Served:
-    """A 1-D table's frequencies and positions for `show --precision`, with transformers'
-    float32 inv_freq (the angles of its rotary embedding's forward are fl32(fl32(p) * inv_freq))."""
+    """A 1-D table's frequencies and positions for `show --precision`; with --variant hf-rope,
+    transformers' float32 inv_freq (its rotary forward's angles are fl32(fl32(p) * inv_freq))."""
     if spec.axes:
         raise BadInput(
             f"--precision reads a table over one position axis; --rope-axes {spec.axes} has "
@@ -185,9 +185,16 @@ def served(spec) -> Served:
             f"--precision reads a table of cos and sin over positions; --part {spec.part} is "
             "none: drop it"
         )
+    if spec.variant not in ("exact", "hf-rope"):
+        raise BadInput(
+            "--precision works out the exact table in a dtype, and with --variant hf-rope "
+            f"transformers' float32 angles; --variant {spec.variant} is another table: drop it"
+        )
+    frequencies, attention = exact.frequencies(spec)
+    if spec.variant == "exact":  # torch, whose import is most of the time, only when asked
+        return Served(list(frequencies), attention, spec.offset, spec.seq_len)
     import torch
 
-    frequencies, attention = exact.frequencies(spec)
     inv_freq, _ = hf_inv_freq(torch, spec, lambda: positions_end(spec))
     return Served(
         list(frequencies), attention, spec.offset, spec.seq_len, "transformers", inv_freq.numpy()
