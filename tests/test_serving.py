@@ -418,3 +418,22 @@ def test_what_precision_refuses(cli, args, reason, tmp_path, monkeypatch):
     assert err.startswith(f"Error: {reason}")
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.png").exists()
+
+
+def test_float16_positions_past_its_largest_value_are_said_to_be_inf(cli):
+    """From 65,520 on float16 holds a position as inf: the verdict says so where the table
+    reaches it, and not where it stops short or the dtype is bfloat16."""
+    found = view(64, 10000.0, 70000, "float16").positions
+    assert found.lost == 65520 and held(65520, "float16") == float("inf") != held(65519, "float16")
+    assert view(64, 10000.0, 65520, "float16").positions.lost is None
+    assert view(64, 10000.0, 70000, "bfloat16").positions.lost is None
+    for dtype, length, said in (
+        ("fp16", 70000, True),
+        ("fp16", 65520, False),
+        ("bf16", 70000, False),
+    ):
+        code, out, err = cli(
+            "show", "--family", "rope", "-d", 64, "-l", length, "--precision", dtype
+        )
+        assert code == 0, err
+        assert ("from 65,520 on they are inf" in " ".join(out.decode().split())) == said

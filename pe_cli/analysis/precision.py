@@ -82,12 +82,14 @@ class Positions:
     first_collapse: int | None  # the least p with p and p + 1 one value
     merged: float  # share of the length - 1 adjacent pairs held as one
     bands: list[PositionBand]
+    lost: int | None = None  # the first position held as inf (float16: 65520)
 
     def to_json(self) -> dict:
         return {
             "distinct_positions": self.distinct,
             "first_collapse": self.first_collapse,
             "adjacent_equal_share": self.merged,
+            "first_position_held_as_inf": self.lost,
         }
 
 
@@ -158,6 +160,7 @@ def positions(dtype: str, first: int, length: int) -> Positions:
                 merged(a, b) / (b - a) if b > a else 0.0,
             )
         )
+    lost = _first_inf(dtype)
     return Positions(
         dtype,
         first,
@@ -166,7 +169,14 @@ def positions(dtype: str, first: int, length: int) -> Positions:
         first_collapse(first, last, dtype),
         merged(first, last) / (length - 1) if length > 1 else 0.0,
         bands,
+        max(lost, first) if lost <= last else None,
     )
+
+
+def _first_inf(dtype: str) -> int:
+    """The least whole position the dtype holds as inf: its largest value and half a step."""
+    fmt = FORMATS[dtype]
+    return int(fmt.max_value + 2.0 ** (math.floor(math.log2(fmt.max_value)) - fmt.precision))
 
 
 def held(positions: np.ndarray, dtype: str) -> np.ndarray:
@@ -188,16 +198,7 @@ def precision(dtype: str, length: int, frequencies, factor: float = 1.0) -> Prec
     bands = [
         Band(b.first, b.stop, b.merged, angle[k], value[k]) for k, b in enumerate(counted.bands)
     ]
-    fmt = FORMATS[dtype]  # the least position it rounds to inf: its largest value + half an ulp
-    lost = fmt.max_value + 2.0 ** (math.floor(math.log2(fmt.max_value)) - fmt.precision)
-    return Precision(
-        dtype,
-        length,
-        counted.merged,
-        _run(length, dtype),
-        bands,
-        int(lost) if lost < length else None,
-    )
+    return Precision(dtype, length, counted.merged, _run(length, dtype), bands, counted.lost)
 
 
 def _block(start, length, dtype, w, factor, stops, angle, value) -> None:

@@ -313,6 +313,7 @@ def _verdict(found: Serving) -> list[str]:
             f"positions held in {dtype} run together from {p.first_collapse:,} "
             f"({p.first_collapse:,} and {p.first_collapse + 1:,} are one value): "
             f"{p.distinct:,} values for {found.length:,} positions"
+            + (f"; from {p.lost:,} on they are inf" if p.lost is not None else "")
         )
     return lines
 
