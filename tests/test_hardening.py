@@ -175,6 +175,13 @@ def test_huge_sizes_are_refused_before_allocating(cli, tmp_path):
     code, out, err = cli("generate", "-d", "100000", "-l", "4000000000")
     _one_line_error(code, out, err)
     assert "too many to summarize" in err
+    for show in (["show"], ["show", "--json"], ["show", "--precision", "bf16", "--family", "rope"]):
+        # every element of it would be gone through for its facts: minutes, so refused at once
+        code, out, err = cli(*show, "-d", 16384, "-l", 16777216)
+        _one_line_error(code, out, err)
+        assert "2.75e+11 elements, too many to summarize; show a shorter one (-l)" in err
+    code, out, err = cli("show", "-d", 16384, "-l", 8192, "--rows", "0:2")  # 2**27 elements: shown
+    assert code == 0 and "too many" not in err
     code, out, err = cli("export", tmp_path / "huge.npy", "-d", "100000", "-l", "4000000000")
     _one_line_error(code, out, err)
     assert "is free there" in err and not list(tmp_path.iterdir())

@@ -58,14 +58,20 @@ class Summary:
 SUMMARY_MAX_ELEMENTS = 2**33
 
 
+def summarizable(rows: int, cols: int, instead: str) -> None:
+    """Refuse, before any work, a table whose every element a summary would go through and
+    that has more than SUMMARY_MAX_ELEMENTS (minutes of work, said as one line)."""
+    if rows * cols > SUMMARY_MAX_ELEMENTS:
+        raise BadInput(
+            f"a {rows} x {cols} table has {rows * cols:.3g} elements, too many to summarize; "
+            f"{instead}"
+        )
+
+
 def summarize(spec: TableSpec) -> tuple[Summary, float, str]:
     """Build a table block by block without keeping it: its facts, seconds taken, device."""
     device = prepare(spec)
-    if spec.seq_len * spec.d_model > SUMMARY_MAX_ELEMENTS:
-        raise BadInput(
-            f"a {spec.seq_len} x {spec.d_model} table has {spec.seq_len * spec.d_model:.3g} "
-            "elements, too many to summarize; write it with -o FILE (it streams)"
-        )
+    summarizable(spec.seq_len, spec.d_model, "write it with -o FILE (it streams)")
     facts = Summary(spec.dtype)
     started = time.perf_counter()
     for block in blocks(spec, transient=True):

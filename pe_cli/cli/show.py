@@ -65,6 +65,7 @@ def show(
     """Look at a table: a window of values, a heatmap, and facts (norms, frequencies); or
     draw a figure of it with --plot."""
     from .. import render
+    from ..analysis.metrics import summarizable
     from ..core.errors import BadInput
     from ..spec import check_used, given_options, option_notes, spec_from_options
 
@@ -118,7 +119,11 @@ def show(
     else:
         asked = table
         model, table = _model(table)
-        check_used(spec_from_options(table), table)
+        built = spec_from_options(table)
+        check_used(built, table)
+        summarizable(
+            built.rows, built.cols, "show a shorter one (-l), or write it with generate -o FILE"
+        )
         notes = option_notes(table)
     if source is not None:
         model = None
