@@ -376,7 +376,7 @@ DEFEATING = {
     ),
     "constant": (
         lambda: np.full((256, 64), 0.5, np.float32),
-        ["every column holds one value at all 256 positions"],
+        ["every one of its 16,384 values is 0.5: nothing turns", "no positional table is claimed"],
     ),
     "constant columns": (
         lambda: _pairs(np.where(np.arange(32) == 5, 1.0, np.cos(POSITIONS * GEOMETRIC))),
@@ -393,6 +393,7 @@ DEFEATING = {
 }
 
 REASONS = (
+    "no positional table is claimed",
     "are not sinusoids of the position",
     "sinusoids of the position, each turning",
     "does not fall from a positive first value",

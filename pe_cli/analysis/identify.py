@@ -450,6 +450,10 @@ def _candidates(
                 f"{int(bad[0][1])}), which no formula writes"
             )
             return [], None, {}
+    degenerate = _nothing_turns(target, values, sampled)
+    if degenerate is not None:
+        target.notes.append(degenerate)
+        return [], None, {}
     found, said = [], {}
     for name, read in READERS.items():
         said[name] = []
@@ -459,6 +463,33 @@ def _candidates(
         except BadInput:  # a reading the family cannot have
             continue
     return found, bench, said
+
+
+def _nothing_turns(target: Source, values: np.ndarray, sampled: bool) -> str | None:
+    """What a table is where every value is one number, or every column one number down its
+    rows (a buffer saved before it was filled): a positional table has columns that turn, and
+    where none does, none is claimed (a table of identical rows matches many tables of one
+    position, and says nothing of any). None where some column turns."""
+    first_row = values[:1]
+    rows_alike = len(values) > 1 and np.array_equal(
+        values, np.broadcast_to(first_row, values.shape)
+    )
+    if not rows_alike and not (values.size and np.all(values == values.flat[0])):
+        return None
+    if sampled:  # the rows fitted from: the rest of the table too
+        for _, block in target.blocks():
+            if not np.array_equal(block, np.broadcast_to(first_row, block.shape)):
+                return None
+    if np.all(first_row == first_row.flat[0]):
+        value = float(first_row.flat[0])
+        return (
+            f"every one of its {target.rows * target.cols:,} values is {value:g}: nothing "
+            "turns, and no positional table is claimed"
+        )
+    return (
+        f"every column holds one value at all {target.rows:,} positions: nothing turns, and no "
+        "positional table is claimed"
+    )
 
 
 def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:

@@ -1,0 +1,104 @@
+"""Tables nothing turns in (a buffer saved before it was filled: every value 1 or 0, or every
+row the same), and tables with NaN or inf: compare FILE says what they are and claims no table,
+names no candidate and prints no command, in every dtype and at every size; and where only the
+first rows are alike, the rest of the table is read."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import save_file
+
+ROWS_ALIKE = "every column holds one value at all"
+CONSTANT = "values is"
+CLAIMED = "no positional table is claimed"
+
+
+def _saved(tmp_path, values: np.ndarray, dtype: str):
+    if dtype == "bfloat16":
+        path = tmp_path / "t.safetensors"
+        save_file({"t": torch.from_numpy(np.ascontiguousarray(values)).to(torch.bfloat16)}, path)
+        return path
+    path = tmp_path / "t.npy"
+    np.save(path, values.astype(dtype))
+    return path
+
+
+def _claims_nothing(cli, path, said: str):
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["candidates"] == [] and found["command"] is None and not found["explained"]
+    assert any(said in note and CLAIMED in note for note in found["notes"]), found["notes"]
+    code, out, err = cli("compare", path)
+    text = " ".join(out.decode().split())
+    assert code == 0 and "matches" not in text and "pe-cli generate" not in text
+    assert "no built-in convention explains this table" in text and said in text
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+@pytest.mark.parametrize(
+    "shape, value",
+    [
+        ((16, 64), 1.0),
+        ((16, 64), 0.0),
+        ((1, 5), 0.0),
+        ((5,), 0.0),
+        ((64, 1), -0.5),
+        ((2100, 1024), 1.0),
+    ],
+)
+def test_a_constant_table_is_said_to_be_one(cli, tmp_path, dtype, shape, value):
+    """The all-ones 16 x 64 table was 'preset cogvideox-1.5 ... bit for bit' with a rebuild
+    command; a zero vector of 5 'preset ltx2-cross at head dim 10'."""
+    path = _saved(tmp_path, np.full(shape, value), dtype)
+    _claims_nothing(cli, path, f"{int(np.prod(shape)):,} {CONSTANT} {value:g}")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_rows_all_alike_are_said_to_be(cli, tmp_path, dtype):
+    row = np.cos(np.arange(64) * 0.37)
+    path = _saved(tmp_path, np.tile(row, (16, 1)), dtype)
+    _claims_nothing(cli, path, f"{ROWS_ALIKE} 16 positions: nothing turns")
+
+
+@pytest.mark.slow  # the readers go on fitting the alike rows: 50 s
+def test_rows_alike_only_at_first_are_read_on(cli, tmp_path):
+    """A table of more than 2**21 elements is fitted from its first 2048 rows: alike there,
+    different after, it is not said to be a table where nothing turns."""
+    values = np.ones((2100, 1024), dtype=np.float32)
+    values[2099, 7] = 0.25
+    path = tmp_path / "t.npy"
+    np.save(path, values)
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    assert not any(CLAIMED in note for note in json.loads(out)["notes"])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_nan_and_inf_are_said_and_nothing_is_claimed(cli, tmp_path, bad):
+    from pe_cli import build
+
+    values = build(d_model=64, seq_len=32).numpy().copy()
+    values[9, 13] = bad
+    path = tmp_path / "t.npy"
+    np.save(path, values)
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["candidates"] == [] and found["command"] is None
+    assert found["notes"] == [
+        "it holds NaN or infinite values (the first at position 9, dimension 13), which no "
+        "formula writes"
+    ]
+
+
+def test_a_table_that_turns_is_not_called_degenerate(cli, tmp_path):
+    from pe_cli import build
+
+    path = tmp_path / "t.npy"
+    np.save(path, build(d_model=64, seq_len=16).numpy())
+    code, out, err = cli("compare", path, "--json")
+    found = json.loads(out)
+    assert code == 0 and found["explained"] and not any(CLAIMED in n for n in found["notes"])
