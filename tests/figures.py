@@ -79,6 +79,8 @@ def difference(candidate, reference, threshold=1e-4):
         "bands": [rows[a:b].max() for a, b in bands(len(rows))],
         "rows": len(rows),
         "size": float(size.max()),
+        # the largest error over position, at every position past 0: what "up to R x p" bounds
+        "rate": float((rows[1:] / np.arange(1, len(rows))).max(initial=0.0)),
     }
 
 
@@ -139,11 +141,12 @@ def comparison_lines(d: dict, threshold=1e-4) -> dict[str, str]:
     }
     # growth: the largest error per band, from the first band where it is not 0, over the
     # band's last position; said where it is in proportion to position (the rates within a
-    # factor 4 of each other) and grows at least 8-fold
+    # factor 4 of each other) and grows at least 8-fold, with the largest error / p over every
+    # position as its bound
     live = [(b - 1, m) for (_, b), m in zip(bands(d["rows"]), d["bands"]) if b > 1]
     live = live[next((k for k, (_, m) in enumerate(live) if m > 0), len(live)) :]
     if d["ulps"] > 1 and len(live) >= 3 and min(m for _, m in live) > 0:
         rates = [m / p for p, m in live]
         if max(rates) <= 4 * min(rates) and live[-1][1] >= 8 * live[0][1]:
-            lines["growth"] = f"growth grows in proportion to position, up to {_e(max(rates))} x p"
+            lines["growth"] = f"growth grows in proportion to position, up to {_e(d['rate'])} x p"
     return lines

@@ -106,7 +106,7 @@ def growth(d: Difference, arithmetic: str, computed_by: str | None) -> str | Non
             "in every band of positions"
         )
     if max(rates) <= 4 * min(rates) and sizes[-1] >= 8 * sizes[0]:
-        rate = max(rates)
+        rate = d.max_rate  # over every position measured: a bound, not a band's end
         said = f"grows in proportion to position, up to {_g(rate)} x p"
         # a float angle p*w rounded to `arithmetic` is off by up to p*w/2 of its epsilon, and
         # the frequencies of these tables are at most 1: a few such roundings at most

@@ -148,6 +148,9 @@ class Difference:
     # (bin edges over rows, each bin's max |error|; NaN where no row of it was measured): the
     # error against position that `compare --plot` draws
     profile: tuple[np.ndarray, np.ndarray] | None = None
+    # the largest |error| / p over the positions p > 0 measured: the error is at most this
+    # times p at every one of them
+    max_rate: float = 0.0
 
     @property
     def identical(self) -> bool:
@@ -213,6 +216,7 @@ class Tally:
         self.first_over: int | None = None  # row
         self.within = True
         self.column_error = np.zeros(cols)  # each column's largest |error|
+        self.max_rate = 0.0
         self.column_size = np.zeros(cols)  # each column's largest |value|, either table
         self.column_count = np.zeros(cols, np.int64)  # elements not bit-equal
         self.column_first = np.full(cols, -1, np.int64)  # rows of the first and last of them
@@ -291,6 +295,12 @@ class Tally:
                     np.max([self.band_max[k], rows_max[lo - first : hi - first].max()])
                 )
         fold_bins(self.profile, self.edges, first, rows_max)
+        positions = self.first_position + first + np.arange(len(rows_max), dtype=np.float64)
+        moving = positions > 0
+        if moving.any():
+            with np.errstate(invalid="ignore"):
+                rate = np.nanmax(rows_max[moving] / positions[moving], initial=0.0)
+            self.max_rate = max(self.max_rate, float(rate))
         if self.first_over is None and found["above"] is not None:
             self.first_over = first + found["above"]
         self.within = self.within and found["within"]
@@ -345,6 +355,7 @@ class Tally:
             rows_listed=[p0 + r for r in self.rows_listed],
             columns_listed=listed,
             profile=(self.edges, np.where(self.profile == -np.inf, np.nan, self.profile)),
+            max_rate=self.max_rate,
         )
 
 
