@@ -102,3 +102,62 @@ def test_a_table_that_turns_is_not_called_degenerate(cli, tmp_path):
     code, out, err = cli("compare", path, "--json")
     found = json.loads(out)
     assert code == 0 and found["explained"] and not any(CLAIMED in n for n in found["notes"])
+
+
+def _exact(d_model=512, seq_len=1024, **keywords):
+    from pe_cli import build
+
+    return build(d_model=d_model, seq_len=seq_len, **keywords).numpy().copy()
+
+
+@pytest.mark.parametrize(
+    "broken, said",
+    [
+        ({"columns": [37]}, "except column 37 (1024 of its elements differ"),
+        ({"columns": [3, 300]}, "except columns 3, 300 (2048 of its elements differ"),
+        ({"rows": [5]}, "except row 5 (512 of its elements differ"),
+        ({"rows": [5, 6, 900]}, "except rows 5, 6, 900 (1536 of its elements differ"),
+    ],
+)
+def test_a_known_table_broken_in_a_few_places_is_named_with_them(cli, tmp_path, broken, said):
+    """pe-cli's exact 1024 x 512 table with column 37 set to 0.5 was 'no built-in convention
+    explains this table', with no candidate: it is the vaswani table but for that column. No
+    command is said to rebuild it (it is not any table bit for bit)."""
+    values = _exact()
+    for j in broken.get("columns", []):
+        values[:, j] = 0.5
+    for p in broken.get("rows", []):
+        values[p] = 0.0
+    path = tmp_path / "t.npy"
+    np.save(path, values)
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["exceptions"] == broken and found["command"] is None and not found["explained"]
+    assert found["candidates"][0]["name"] == "vaswani"
+    code, out, err = cli("compare", path)
+    text = " ".join(out.decode().split())
+    assert f"t.npy: vaswani, base 10000, first position 0, bit for bit (float32) {said}" in text
+    assert "rebuilt by" not in text and "matches" not in text
+
+
+@pytest.mark.parametrize("k", [40, 100])
+def test_a_table_broken_in_many_columns_is_not_called_the_table(cli, tmp_path, k):
+    values = _exact()
+    values[3, :] = 0.0
+    values[:, 1 : 2 * k : 2] = 0.5  # k cos columns
+    path = tmp_path / "t.npy"
+    np.save(path, values)
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["exceptions"] is None and not found["explained"]
+    assert "bit for bit" not in " ".join(cli("compare", path)[1].decode().split())
+
+
+def test_an_explained_table_has_no_exceptions(cli, tmp_path):
+    path = tmp_path / "t.npy"
+    np.save(path, _exact(64, 32))
+    code, out, err = cli("compare", path, "--json")
+    found = json.loads(out)
+    assert code == 0 and found["explained"] and found["exceptions"] is None

@@ -426,9 +426,13 @@ def test_an_unexplained_table_gets_a_true_reason(cli, tmp_path, name):
     rope = [c for c in found["candidates"] if c["spec"]["family"] == "rope"]
     for c in rope:
         assert 100 <= c["spec"]["base"] <= 1e8, (name, c["name"], c["spec"]["base"])
-    if name in ("constant columns", "linear law", "inverse squares"):
-        flat = " ".join(text.split())  # the verdict, unwrapped
+    flat = " ".join(text.split())  # the verdict, unwrapped
+    if name in ("linear law", "inverse squares"):
         assert rope and "the nearest is rope" in flat and "off by up to" in flat
+    if name == "constant columns":  # the plain table but for frequency 5's two columns
+        assert found["exceptions"] == {"columns": [5, 37]}
+        assert "rope cos, half pairing, base 10000" in flat
+        assert "bit for bit (float32) except columns 5, 37" in flat
 
 
 @pytest.mark.parametrize(

@@ -15,17 +15,12 @@ from pe_cli.spec import spec_from_keywords
 
 from .published import PUBLISHED
 from .reference import rope_frequencies, round_to
+from .rope_models import LLAMA3
 
 BITS = {"bfloat16": 8, "float16": 11, "float32": 24}
 LARGEST = {"bfloat16": None, "float16": 65504, "float32": None}
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}
-LLAMA3 = {
-    "rope_type": "llama3",
-    "factor": 8.0,
-    "low_freq_factor": 1.0,
-    "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192,
-}
+SHOWN = ["show", "--family", "rope", "-d", 128, "-l", 4096]  # head dim 128, theta 10^4
 
 
 def held(p: int, dtype: str) -> float:
@@ -223,9 +218,7 @@ def test_the_verdict_says_what_holds_and_nothing_that_does_not(cli):
     )
     text = " ".join(out.decode().split())
     assert "fp32 angles" in text and "transformers' float32 angles by up to" in text
-    code, out, err = cli(
-        "show", "--family", "rope", "-d", 128, "-l", 4096, "--precision", "float32"
-    )
+    code, out, err = cli(*SHOWN, "--precision", "float32")
     text = " ".join(out.decode().split())
     assert code == 0, err
     assert "positions held in float32 stay apart up to 4,095" in text
@@ -233,9 +226,7 @@ def test_the_verdict_says_what_holds_and_nothing_that_does_not(cli):
 
 
 def test_json_carries_the_figures(cli):
-    code, out, err = cli(
-        "show", "--family", "rope", "-d", 128, "-l", 4096, "--precision", "bf16", "--json"
-    )
+    code, out, err = cli(*SHOWN, "--precision", "bf16", "--json")
     assert code == 0, err
     found = json.loads(out)["precision"]
     assert found["dtype"] == "bfloat16" and found["first_collapse"] == 256
@@ -247,13 +238,7 @@ def test_json_carries_the_figures(cli):
     assert found["float32_arithmetic"] is None and found["float32_angle_error"] is None
     assert all(b["float32_angle_error"] is None for b in found["bands"])
     code, out, err = cli(
-        "show",
-        "--family",
-        "rope",
-        "-d",
-        128,
-        "-l",
-        4096,
+        *SHOWN,
         "--precision",
         "bf16",
         "--json",
@@ -262,7 +247,7 @@ def test_json_carries_the_figures(cli):
     )
     found = json.loads(out)["precision"]
     assert found["float32_arithmetic"] == "transformers" and found["float32_angle_error"] > 0
-    code, out, err = cli("show", "--family", "rope", "-d", 128, "-l", 4096, "--json")
+    code, out, err = cli(*SHOWN, "--json")
     assert code == 0 and "precision" not in json.loads(out)
 
 
@@ -379,13 +364,7 @@ def test_the_precision_figure(cli, tmp_path):
     assert cache == max(found.cache)
     path = tmp_path / "precision.png"
     code, out, err = cli(
-        "show",
-        "--family",
-        "rope",
-        "-d",
-        128,
-        "-l",
-        4096,
+        *SHOWN,
         "--precision",
         "bf16",
         "--plot",
@@ -437,3 +416,15 @@ def test_float16_positions_past_its_largest_value_are_said_to_be_inf(cli):
         )
         assert code == 0, err
         assert ("from 65,520 on they are inf" in " ".join(out.decode().split())) == said
+
+
+def test_bfloat16_holds_8176_to_8191_as_8192():
+    """docs/precision.md's figure: 8,176 is the midpoint of 8,160 and 8,192 and goes to the
+    even one; below it, 8,160. pe-cli's whole-number rounding against the one written here."""
+    from pe_cli.analysis.precision import held_position
+
+    assert {held(p, "bfloat16") for p in range(8176, 8192)} == {8192.0}
+    assert held(8175, "bfloat16") == 8160.0
+    for dtype in BITS:
+        for p in [*range(0, 5000), *range(8000, 9000), 65519, 65520, 70000, 2**24 + 1]:
+            assert held_position(p, dtype) == held(p, dtype), (dtype, p)

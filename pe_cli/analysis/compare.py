@@ -30,7 +30,7 @@ from ..io.read import looks_like_file
 from ..spec import TableSpec, params_from_options
 from . import diagnose
 from .engines import EngineView, ModelEngines, engine_view, serving_dtype
-from .identify import Candidate, exact_reference, identify
+from .identify import Candidate, exact_reference, exceptions, identify
 from .metrics import Difference, Tally, difference, gather
 from .tables import Source, from_file, from_spec
 
@@ -279,6 +279,15 @@ class Identification:
         return self.candidates[0] if self.candidates else None
 
     @property
+    def exceptions(self) -> dict | None:
+        """Where the table is its best candidate but for a few columns or rows
+        (identify.exceptions); None where it is explained or is not."""
+        best = self.best
+        if best is None or self.explained:
+            return None
+        return exceptions(best, self.target)
+
+    @property
     def command(self) -> str | None:
         """The generate command that rebuilds the table byte for byte, where the best candidate
         is it bit for bit and one command builds it (not where it is composed)."""
@@ -293,6 +302,7 @@ class Identification:
             "explained": self.explained,
             "command": self.command,
             "composed": best.composed or None if best is not None and best.identical else None,
+            "exceptions": self.exceptions,
             "candidates": [c.to_json() for c in self.candidates],
         }
 

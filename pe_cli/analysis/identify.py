@@ -27,7 +27,7 @@ from ..families import FAMILIES, find_variant
 from ..families.readers import READERS
 from ..families.reading import digits
 from ..spec import TableSpec, generate_command
-from .metrics import Difference, Tally, difference
+from .metrics import LISTED, Difference, Tally, difference
 from .tables import Source, from_spec, runs
 
 _RANK = {None: 0, "library": 1, "recipe": 2, "seed": 2}  # a library before a slip of it
@@ -57,6 +57,10 @@ class Candidate:
     # how the named table is made from the spec's, where no generate command builds it alone
     # ("the transpose of"); empty where the spec's table is the named one
     composed: str = ""
+    # where the table is not the named table's bits: rows and columns holding any such
+    # element (the first LISTED + 1 of each, by index, over the rows checked)
+    unequal_rows: list[int] = dataclasses.field(default_factory=list)
+    unequal_columns: list[int] = dataclasses.field(default_factory=list)
 
     @property
     def rank(self) -> int:
@@ -228,8 +232,13 @@ class Bench:
         else:
             rounded = self.values_of(_exact(spec, self.dtype))
         result = self._difference(reference, spec)
-        result.differing = int(np.count_nonzero(self.seen != rounded))  # bit-equal to exact?
-        return Candidate(name, spec, result, source, confirmed=not self.sampled)
+        unequal = self.seen != rounded  # bit-equal to exact?
+        result.differing = int(np.count_nonzero(unequal))
+        found = Candidate(name, spec, result, source, confirmed=not self.sampled)
+        if result.differing:
+            found.unequal_rows = _first(self.rows[np.flatnonzero(unequal.any(axis=1))])
+            found.unequal_columns = _first(np.flatnonzero(unequal.any(axis=0)))
+        return found
 
     def variant(self, name: str, spec: TableSpec, source: str, reference=None) -> Candidate | None:
         """A seed or library variant, where it reproduces the table at the scored rows (its
@@ -344,7 +353,7 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     # what a family noticed while reading (a scaling it could not fit) is said where its
     # candidate is the best, or where none is bit for bit; a table another family names bit
     # for bit is not the subject of a rope fit's note
-    if found and found[0].identical:
+    if found and (found[0].identical or exceptions(found[0], target) is not None):
         target.notes += said.get(found[0].spec.family, [])
     else:
         target.notes += [note for notes in said.values() for note in notes]
@@ -492,6 +501,25 @@ def _nothing_turns(target: Source, values: np.ndarray, sampled: bool) -> str | N
     )
 
 
+def exceptions(best: Candidate, target: Source) -> dict | None:
+    """Where the table is a confirmed candidate bit for bit but for a few of its columns (at
+    most LISTED and a 16th of them) or else a few rows (a broken column, a row overwritten):
+    {"columns": [...]} or {"rows": [...]}, as the table's indices; None otherwise."""
+    if best.identical or not best.confirmed:
+        return None
+    columns, rows = best.unequal_columns, best.unequal_rows
+    if 0 < len(columns) <= min(LISTED, max(1, target.cols // 16)):
+        return {"columns": columns}
+    if 0 < len(rows) <= min(LISTED, max(1, target.rows // 16)):
+        return {"rows": rows}
+    return None
+
+
+def _first(indices: np.ndarray) -> list[int]:
+    """The first LISTED + 1 of some indices: enough to say there are more than LISTED."""
+    return [int(i) for i in indices[: LISTED + 1]]
+
+
 def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     """The best candidates (those bit-identical on the sample, up to CONFIRMED) checked against
     every row of the table in one pass: bit-identity over the whole table, and the error
@@ -508,8 +536,9 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         except BadInput as e:  # a variant's whole table, and no room for it
             target.notes.append(f"{c.name} was not checked beyond the sample: {e}")
             continue
-        # each row's largest |difference| (NaN where one side is), and how many elements differ
-        streams.append([c, stream, np.zeros(target.rows), 0])
+        # each row's largest |difference| (NaN where one side is), how many elements differ,
+        # the rows where any does, and the columns
+        streams.append([c, stream, np.zeros(target.rows), 0, [], np.zeros(target.cols, bool)])
     if not streams:
         return found
     for first, block in target.blocks():
@@ -521,8 +550,13 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
                     differ, np.abs(block - built), 0
                 ).max(axis=1)
                 entry[3] += int(np.count_nonzero(differ))
-    for c, _, worst, differing in streams:
+                if len(entry[4]) <= LISTED:
+                    entry[4] += (first + np.flatnonzero(differ.any(axis=1))).tolist()
+                entry[5] |= differ.any(axis=0)
+    for c, _, worst, differing, rows_unequal, columns_unequal in streams:
         c.confirmed = True
+        c.unequal_rows = _first(np.array(rows_unequal, dtype=np.int64))
+        c.unequal_columns = _first(np.flatnonzero(columns_unequal))
         if differing:
             rows = np.union1d(
                 bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:]

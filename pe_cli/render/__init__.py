@@ -703,7 +703,18 @@ def identification(result) -> None:
     also = f" (the same table as {', '.join(ties)})" if ties else ""
     for note in target.notes:
         out.print(f"- {note}", highlight=False, markup=False)
-    if result.explained:
+    broken = result.exceptions
+    if broken is not None:  # the table is the candidate but where it was broken
+        what, where_broken = next(iter(broken.items()))
+        said = what[:-1] if len(where_broken) == 1 else what
+        out.print(
+            f"{target.label}: {best.name}, {where}, bit for bit ({target.dtype}) except "
+            f"{said} {', '.join(map(str, where_broken))} ({d.differing} of its elements differ, "
+            f"by up to {_e(d.max_abs)})",
+            highlight=False,
+            markup=False,
+        )
+    elif result.explained:
         composed = f"{best.composed} " if best.composed else ""
         out.print(
             f"{target.label}: matches {composed}{best.name}{also}, {where}, {how}",

@@ -54,6 +54,7 @@ class Fit:
 # 2000 and 10000, whisper's 10000, RoPE's up to some 1e7): a fit outside is no model's base
 MODEL_BASES = (10.0, 1e8)
 _FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
+BROKEN_PAIRS = 2  # pairs identification lets change length and still reads the rest
 
 
 class Miss(NamedTuple):
@@ -65,9 +66,11 @@ class Miss(NamedTuple):
     longest: float
 
 
-def fit(values, misses: list | None = None) -> list[Fit]:
-    """Every layout whose (sin, cos) column pairs turn at a steady rate per row; each layout
-    whose pairs' lengths change is added to `misses`."""
+def fit(values, misses: list | None = None, broken: int = 0) -> list[Fit]:
+    """Every layout whose (sin, cos) column pairs turn at a steady rate per row, but for up to
+    `broken` pairs (of more than 8) whose length changes, left out of the fit (a column
+    overwritten: identification reads the table they break); each layout whose pairs' lengths
+    change is added to `misses`."""
     import numpy as np
 
     rows, d = values.shape
@@ -90,21 +93,26 @@ def fit(values, misses: list | None = None) -> list[Fit]:
         cos = rows_live[:, [p[1] for p in pairs]]
         lengths = np.hypot(sin, cos)
         amplitude = float(np.median(lengths))
-        if not (amplitude > 0 and np.allclose(lengths, amplitude, rtol=2e-2, atol=0)):
+        # `broken` pairs whose length changes are left out of the fit; the scorer says where
+        # the table is not the one read
+        whole = np.isclose(lengths, amplitude, rtol=2e-2, atol=0).all(axis=0)
+        changed = len(pairs) - int(whole.sum())
+        if not (amplitude > 0 and whole[0] and changed <= broken * (len(pairs) > 8)):
             if misses is not None:
                 misses.append(Miss(layout, float(lengths.min()), float(lengths.max())))
             continue
-        key = tuple(pairs)
+        kept = np.flatnonzero(whole)
+        key = (tuple(pairs), tuple(kept))
         if key not in lines:
-            angle = np.unwrap(np.arctan2(sin, cos), axis=0)
+            angle = np.unwrap(np.arctan2(sin[:, kept], cos[:, kept]), axis=0)
             lines[key] = (angle, *np.polyfit(live, angle, 1))  # radians per row, one per pair
         angle, slope, intercept = lines[key]
         if not math.isclose(slope[0], 1.0, rel_tol=1e-2):
             continue  # every layout has w_0 = 1
         residual = float(np.max(np.abs(angle - intercept - np.outer(live, slope))))
-        logs = [-math.log(w) / exponent(i) for i, w in enumerate(slope) if i > 0 and 0 < w < 1]
+        logs = [-math.log(w) / exponent(i) for i, w in zip(kept, slope) if i > 0 and 0 < w < 1]
         base = math.exp(float(np.median(logs))) if logs else 10000.0
-        law = np.array([base ** -exponent(i) for i in range(len(slope))])
+        law = np.array([base ** -exponent(i) for i in kept])
         law_error = float(np.max(np.abs(slope / law - 1)))
         drift = float(np.max(np.abs(slope - law)) * (live[-1] - live[0]))
         offset = _first_position(intercept, law if law_error < 1e-3 else slope)

@@ -15,7 +15,7 @@ from ...core.errors import BadInput
 from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
 from .family import FAMILY, VARIANTS
-from .fit import LAYOUT_CONVENTIONS, MODEL_BASES, fit
+from .fit import BROKEN_PAIRS, LAYOUT_CONVENTIONS, MODEL_BASES, fit
 from .identify_timesteps import schedules
 from .timesteps import listed
 
@@ -27,7 +27,7 @@ def candidates(values, dtype: str, notes: list[str], bench):
     seed recipes and libraries that could have written the table. Where none is the table bit
     for bit, what was measured goes to `notes`."""
     misses = []
-    fits = fit(values, misses)
+    fits = fit(values, misses, BROKEN_PAIRS)
     found = [c for c in _fitted(values, dtype, bench, fits) if c is not None]
     found += [c for c in _fourier_features(values, bench) if c is not None]
     # timesteps, read back; consecutive ones too where no layout above made the table (the
