@@ -484,3 +484,30 @@ def test_the_nearest_of_a_scaled_table_nothing_names_is_its_plain_law(cli, tmp_p
         and found["candidates"][0]["differing"]
         and "RMS" not in text.split("candidates")[0]
     )
+
+
+def test_candidates_of_one_name_print_bases_that_differ(capsys):
+    """Two rope candidates of one name, bases 500000 and 500000.0896, were both printed
+    '500000': each base is printed to the digits that part them (500000.1), no more where none
+    need it."""
+    from pe_cli import render
+    from pe_cli.analysis.compare import Identification
+    from pe_cli.analysis.identify import Candidate
+    from pe_cli.analysis.metrics import difference
+    from pe_cli.analysis.tables import from_spec
+    from pe_cli.spec import spec_from_keywords
+
+    def candidate(base):
+        spec = spec_from_keywords(family="rope", d_model=8, seq_len=4, base=base)
+        values = np.zeros((4, 8))
+        return Candidate(
+            "rope cos, half pairing", spec, difference(values, values + 0.5, "float32")
+        )
+
+    target = from_spec(spec_from_keywords(family="rope", d_model=8, seq_len=4), "t")
+    render.identification(Identification(target, [candidate(500000.0), candidate(500000.0896)]))
+    rows = [line for line in capsys.readouterr().out.splitlines() if "half pairing │" in line]
+    assert [row.split("│")[1].strip() for row in rows] == ["500000", "500000.1"]
+    render.identification(Identification(target, [candidate(500000.0), candidate(10000.0)]))
+    rows = [line for line in capsys.readouterr().out.splitlines() if "half pairing │" in line]
+    assert [row.split("│")[1].strip() for row in rows] == ["500000", "10000"]

@@ -737,10 +737,20 @@ def identification(result) -> None:
         said = f"{best.composed} the table built by" if best.composed else "rebuilt by"
         out.print(f"  {said}:", highlight=False, markup=False)
         out.print(_folded(best.built_by, out.width), highlight=False, markup=False, soft_wrap=True)
+    # bases to as many digits as part two candidates of one name (500000 and 500000.0896)
+    digits = next(
+        (
+            k
+            for k in range(6, 18)
+            if len({(c.name, f"{c.spec.base:.{k}g}") for c in candidates})
+            == len({(c.name, c.spec.base) for c in candidates})
+        ),
+        17,
+    )
     # each column and its cell of a Candidate, in one place; the errors are the candidate's
     # named table (its exact values) against the file's
     figures: list[tuple[Column, Callable]] = [
-        (Column("base", keep=2), lambda c: f"{c.spec.base:g}"),
+        (Column("base", keep=2), lambda c: f"{c.spec.base:.{digits}g}"),
         (Column("offset", keep=3), lambda c: str(c.spec.offset)),
         (
             Column("bit-identical to file", keep=9),
