@@ -387,6 +387,10 @@ def test_the_precision_figure(cli, tmp_path):
         (["--precision", "bf16", "--family", "alibi"], "--precision reads a table of sinusoids"),
         (["--precision", "bf16", "--part", "inv_freq"], "--precision reads a table of cos and"),
         (["--precision", "bf16", "--plot", "x.png"], "--precision draws with --plot-kind"),
+        (
+            ["--precision", "bf16", "--preset", "flux", "--grid", "4x4"],
+            "--precision reads a table over one position axis; this one's run over 3 (t, h, w)",
+        ),
     ],
 )
 def test_what_precision_refuses(cli, args, reason, tmp_path, monkeypatch):

@@ -174,9 +174,10 @@ def served(spec) -> Served:
     """A 1-D table's frequencies and positions for `show --precision`; with --variant hf-rope,
     transformers' float32 inv_freq (its rotary forward's angles are fl32(fl32(p) * inv_freq))."""
     if spec.axes:
+        names = axis_names(spec)
         raise BadInput(
-            f"--precision reads a table over one position axis; --rope-axes {spec.axes} has "
-            f"{len(layout_of(spec).axes)}"
+            f"--precision reads a table over one position axis; this one's run over "
+            f"{len(names)} ({', '.join(names)})"
         )
     if line_ids(spec) is not None:
         raise BadInput("--precision reads positions --offset onwards, one a row: drop --ids")
