@@ -94,16 +94,8 @@ class Positions:
 
 
 def held_position(p: int, dtype: str) -> float:
-    """Whole position p >= 0 as the dtype holds it: its top significant bits, rounded to
-    nearest, ties to even; inf past the dtype's largest value."""
-    fmt = FORMATS[dtype]
-    shift = p.bit_length() - fmt.precision
-    if shift > 0:
-        top, rest = divmod(p, 1 << shift)
-        half = 1 << (shift - 1)
-        top += rest > half or (rest == half and top & 1)
-        p = top << shift
-    return float(p) if p <= fmt.max_value else math.inf
+    """Whole position p >= 0 as the dtype holds it (held's rule, for one position)."""
+    return float(held(np.array([p]), dtype)[0])
 
 
 def _exact_below(n: int, dtype: str) -> int:
@@ -180,10 +172,20 @@ def _first_inf(dtype: str) -> int:
 
 
 def held(positions: np.ndarray, dtype: str) -> np.ndarray:
-    """Whole positions as the dtype holds them (float64 numbers)."""
-    import torch
-
-    return torch.from_numpy(positions.astype(np.float64)).to(getattr(torch, dtype)).double().numpy()
+    """Whole positions (below 2**53) as the dtype holds them, as float64: each one's top
+    significant bits, rounded to nearest, ties to even, in integers; inf past the dtype's
+    largest value (float16: from 65520)."""
+    fmt = FORMATS[dtype]
+    p = np.asarray(positions).astype(np.int64)
+    _, length = np.frexp(p.astype(np.float64))  # each one's bit length (exact below 2**53)
+    shift = np.maximum(length - fmt.precision, 0).astype(np.int64)
+    unit = np.left_shift(np.int64(1), shift)
+    top, rest = np.divmod(p, unit)
+    half = unit >> 1
+    top += (shift > 0) & ((rest > half) | ((rest == half) & (top % 2 == 1)))
+    found = np.left_shift(top, shift).astype(np.float64)
+    found[found > fmt.max_value] = np.inf
+    return found
 
 
 def precision(dtype: str, length: int, frequencies, factor: float = 1.0) -> Precision:
