@@ -11,8 +11,9 @@ and from which position on.
 - The cos/sin cache held in the dtype: |round(a cos(p w)) - a cos(p w)| (and sin), every
   element, each angle reduced from p * w / 2pi split exactly (its error is about 1e-16 rad);
   the float64 cos and sin make each figure good to 1e-15.
-- A library's own float32 angles, fl32(fl32(p) * w32) (transformers' rotary forward), against
-  the exact p * w, every element, the difference taken exactly.
+- Where the family gives a library's own float32 frequencies (rope's --variant hf-rope:
+  transformers', which torch computes), that library's angles fl32(fl32(p) * w32) against the
+  exact p * w, every element, the difference taken exactly.
 
 Everything is reduced by position band (metrics.position_bands) and, for the figure, by bin of
 positions and band of frequencies; a table is gone through in blocks of rows, never held whole.
