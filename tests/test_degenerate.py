@@ -63,7 +63,6 @@ def test_rows_all_alike_are_said_to_be(cli, tmp_path, dtype):
     _claims_nothing(cli, path, f"{ROWS_ALIKE} 16 positions: nothing turns")
 
 
-@pytest.mark.slow  # the readers go on fitting the alike rows: 50 s
 def test_rows_alike_only_at_first_are_read_on(cli, tmp_path):
     """A table of more than 2**21 elements is fitted from its first 2048 rows: alike there,
     different after, it is not said to be a table where nothing turns."""
@@ -117,6 +116,8 @@ def _exact(d_model=512, seq_len=1024, **keywords):
         ({"columns": [3, 300]}, "except columns 3, 300 (2048 of its elements differ"),
         ({"rows": [5]}, "except row 5 (512 of its elements differ"),
         ({"rows": [5, 6, 900]}, "except rows 5, 6, 900 (1536 of its elements differ"),
+        # a prefix of zeros: row 0's sines are 0 already, its 256 cosines are not
+        ({"rows": [0, 1, 2]}, "except rows 0, 1, 2 (1280 of its elements differ"),
     ],
 )
 def test_a_known_table_broken_in_a_few_places_is_named_with_them(cli, tmp_path, broken, said):
@@ -161,3 +162,24 @@ def test_an_explained_table_has_no_exceptions(cli, tmp_path):
     code, out, err = cli("compare", path, "--json")
     found = json.loads(out)
     assert code == 0 and found["explained"] and found["exceptions"] is None
+
+
+@pytest.mark.parametrize("rows", [1, 3, 7])
+@pytest.mark.parametrize("family, d_model", [("sinusoidal", 512), ("rope", 128)])
+def test_a_prefix_of_zero_rows_is_read_and_said(cli, tmp_path, family, d_model, rows):
+    """A table whose first rows were zeroed: the RoPE reader's base from its two highest
+    frequencies overflowed to inf there, and compare ended in 'unexpected InvalidOperation'.
+    A sinusoidal table is named but for those rows (row 0 too: its cosines are 1); the RoPE
+    reader reads a 1-D table from its first rows and names none, nor claims one."""
+    values = _exact(d_model, 1024, family=family)
+    values[:rows] = 0.0
+    path = tmp_path / "t.npy"
+    np.save(path, values)
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    if family == "rope":
+        assert not found["explained"] and found["command"] is None
+        assert found["exceptions"] is None
+    else:
+        assert found["exceptions"] == {"rows": list(range(rows))}, found["notes"]

@@ -164,9 +164,9 @@ def scalings(
 
     n = len(w)
     # the base at dim 2n from the two highest frequencies, which every scaling keeps
-    if n >= 2 and w[1] > 0 and w[0] > w[1]:
-        high = float((w[0] / w[1]) ** n)  # w_1 / w_0 = base**(-2/dim)
-    else:
+    with np.errstate(over="ignore"):  # a ratio read from broken rows may overflow: no base
+        high = float((w[0] / w[1]) ** n) if n >= 2 and w[1] > 0 and w[0] > w[1] else 10000.0
+    if not 1 < high < math.inf:  # w_1 / w_0 = base**(-2/dim)
         high = 10000.0
     if part == "inv_freq" and dtype in ("float16", "bfloat16"):  # two values rounded to a
         high = rotary_dims(w, resolved, dtype)[0][1]  # few bits tell little: the law of them all
