@@ -511,3 +511,23 @@ def test_candidates_of_one_name_print_bases_that_differ(capsys):
     render.identification(Identification(target, [candidate(500000.0), candidate(10000.0)]))
     rows = [line for line in capsys.readouterr().out.splitlines() if "half pairing │" in line]
     assert [row.split("│")[1].strip() for row in rows] == ["500000", "10000"]
+
+
+def test_compare_file_exact_is_the_exact_table_of_what_the_file_is(cli, tmp_path):
+    """`compare FILE exact` set a RoPE file against the sinusoidal table ('differ by up to 2')
+    one command after `compare FILE` named it: with no option choosing the kind of table,
+    exact is the exact table of what the file is named; an option that chooses keeps it."""
+    rope = tmp_path / "rope.npy"
+    np.save(rope, pe_cli.build(family="rope", d_model=64, seq_len=128).numpy())
+    code, out, err = cli("compare", rope, "exact", "--json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert found["max_abs"] == 0 and "rope half" in found["b"]
+    code, out, err = cli("compare", rope, "exact")
+    assert "bit for bit identical" in " ".join(out.decode().split())
+    code, out, err = cli("compare", rope, "exact", "--family", "sinusoidal", "--json")
+    assert code == 0 and json.loads(out)["max_abs"] > 1  # the kind asked for
+    concat = tmp_path / "concat.npy"
+    np.save(concat, pe_cli.build(d_model=64, seq_len=128, convention="concat", base=1000).numpy())
+    code, out, err = cli("compare", concat, "exact", "--json")
+    assert json.loads(out)["max_abs"] == 0

@@ -27,7 +27,7 @@ from ..families import (
     own_names,
 )
 from ..io.read import looks_like_file
-from ..spec import TableSpec, params_from_options
+from ..spec import TableSpec, given_options, params_from_options
 from . import diagnose
 from .engines import EngineView, ModelEngines, engine_view, serving_dtype
 from .identify import Candidate, exact_reference, exceptions, identify
@@ -78,6 +78,27 @@ def side(text: str, defaults: dict) -> Source:
     if looks_like_file(text):
         return from_file(text)
     return from_spec(parse_spec(text, defaults), text)
+
+
+def _built_beside(text: str, defaults: dict, file: str | None, threshold: float) -> Source:
+    """A built table (a spec string) to compare with a file. Where no option chose its kind
+    and it is the exact table, it is the exact table of what compare FILE names the file (its
+    family, convention, base and parameters), so that `compare rope.npy exact` is not set
+    against the sinusoidal table; where nothing names the file, the options' as given."""
+    spec = parse_spec(text, defaults)
+    if file is None or spec.variant != "exact":
+        return from_spec(spec, text)
+    target = side(file, {})
+    found = identify(target, threshold)
+    if not found or not Identification(target, found).explained:
+        return from_spec(spec, text)
+    named = found[0].spec.replace(
+        variant="exact", compute_dtype=None, dtype=spec.dtype, shape=spec.shape
+    )
+    if named == spec:
+        return from_spec(spec, text)
+    said = f"{named.family} {named.convention}, {FAMILIES[named.family].identity(named)}"
+    return from_spec(named, f"{text} ({said})")
 
 
 def _narrower(a: str, b: str) -> str:
@@ -398,6 +419,8 @@ def run(
         ]
         return Report(ModelEngines(views, _model_notes(options)), False)
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
+    # no option chose the kind of table a built side is: compare FILE exact reads FILE's
+    kind_given = bool(set(given_options(options)) - {"--d-model", "--seq-len"})
     rows, cols = next(iter(files.values())).shape if files else (1024, 512)
     if files and options.get("seq_len") is None:  # the file's length, not a config's
         options = {**options, "seq_len": rows}
@@ -434,6 +457,9 @@ def run(
     first = files.get(a) or side(a, defaults)
     if b is None:  # a built table against the exact table of its convention and part
         b = f"exact:{first.spec.convention}:float64:{first.spec.part}"
-    second = files.get(b) or side(b, defaults)
+    second = files.get(b)
+    if second is None:
+        beside = None if kind_given or a not in files else a
+        second = _built_beside(b, defaults, beside, threshold)
     result = compare(first, second, threshold, atol, rtol)
     return Report(result, result.difference.within is False)
