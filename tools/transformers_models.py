@@ -494,6 +494,13 @@ def main():
             print(
                 f"{name}: stored {json.dumps(stored.get(name))[:300]}\n{name}: now {json.dumps(fresh.get(name))[:300]}"
             )
-        sys.exit(1 if differ else 0)
+        if differ:
+            sys.exit(1)
+        print(f"{DATA}: current ({len(stored)} model types)")
+        return
     DATA.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     print(f"{DATA}: {len(data)} model types")
+
+
+if __name__ == "__main__":
+    main()

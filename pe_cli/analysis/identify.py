@@ -72,6 +72,13 @@ class Candidate:
         return self.confirmed and self.difference.identical
 
     @property
+    def follows(self) -> bool:
+        """A library variant whose arithmetic copies another library's (that one is named
+        first where both make the table)."""
+        variant = find_variant(self.spec)
+        return variant is not None and bool(variant.follows)
+
+    @property
     def identity(self) -> str:
         """The parameters that identify the named table, in one line."""
         return FAMILIES[self.spec.family].identity(self.spec)
@@ -435,6 +442,7 @@ def _order(c: Candidate):
         far,
         d.rms if far else d.max_abs,
         c.rank,
+        c.follows,  # the library that publishes an arithmetic before those that copy it
     )
 
 

@@ -111,6 +111,7 @@ class Variant:
         False
     )  # its arithmetic ends in float64 for this spec (complex128)
     engine: str = ""  # the engine whose table it is, for compare's every-engine view
+    follows: str = ""  # the library whose arithmetic it copies (named after it where both match)
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""

@@ -115,6 +115,7 @@ def _timestep_table(spec, flip: bool, shift: int):
     source="transformers 5.23 VibeVoiceDiffusionHeadSinusoidalEmbedding (base: diffusion_max_period)",
     conventions=("timestep",),
     parameters=frozenset({"base", "offset", "timesteps"}),
+    follows="diffusers",
 )
 def _hf_timestep(spec, device):
     # diffusers' arithmetic with flip_sin_to_cos and no frequency shift
