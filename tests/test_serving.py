@@ -321,6 +321,13 @@ def test_the_facts_people_look_up(cli, tmp_path):
     assert "yarn ramp         dims 8.092779115512402 .. 17.39802450158856 (not truncated)" in (
         out.decode()
     )
+    code, out, err = cli(*args[:-1], *truncated)
+    assert "yarn ramp         dims 8 .. 18 (floor and ceil)" in out.decode()
+    # a range that 0 .. dim - 1 clamps, unrounded: whole ends, and still not truncated
+    clamped = ["--rope", "original_max_position_embeddings=64", "--base", "1e9"]
+    code, out, err = cli(*args[:-1], *rope, *clamped)
+    assert code == 0, err
+    assert "yarn ramp         dims 0 .. 3.5840003755583014 (not truncated)" in out.decode()
     low = 64 * mpmath.log(4096 / (32 * 2 * mpmath.pi)) / (2 * mpmath.log(150000))
     high = 64 * mpmath.log(4096 / (1 * 2 * mpmath.pi)) / (2 * mpmath.log(150000))
     assert [8.092779115512402, 17.39802450158856] == pytest.approx([low, high], rel=1e-15)

@@ -71,6 +71,12 @@ class Serving:
     def last(self) -> int:
         return self.first + self.length - 1
 
+    @property
+    def library_own(self) -> str:
+        """The library's name, possessive: "transformers'"."""
+        name = self.library or ""
+        return f"{name}'" if name.endswith("s") else f"{name}'s"
+
     def to_json(self) -> dict:
         p = self.positions
         return {
@@ -113,7 +119,8 @@ def serving(served, dtype: str, figure: bool = False) -> Serving:
             f"run to {first + length - 1:,}"
         )
     edges = np.array([0, *(stop for _, stop in position_bands(length))])
-    drift = _drift(served.frequencies, dtype, first, edges)
+    deltas = _deltas(served.frequencies, dtype)
+    drift = _drift(served.frequencies, deltas, first, edges)
     found = Serving(
         dtype, first, length, positions(dtype, first, length), drift, [], served.library, None
     )
@@ -121,7 +128,7 @@ def serving(served, dtype: str, figure: bool = False) -> Serving:
     _elements(served, dtype, edges, bins, found)
     found.verdict = _verdict(found)
     if figure:
-        found.curves["drift"] = _drift_curves(served.frequencies, dtype, first, bins)
+        found.curves["drift"] = _drift_curves(deltas, first, bins)
         found.curves["edges"] = first + bins
     return found
 
@@ -180,8 +187,7 @@ def _largest(delta: Decimal, a: int, c: int) -> tuple[Decimal, int]:
         return max((_wrapped(p * delta), p) for p in sorted(candidates))
 
 
-def _drift(frequencies, dtype: str, first: int, edges: np.ndarray) -> Drift:
-    deltas = _deltas(frequencies, dtype)
+def _drift(frequencies, deltas, first: int, edges: np.ndarray) -> Drift:
     bands = []
     top = (Decimal(-1), 0, 0)
     for start, stop in zip(edges, edges[1:]):
@@ -201,14 +207,13 @@ def _drift(frequencies, dtype: str, first: int, edges: np.ndarray) -> Drift:
     return Drift(float(value), -i, float(frequencies[-i]), deltas[-i][1], p, passes, bands)
 
 
-def _drift_curves(frequencies, dtype: str, first: int, bins: np.ndarray) -> list[np.ndarray]:
+def _drift_curves(deltas, first: int, bins: np.ndarray) -> list[np.ndarray]:
     """Each frequency band's largest drift in each bin of positions (float64: a drawing)."""
     a, c = first + bins[:-1].astype(np.float64), first + bins[1:].astype(np.float64) - 1
     curves = []
-    for band in _frequency_bands(len(frequencies)):
+    for band in _frequency_bands(len(deltas)):
         worst = np.zeros(len(a))
-        for i in band:
-            d = float(_deltas([frequencies[i]], dtype)[0][0])
+        for d in (float(deltas[i][0]) for i in band):
             for p in _near_peaks(d, a, c) if d else []:
                 worst = np.maximum(worst, _wrapped_float(p * d))
         curves.append(worst)
@@ -303,8 +308,7 @@ def _verdict(found: Serving) -> list[str]:
         )
     cache = f"a {dtype} cos/sin cache is off by up to {max(found.cache):.3g}"
     if found.angles is not None:
-        own = f"{found.library}'" if found.library.endswith("s") else f"{found.library}'s"
-        cache += f"; {own} float32 angles by up to {max(found.angles):.3g} rad"
+        cache += f"; {found.library_own} float32 angles by up to {max(found.angles):.3g} rad"
     lines.append(cache)
     p = found.positions
     if p.first_collapse is None:

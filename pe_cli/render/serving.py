@@ -37,12 +37,11 @@ def serving(found, title: str | None = None) -> None:
         for k, b in enumerate(p.bands)
     ]
     tabulate(columns, rows, title or f"served in {dtype}", "--json has them", out)
-    own = f"{found.library}'" if (found.library or "").endswith("s") else f"{found.library}'s"
     said = [
         "distinct, as one: the values positions are held as; neighbours held as one",
         f"inv_freq drift: p |w~ - w| in rad, w~ = w held in {dtype}, wrapped to [0, pi]",
         f"cache error: |cos, sin held in {dtype} - exact|",
-        *([f"fp32 angles: |{own} float32 angle - p w| in rad"] if library else []),
+        *([f"fp32 angles: |{found.library_own} float32 angle - p w| in rad"] if library else []),
     ]
     passes = drift.passes
     if passes["0.1"] is not None:

@@ -159,9 +159,9 @@ def facts(spec):
 def fact_lines(facts: dict) -> list[tuple[str, str]]:
     """Its rope type's facts, for a person."""
     lines = []
-    if "yarn_correction_range" in facts:  # whole numbers where transformers truncates
+    if "yarn_correction_range" in facts:
         low, high = facts["yarn_correction_range"]
-        how = "floor and ceil" if isinstance(low, int) else "not truncated"
+        how = "floor and ceil" if facts["yarn_truncate"] else "not truncated"
         lines.append(("yarn ramp", f"dims {low!r} .. {high!r} ({how})"))
     if "longrope_switch" in facts:
         switch, used = facts["longrope_switch"], facts["longrope_factors"]

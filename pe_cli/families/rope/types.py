@@ -255,7 +255,10 @@ def yarn_range(rope: dict, dim: int, base: float) -> tuple[float, float]:
 
 
 def _yarn_facts(law: Torch) -> dict:
-    return {"yarn_correction_range": list(yarn_range(law.rope, law.dim, law.base))}
+    return {
+        "yarn_correction_range": list(yarn_range(law.rope, law.dim, law.base)),
+        "yarn_truncate": bool(law.rope.get("truncate", True)),
+    }
 
 
 def _longrope_facts(law: Torch) -> dict:
