@@ -237,15 +237,14 @@ def config_facts(cls) -> dict | None:
                 )
                 if dropped:
                     facts["dropped" + beside] = dropped
-        rope = _standard_rope(cls)
-        if rope is not None:
-            facts["rope_parameters"] = rope
-        layers = layer_rule(cls)
-        if layers is not None:
-            facts["layers"] = layers
-        per_layer = per_layer_rule(cls)
-        if per_layer is not None:
-            facts["per_layer"] = per_layer
+        for key, rule in (
+            ("rope_parameters", _standard_rope),
+            ("layers", layer_rule),
+            ("per_layer", per_layer_rule),
+        ):
+            found = rule(cls)
+            if found is not None:
+                facts[key] = found
         derived = derived_head_dim(cls)
         if derived is not None:
             facts["head_dim_from"] = derived
