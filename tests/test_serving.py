@@ -216,6 +216,7 @@ def test_the_verdict_says_what_holds_and_nothing_that_does_not(cli):
         "--variant",
         "hf-rope",
     )
+    assert code == 0, err
     text = " ".join(out.decode().split())
     assert "fp32 angles" in text and "transformers' float32 angles by up to" in text
     code, out, err = cli(*SHOWN, "--precision", "float32")
@@ -245,6 +246,7 @@ def test_json_carries_the_figures(cli):
         "--variant",
         "hf-rope",
     )
+    assert code == 0, err
     found = json.loads(out)["precision"]
     assert found["float32_arithmetic"] == "transformers" and found["float32_angle_error"] > 0
     code, out, err = cli(*SHOWN, "--json")
