@@ -4,10 +4,16 @@ tensors (no weights), as llama.cpp's converter writes them."""
 import numpy as np
 
 
-def write_gguf(path, arch, head=128, heads=32, n_rot=None, base=None, scaling=None, tensors=None):
+def write_gguf(
+    path, arch, head=128, heads=32, n_rot=None, base=None, scaling=None, tensors=None, fields=None
+):
+    """`fields`: more metadata by the writer's name for it ({"block_count": 36} calls
+    add_block_count(36))."""
     import gguf
 
     writer = gguf.GGUFWriter(str(path), arch)
+    for name, value in (fields or {}).items():
+        getattr(writer, f"add_{name}")(value)
     writer.add_context_length(131072)
     writer.add_embedding_length(head * heads)
     writer.add_head_count(heads)

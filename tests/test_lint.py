@@ -46,3 +46,75 @@ def test_a_finding_is_said_where_it_holds_and_nowhere_else(rule, config, said, c
     view = out.decode().split("\n\nshape")[0].splitlines()
     printed = " ".join(" ".join(line.split()[1:]) for line in view if line.startswith("finding"))
     assert (said is None) or said.split(":")[0] in printed
+
+
+# A GGUF beside config.json (convert_hf_to_gguf's default place for it): llama.cpp's NoPE layers
+# (a step its source hard-codes) against the config's. Each case: the config, the GGUF's
+# architecture and metadata, and the finding (None: nothing said).
+def _nope(arch, count, **fields):
+    return arch, {"block_count": count, **fields}
+
+
+SMOLLM3 = {"model_type": "smollm3", "num_hidden_layers": 8, "head_dim": 64, "rope_theta": 5e6}
+LLAMA4 = {"model_type": "llama4_text", "num_hidden_layers": 8, "head_dim": 64, "rope_theta": 5e5}
+AFMOE = {"model_type": "afmoe", "num_hidden_layers": 8, "head_dim": 64, "rope_theta": 1e4}
+STEP4 = "n_no_rope_layer_step 4"
+GGUF_CASES = [
+    ({**SMOLLM3, "no_rope_layer_interval": 3}, _nope("smollm3", 8),
+     f"smollm3.gguf: llama.cpp's NoPE layers are 3, 7 (its smollm3 graph hard-codes {STEP4}); "
+     "the config's are 2, 5"),
+    (SMOLLM3, _nope("smollm3", 8), None),
+    ({**SMOLLM3, "no_rope_layers": [1] * 8}, _nope("smollm3", 8),
+     f"smollm3.gguf: llama.cpp's NoPE layers are 3, 7 (its smollm3 graph hard-codes {STEP4}); "
+     "the config has none"),
+    (SMOLLM3, _nope("smollm3", 12),
+     f"smollm3.gguf: llama.cpp's NoPE layers are 3, 7, 11 of 12 (its smollm3 graph hard-codes "
+     f"{STEP4}); the config's are 3, 7 of 8"),
+    (LLAMA4, _nope("llama4", 8), None),
+    ({**LLAMA4, "no_rope_layers": [1] * 8, "layer_types": ["full_attention"] * 8},
+     _nope("llama4", 8, sliding_window=0),
+     "llama4.gguf: llama.cpp's NoPE layer is 7 (llama4.attention.sliding_window 0 sets "
+     "n_no_rope_layer_step to the block count); the config has none"),
+    ({**LLAMA4, "no_rope_layer_interval": 2}, _nope("llama4", 8),
+     f"llama4.gguf: llama.cpp's NoPE layers are 3, 7 (its llama4 loader keeps {STEP4}); the "
+     "config's are 1, 3, ..., 7, every 2nd"),
+    ({**AFMOE, "global_attn_every_n_layers": 2}, _nope("afmoe", 8),
+     "afmoe.gguf: llama.cpp's NoPE layers are 3, 7 (its afmoe graph hard-codes every 4th "
+     "layer); the config's are 1, 3, ..., 7, every 2nd"),
+    (AFMOE, _nope("afmoe", 8), None),
+    (LLAMA, _nope("llama", 2), None),  # llama.cpp's llama sets no NoPE step
+]  # fmt: skip
+
+
+def _model_view(cli, folder, *more):
+    code, out, err = cli("show", "--rope-config", folder, *more)
+    assert code == 0, err
+    return out.decode()
+
+
+@pytest.mark.parametrize("config, gguf, said", GGUF_CASES)
+def test_a_gguf_beside_the_config_whose_nope_layers_differ_is_said(
+    config, gguf, said, cli, tmp_path
+):
+    from .gguf_files import write_gguf
+
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    arch, fields = gguf
+    write_gguf(tmp_path / f"{arch}.gguf", arch, head=64, heads=4, base=1e4, fields=fields)
+    found = json.loads(_model_view(cli, tmp_path, "--json"))["model"]["findings"]
+    assert [f["line"] for f in found if f["rule"].startswith("gguf")] == ([said] if said else [])
+    view = _model_view(cli, tmp_path / "config.json", "--rows", "0:1").split("\n\nshape")[0]
+    # the finding's rows, its label left out, up to the next label
+    printed = view.partition("\nfinding")[2].partition("\nbelow")[0]
+    assert (said is None and "\nfinding" not in view) or " ".join(printed.split()) == said
+
+
+def test_a_gguf_that_cannot_be_read_is_said_unchecked(cli, tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(SMOLLM3))
+    (tmp_path / "model.gguf").write_bytes(b"GGUF\x03\x00")  # its header cut short
+    found = json.loads(_model_view(cli, tmp_path, "--json"))["model"]["findings"]
+    [line] = [f["line"] for f in found if f["rule"] == "gguf-unread"]
+    assert line.startswith("model.gguf: not checked against the config's NoPE layers (")
+    (tmp_path / "model.gguf").unlink()
+    found = json.loads(_model_view(cli, tmp_path, "--json"))["model"]["findings"]
+    assert [f for f in found if f["rule"].startswith("gguf")] == []

@@ -13,6 +13,8 @@ LongRoPE's factors, rope_type longrope.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ...core.errors import BadInput, Unavailable
 
 _NORM = (
@@ -207,3 +209,52 @@ def read(source: str) -> dict:
         "merge": 1,
         **(length if isinstance(context, int) and context > 0 else {}),
     }
+
+
+# The decoder layers llama.cpp rotates none of, by GGUF architecture: those with (il + 1) % step
+# == 0, for a step its source sets and no GGUF key gives (llama-hparams.h's
+# n_no_rope_layer_step, 4, which src/models/smollm3.cpp and llama4.cpp read; afmoe.cpp's literal
+# 4). Llama 4's loader sets the step to the block count where the GGUF's attention.sliding_window
+# is 0 (what convert_hf_to_gguf writes where every layer is full attention), which leaves the
+# last layer unrotated.
+NOPE_STEP = {
+    "smollm3": "its smollm3 graph hard-codes n_no_rope_layer_step 4",
+    "afmoe": "its afmoe graph hard-codes every 4th layer",
+    "llama4": "its llama4 loader keeps n_no_rope_layer_step 4",
+}
+
+
+class NopeLayers(NamedTuple):
+    """The layers llama.cpp applies no rotation in, for a GGUF, and why."""
+
+    arch: str
+    count: int  # the GGUF's block_count
+    layers: tuple[int, ...]
+    why: str
+
+
+def nope_layers(source: str) -> NopeLayers | None:
+    """The layers llama.cpp rotates none of in a GGUF of an architecture whose NoPE step its
+    source sets (NOPE_STEP); None for any other architecture, and for a split GGUF's later
+    parts (the first holds the metadata). BadInput (or Unavailable) where it cannot be read."""
+    reader = _reader(source)
+
+    def value(key):
+        field = reader.fields.get(key)
+        return None if field is None else field.contents()
+
+    arch = value("general.architecture")
+    if arch is None and value("split.no"):
+        return None
+    if not isinstance(arch, str):
+        raise BadInput(f"{source}: the GGUF gives no general.architecture")
+    if arch not in NOPE_STEP:
+        return None
+    count = value(f"{arch}.block_count")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise BadInput(f"{source}: the GGUF gives no {arch}.block_count")
+    step, why = 4, NOPE_STEP[arch]
+    if arch == "llama4" and value("llama4.attention.sliding_window") == 0:
+        step = count
+        why = "llama4.attention.sliding_window 0 sets n_no_rope_layer_step to the block count"
+    return NopeLayers(arch, count, tuple(i for i in range(count) if (i + 1) % step == 0), why)

@@ -214,4 +214,8 @@ def model(options: dict) -> dict | None:
     config = options.get("rope_config")
     if not config or gguf_config.is_gguf(config):
         return None
-    return layers.view(layers.scheme(config, options.get("config_part")), config, options)
+    from .lint import gguf_findings
+
+    found = layers.scheme(config, options.get("config_part"))
+    found.findings += gguf_findings(config, found.layers)  # the GGUFs converted beside it
+    return layers.view(found, config, options)

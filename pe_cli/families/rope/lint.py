@@ -1,6 +1,8 @@
 """What a config.json says that its readers take differently, for the model view: one finding
 a line, each said only where it holds. Each is a key ports have misread (HunYuan's alpha read
-as factor, a missing rope_theta defaulted to another model's, YaRN's truncate left out).
+as factor, a missing rope_theta defaulted to another model's, YaRN's truncate left out), or a
+schedule an engine hard-codes: a GGUF beside config.json (where convert_hf_to_gguf writes it by
+default) whose NoPE layers, as llama.cpp derives them, are not the config's.
 """
 
 from __future__ import annotations
@@ -72,4 +74,58 @@ def findings(settings) -> list[dict]:
                 }
             )
             break
+    return found
+
+
+def _said(layers, count: int, other: int) -> str:
+    """Layer indices as the finding says them; their model's layer count where two differ."""
+    from .layers import compact
+
+    said = compact(layers) if layers else "none"
+    return said + (f" of {count}" if count != other else "")
+
+
+def gguf_findings(source: str, layers) -> list[dict]:
+    """The GGUF files in a config's folder whose NoPE layers, as llama.cpp derives them
+    (gguf_config.nope_layers), differ from the config's (`layers`: its model's, in order);
+    and those that cannot be read, which are not checked."""
+    from pathlib import Path
+
+    from ...core.errors import BadInput, Unavailable
+    from ..hf_config import locate
+    from .gguf_config import nope_layers
+
+    try:
+        folder = locate(source).parent
+    except BadInput:
+        return []
+    found = []
+    ours = tuple(layer.index for layer in layers if layer.table is None)
+    for path in sorted(p for p in Path(folder).iterdir() if p.suffix.lower() == ".gguf"):
+        try:
+            theirs = nope_layers(str(path))
+        except (BadInput, Unavailable) as e:
+            why = str(e).removeprefix(f"{path}: ").removeprefix(f"{path} is a GGUF file: ")
+            found.append(
+                {
+                    "rule": "gguf-unread",
+                    "line": f"{path.name}: not checked against the config's NoPE layers ({why})",
+                }
+            )
+            continue
+        if theirs is None or theirs.layers == ours and theirs.count == len(layers):
+            continue
+        are = "layer is" if len(theirs.layers) == 1 else "layers are"
+        mine = (
+            f"the config's are {_said(ours, len(layers), theirs.count)}"
+            if ours
+            else "the config has none"
+        )
+        found.append(
+            {
+                "rule": "gguf-nope-layers",
+                "line": f"{path.name}: llama.cpp's NoPE {are} "
+                f"{_said(theirs.layers, theirs.count, len(layers))} ({theirs.why}); {mine}",
+            }
+        )
     return found
