@@ -24,6 +24,7 @@ from ..core.limits import available_memory
 from ..engine import build, memory_needed
 from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
+from ..families.proposals import Note, Proposal, Scored
 from ..families.readers import READERS
 from ..families.reading import digits
 from ..spec import TableSpec, generate_command
@@ -117,25 +118,17 @@ def _exact(spec: TableSpec, dtype: str) -> TableSpec:
     return spec.replace(variant="exact", dtype=dtype, compute_dtype=None, shape="2d", device="cpu")
 
 
-class Bench:
-    """What a family's `candidates` works with: specs, exact references, built values, and
-    candidates scored against the table being identified: at `rows` (every row of a table
-    looked at whole, else the sample), where `values` holds the table's rows 0..len-1 that
-    the families fit from (every row, or the first FIT_ROWS of a sampled table) and `length`
-    is its number of rows."""
+class View:
+    """What a reader sees of the table (families.proposals): its first rows `values` (every
+    row, or the first FIT_ROWS of a sampled table), `length` rows of `cols` in all, the rows
+    candidates are scored on (`rows`, their values `seen`), and read-only ways to look
+    further: other rows, its blocks, an exact table at the rows scored."""
 
-    def __init__(self, target: Source, values: np.ndarray, threshold: float, sampled: bool):
-        self.target, self.values, self.dtype, self.threshold = (
-            target,
-            values,
-            target.dtype,
-            threshold,
-        )
-        self.length = target.rows
-        self.sampled = sampled
-        self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
-        self.skipped = ""  # the note saying they were not built, where they were not
-        if self.sampled:
+    def __init__(self, target: Source, values: np.ndarray, sampled: bool):
+        self._target, self.values, self.sampled = target, values, sampled
+        self.dtype, self.length, self.cols = target.dtype, target.rows, target.cols
+        self._exact: dict[TableSpec, np.ndarray] = {}
+        if sampled:
             powers = [
                 p + k for p in (2 ** np.arange(int(np.log2(self.length)) + 1)) for k in (-1, 0)
             ]
@@ -151,20 +144,40 @@ class Bench:
         else:
             self.rows, self.seen = np.arange(self.length), values
 
-    def head(self, rows: int) -> Bench:
-        """A bench over the table's first `rows` rows (a table with rows of padding after them)."""
-        return Bench(self.target.shifted(0, rows), self.values[:rows], self.threshold, self.sampled)
+    def head(self, rows: int) -> View:
+        """A view of the table's first `rows` rows (a table with rows of padding after them)."""
+        return View(self._target.shifted(0, rows), self.values[:rows], self.sampled)
+
+    def at(self, rows) -> np.ndarray:
+        """The table's rows at these indices (sorted), as float64."""
+        return self._target.at(rows)
+
+    def blocks(self):
+        """The whole table, in (first row, rows) blocks."""
+        return self._target.blocks()
 
     def trailing_zero_rows(self) -> int:
         """How many of the table's last rows are all zeros, read from the end in blocks."""
         found, step = 0, 1
         while found < self.length:
-            take = min(step, self.length - found, self.target.block_rows)
-            zero = ~self.target.block(self.length - found - take, self.length - found).any(axis=1)
+            take = min(step, self.length - found, self._target.block_rows)
+            stop = self.length - found
+            zero = ~self._target.block(stop - take, stop).any(axis=1)
             if not zero.all():
                 return found + int(np.argmin(zero[::-1]))
             found, step = found + take, step * 2
         return found
+
+    def exact(self, spec: TableSpec) -> np.ndarray:
+        """The exact float64 table of `spec` at the rows scored (a spec of another length than
+        the table, such as a short one to choose a base by: every row); kept for the scorer."""
+        key = _exact(spec, "float64")
+        if key not in self._exact:
+            if self.sampled and spec.rows == self.length:
+                self._exact[key] = exact_at(key, self.rows)
+            else:
+                self._exact[key] = exact_reference(spec)
+        return self._exact[key]
 
     @staticmethod
     def spec(**params) -> TableSpec | None:
@@ -174,17 +187,72 @@ class Bench:
         except BadInput:
             return None
 
-    def reference(self, spec: TableSpec) -> np.ndarray:
-        """The exact table of `spec` at the rows candidates are scored on (a spec of another
-        length than the table, such as a short one to choose a base by: every row)."""
-        if self.sampled and spec.rows == self.length:
-            return exact_at(_exact(spec, "float64"), self.rows)
-        return exact_reference(spec)
+    def distance(self, spec: TableSpec) -> float:
+        """The largest |difference| between the table and the exact table of `spec` at the
+        rows scored (a reading's table is proposed only where it comes near)."""
+        return float(np.max(np.abs(self.exact(spec) - self.seen)))
 
     @staticmethod
-    def values_of(spec: TableSpec) -> np.ndarray:
+    def built(spec: TableSpec) -> np.ndarray:
         """A built table's values as 2-D float64."""
         return build(spec).float64().reshape(spec.rows, spec.cols)
+
+
+class Bench:
+    """The scorer: each proposal a reader yields (families.proposals) built, scored against
+    the table at the view's rows and expanded into its family's library and seed variants,
+    here and nowhere else. Its answer goes back to the reader."""
+
+    def __init__(self, target: Source, view: View, threshold: float):
+        self.target, self.view, self.threshold = target, view, threshold
+        self.values, self.seen, self.rows = view.values, view.seen, view.rows
+        self.dtype, self.length, self.sampled = view.dtype, view.length, view.sampled
+        self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
+        self.skipped = ""  # the note saying they were not built, where they were not
+
+    def read(self, reader, notes: list[str]) -> list[Candidate]:
+        """Run a reader to its end: its proposals scored (each answered), its notes kept."""
+        found, answer = [], None
+        while True:
+            try:
+                item = reader.send(answer)
+            except StopIteration:
+                return found
+            if isinstance(item, Note):
+                if item.text not in notes:
+                    notes.append(item.text)
+                answer = None
+            elif isinstance(item, Proposal):
+                made, answer = self.score(item)
+                found += made
+            else:
+                raise TypeError(f"a reader yielded {type(item).__name__}, not a Proposal or Note")
+
+    def score(self, proposal: Proposal) -> tuple[list[Candidate], Scored | None]:
+        """A proposal's candidates (it, and its family's library and seed variants that are
+        the table) and the answer the reader gets; none for a spec that makes no table."""
+        spec, made = proposal.spec, []
+        if spec is None:
+            return [], None
+        if proposal.itself:
+            made.append(
+                self.candidate(proposal.name + proposal.detail, spec, proposal.source, proposal.now)
+            )
+        if proposal.libraries and find_variant(spec) is None:
+            made += self.variants(spec, proposal.detail)
+        made = [c for c in made if c is not None]
+        if not made:
+            return [], None
+        own = made[0] if proposal.itself and made[0].spec == spec else None
+        distance = (own or min(made, key=lambda c: c.difference.max_abs)).difference.max_abs
+        named = any(c.difference.identical for c in made)
+        return made, Scored(spec, distance, named)
+
+    def reference(self, spec: TableSpec) -> np.ndarray:
+        return self.view.exact(spec)
+
+    def values_of(self, spec: TableSpec) -> np.ndarray:
+        return self.view.built(spec)
 
     def _variant_at(self, spec: TableSpec):
         """A variant's table at the scored rows, and those rows (as a mask of self.rows): a long
@@ -220,20 +288,19 @@ class Bench:
             shorter = None
         return shorter is None or np.array_equal(self.values_of(shorter), self.values[:HEAD_ROWS])
 
-    def candidate(
-        self, name: str, spec: TableSpec, source: str = "", reference=None
-    ) -> Candidate | None:
+    def candidate(self, name: str, spec: TableSpec, source: str = "", now: bool = False):
         """The exact table of `spec` scored against the table (and whether it is bit-equal to
         its correctly rounded values); a variant only where it reproduces the table bit for
-        bit, else None."""
+        bit, else None (on a long table's sample, tried after the exact candidates unless
+        `now`)."""
         if spec.rows != self.length or spec.cols != self.target.cols:
             return None
         if find_variant(spec) is not None:
-            if self.sampled:  # tried after the exact candidates, if none is the table
-                self.deferred.append((name, spec, source, reference))
+            if self.sampled and not now:  # tried after the exact candidates, if none is the table
+                self.deferred.append((name, spec, source))
                 return None
-            return self.variant(name, spec, source, reference)
-        reference = self.reference(spec) if reference is None else reference
+            return self.variant(name, spec, source)
+        reference = self.reference(spec)
         if self.sampled:
             rounded = exact_at(_exact(spec, self.dtype), self.rows)
         else:
@@ -247,17 +314,15 @@ class Bench:
             found.unequal_columns = _first(np.flatnonzero(unequal.any(axis=0)))
         return found
 
-    def variant(self, name: str, spec: TableSpec, source: str, reference=None) -> Candidate | None:
-        """A seed or library variant, where it reproduces the table at the scored rows (its
-        exact reference, where not given, computed only then)."""
+    def variant(self, name: str, spec: TableSpec, source: str) -> Candidate | None:
+        """A seed or library variant, where it reproduces the table at the scored rows."""
         found = self._variant_at(spec)
         if found is None:
             return None
         values, rows = found  # the variant's values at the scored rows it has, and those rows
         if not np.array_equal(values, self.seen[rows]):
             return None
-        reference = self.reference(spec) if reference is None else reference
-        return self._identical(name, spec, reference, source)
+        return self._identical(name, spec, self.reference(spec), source)
 
     def _identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
         """A candidate that reproduces the table bit for bit at the scored rows, with its error
@@ -275,20 +340,28 @@ class Bench:
             self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
         )
 
-    def libraries(self, spec: TableSpec, reference):
-        """Each library variant of the spec's family that writes this table bit for bit (a
-        float64 table: those whose arithmetic ends in float64, as complex128 tables; a half
+    def variants(self, spec: TableSpec, detail: str = "") -> list[Candidate | None]:
+        """Each library variant of an exact spec's family that writes this table bit for bit
+        (a float64 table: those whose arithmetic ends in float64, as complex128 tables; a half
         one: those that write it, as a cast of their float32 table or in their own half
-        arithmetic)."""
-        for name, found in FAMILIES[spec.family].variants.items():
-            if found.kind != "library" or spec.convention not in found.conventions:
+        arithmetic), and each seed recipe computed in the table's dtype."""
+        found = []
+        for name, variant in FAMILIES[spec.family].variants.items():
+            if variant.kind == "recipe" or spec.convention not in variant.conventions:
                 continue
-            try:
-                library = spec.replace(variant=name, dtype=self.dtype)
-            except BadInput:  # the library cannot make this table
-                continue
-            if self.dtype != "float64" or found.ends_float64(library):
-                yield self.candidate(f"library {name}", library, found.source, reference)
+            if variant.kind == "seed":
+                if self.dtype == "float64":
+                    continue
+                made = _replaced(spec, variant=name, compute_dtype=self.dtype, dtype=self.dtype)
+                label = f"seed variant {name} in {self.dtype}"
+            else:
+                made = _replaced(spec, variant=name, dtype=self.dtype)
+                if made is not None and self.dtype == "float64" and not variant.ends_float64(made):
+                    continue
+                label = f"library {name}{detail}"
+            if made is not None:  # None: the variant cannot make this table
+                found.append(self.candidate(label, made, variant.source))
+        return found
 
 
 def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
@@ -375,7 +448,7 @@ def _deferred(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     """A long table's seed and library variants, scored where no exact table is it on the
     sample (building them costs most, torch's import first)."""
     if bench.deferred and any(c.difference.identical for c in found):
-        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
+        names = sorted({spec.variant for _, spec, _ in bench.deferred})
         bench.skipped = (
             f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
             f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
@@ -457,7 +530,7 @@ def _candidates(
         if sampled
         else target.whole()
     )
-    bench = Bench(target, values, threshold, sampled)
+    bench = Bench(target, View(target, values, sampled), threshold)
     for looked in (values, bench.seen):
         bad = np.argwhere(~np.isfinite(looked))
         if len(bad):
@@ -476,7 +549,7 @@ def _candidates(
         said[name] = []
         try:  # any table may come in (constant, zero or NaN columns): no numpy warning goes out
             with np.errstate(all="ignore"):
-                found += [c for c in read(values, target.dtype, said[name], bench) if c is not None]
+                found += bench.read(read(bench.view), said[name])
         except BadInput:  # a reading the family cannot have
             continue
     return found, bench, said

@@ -221,6 +221,12 @@ class Family:
         """The convention when none is given: the first."""
         return next(iter(self.conventions))
 
+    def unused(self, spec, options: dict) -> dict[str, str]:
+        """{option: the line refusing it} for each of this family's options the command line
+        gave that changes nothing in this table (spec.check_used refuses one that changes none
+        of the tables asked for)."""
+        return {}
+
     def notes(self, options: dict) -> list[str]:
         """One line each for what the command line took from this family's inputs on the
         user's behalf (a length from a config) or where an option goes over an input's value
@@ -385,13 +391,6 @@ class Family:
         by more than rounding and that no rearrangement of rows or columns explains: findings
         its own fit shows (another base), each a sentence; none where it sees nothing."""
         return []
-
-    def candidates(self, values, dtype: str, notes: list[str], bench):
-        """Scored candidates (through `bench`, analysis.identify.Bench) of this family for an
-        unknown 2-D table, fitted from `values`: its first rows (bench.length in all; every row
-        unless bench.sampled); notes for the user may be appended. Identification reaches it
-        through families.readers, where a family that grew registers modules of its own."""
-        return ()
 
     def prefix(self, spec, rows: int):
         """The spec of the first `rows` rows of spec's table as a table of their own, where

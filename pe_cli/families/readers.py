@@ -1,22 +1,19 @@
-"""Identification's registry: what reads each family's tables back from their values, one line
-each. Only analysis.identify imports it, so that building a table never loads a reader.
-
-A reader is a function (values, dtype, notes, bench) -> scored candidates (see
-base.Family.candidates). A family whose reading is small keeps it as its `candidates` method;
-one that grew into a package keeps it in modules of its own, registered here in its place.
-"""
+"""Identification's registry: each family's reader, its `identify` module's `read`, one entry
+each, in the order of families.FAMILIES. Only analysis.identify imports it, so that building
+a table never loads a reader. What a reader is, and what it may do, is families.proposals."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import FAMILIES
+from .alibi import identify as alibi
+from .boxes import identify as boxes
 from .rope import identify as rope
+from .sincos2d import identify as sincos2d
+from .sincos3d import identify as sincos3d
 from .sinusoidal import identify as sinusoidal
 
-# the families that read their tables in modules of their own, in place of `candidates`
-GROWN: dict[str, Callable] = {"sinusoidal": sinusoidal.candidates, "rope": rope.candidates}
-
 READERS: dict[str, Callable] = {
-    name: GROWN.get(name, family.candidates) for name, family in FAMILIES.items()
+    module.FAMILY.name: module.read
+    for module in (sinusoidal, rope, alibi, sincos2d, sincos3d, boxes)
 }

@@ -84,7 +84,7 @@ def divisors(count: int) -> list[int]:
     return sorted({*small, *(count // d for d in small)})
 
 
-def rows_of(bench, values, indices) -> object:
+def rows_of(view, values, indices) -> object:
     """The table's rows at `indices` (sorted, distinct): from the rows at hand where they hold
     them, else read from the table."""
     import numpy as np
@@ -92,4 +92,4 @@ def rows_of(bench, values, indices) -> object:
     indices = np.asarray(indices, dtype=np.int64)
     if len(indices) and indices[-1] < len(values):
         return values[indices]
-    return bench.target.at(indices)
+    return view.at(indices)

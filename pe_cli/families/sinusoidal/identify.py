@@ -1,7 +1,7 @@
 """Identification of sinusoidal tables: what `compare FILE` proposes an unknown table could be.
 Each layout the angles fit (fit.py) becomes a convention with a plausible base, first position
-and padding row, followed by the seed recipes and libraries that could have written it; then
-the timestep tables read back at a scheduler's timesteps (identify_timesteps.py).
+and padding row (the scorer tries the seed recipes and libraries that could have written it);
+then the timestep tables read back at a scheduler's timesteps (identify_timesteps.py).
 
 Registered in families/readers.py; building a table never imports it.
 """
@@ -12,9 +12,10 @@ import math
 from dataclasses import replace
 
 from ...core.errors import BadInput
+from ..proposals import Note, Proposal, answers
 from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
-from .family import FAMILY, VARIANTS
+from .family import FAMILY
 from .fit import BROKEN_PAIRS, LAYOUT_CONVENTIONS, MODEL_BASES, fit
 from .identify_timesteps import schedules
 from .timesteps import listed
@@ -22,23 +23,23 @@ from .timesteps import listed
 _DRIFT = 0.1  # radians a power law's angles may stray from the measured ones and be the law
 
 
-def candidates(values, dtype: str, notes: list[str], bench):
-    """Each layout the angles fit, with a plausible base, offset and padding row, and the
-    seed recipes and libraries that could have written the table. Where none is the table bit
-    for bit, what was measured goes to `notes`."""
-    misses = []
+def read(view):
+    """Each layout the angles fit, with a plausible base, offset and padding row (the seed
+    recipes and libraries that could have written it are the scorer's to try); then timestep
+    tables. Where none is the table bit for bit, what was measured is said."""
+    values, misses = view.values, []
     fits = fit(values, misses, BROKEN_PAIRS)
-    found = [c for c in _fitted(values, dtype, bench, fits) if c is not None]
-    found += [c for c in _fourier_features(values, bench) if c is not None]
+    found = yield from answers(_fitted(view, fits))
+    found += yield from answers(_fourier_features(view))
     # timesteps, read back; consecutive ones too where no layout above made the table (the
     # angles of QwenImage's sigmas k / 1000 at scale 1000 read as k)
     said = []
-    named = any(c.identical for c in found)
+    named = any(s.named for s in found)
     steady = any(f.drift <= _DRIFT for f in fits)  # consecutive positions: no timesteps to read
-    found += [c for c in schedules(values, said, bench, named, not steady) if c is not None]
-    yield from found
-    if not any(c.identical for c in found):
-        notes += _measured(values, fits, misses) + said
+    found += yield from answers(schedules(values, said, view, named, not steady))
+    if not any(s.named for s in found):
+        for note in _measured(values, fits, misses) + said:
+            yield Note(note)
 
 
 def _measured(values, fits, misses) -> list[str]:
@@ -76,10 +77,10 @@ def _measured(values, fits, misses) -> list[str]:
     return said
 
 
-def _fitted(values, dtype: str, bench, fits):
+def _fitted(view, fits):
     """Each layout the angles fit, at consecutive positions from an offset (a base outside
     MODEL_BASES as 10000, the paper's)."""
-    d = values.shape[1]
+    d = view.cols
     for found in fits:
         if not MODEL_BASES[0] <= found.base <= MODEL_BASES[1]:
             found = replace(found, base=10000.0)
@@ -96,9 +97,9 @@ def _fitted(values, dtype: str, bench, fits):
                 if CONVENTIONS[name].padding and len(found.padding)
                 else None
             )
-            spec = bench.spec(
+            spec = view.spec(
                 d_model=d,
-                seq_len=bench.length,
+                seq_len=view.length,
                 convention=name,
                 base=found.base,
                 offset=found.offset,
@@ -106,28 +107,28 @@ def _fitted(values, dtype: str, bench, fits):
                 amplitude=1.0 if abs(found.amplitude - 1) < 1e-3 else found.amplitude,
                 dtype="float64",
             )
-            spec = _choose_base(values, spec, dtype, bench)
+            if spec is None:
+                continue
+            spec = _choose_base(view, spec)
             if spec.amplitude != 1.0:
-                spec = _choose_amplitude(values, spec, dtype, bench, found)
-            reference = bench.reference(spec)
-            label = name + (f" (padding_idx={pad})" if pad is not None else "")
-            yield bench.candidate(label, spec, reference=reference)
-            yield from _formulas(spec, dtype, bench, reference)
+                spec = _choose_amplitude(view, spec, found)
+            yield Proposal(name + (f" (padding_idx={pad})" if pad is not None else ""), spec)
 
 
-def _fourier_features(values, bench):
+def _fourier_features(view):
     """Tables whose column 0 is each row's position x and whose other columns are sin and cos
     of x at their convention's frequencies (NeRF-style Fourier features, whose high octaves
     turn too fast between rows to be fitted): x is read from column 0, a range of whole
     numbers as a first position, else as --timesteps."""
     import numpy as np
 
+    values = view.values
     rows, d = values.shape
     x = values[:, 0]
     for name, convention in CONVENTIONS.items():
         if not convention.position_column:
             continue
-        probe = bench.spec(d_model=d, seq_len=1, convention=name, dtype="float64")
+        probe = view.spec(d_model=d, seq_len=1, convention=name, dtype="float64")
         if probe is None:
             continue
         columns = convention.columns(d)
@@ -137,31 +138,26 @@ def _fourier_features(values, bench):
             continue
         steps = np.diff(x)
         if np.all(x == np.round(x)) and x[0] >= 0 and np.all(steps == 1):
-            spec = bench.spec(
-                d_model=d, seq_len=bench.length, convention=name, offset=int(x[0]), dtype="float64"
+            spec = view.spec(
+                d_model=d, seq_len=view.length, convention=name, offset=int(x[0]), dtype="float64"
             )
         else:
-            spec = bench.spec(d_model=d, convention=name, timesteps=listed(x), dtype="float64")
-        if spec is None:
-            continue
-        reference = bench.reference(spec)
-        yield bench.candidate(name, spec, reference=reference)
-        yield from bench.libraries(spec, reference)
+            spec = view.spec(d_model=d, convention=name, timesteps=listed(x), dtype="float64")
+        yield Proposal(name, spec)
 
 
-def _choose_base(values, spec, dtype: str, bench):
+def _choose_base(view, spec):
     """The base the fit suggests, or the roundest number near it that explains the first
     rows as well (within float rounding): a cheap look before the whole table is built."""
     import numpy as np
 
     from ...core.dtypes import FORMATS
 
+    values, dtype = view.values, view.dtype
     head = min(len(values), 64)
     scored = [
         (
-            float(
-                np.abs(values[:head] - bench.reference(spec.replace(base=b, seq_len=head))).max()
-            ),
+            float(np.abs(values[:head] - view.exact(spec.replace(base=b, seq_len=head))).max()),
             b,
         )
         for b in plausible_bases(spec.base)
@@ -172,7 +168,7 @@ def _choose_base(values, spec, dtype: str, bench):
     return spec.replace(base=base)
 
 
-def _choose_amplitude(values, spec, dtype: str, bench, found):
+def _choose_amplitude(view, spec, found):
     """The amplitude the table says: at position 0 its cos column of frequency 0 holds it
     exactly (cos 0 = 1, in any arithmetic); else the float32 values near the measured one (a
     library multiplies by a float32 scale) and d^-0.5 (x-transformers' at init), the one that
@@ -181,6 +177,7 @@ def _choose_amplitude(values, spec, dtype: str, bench, found):
 
     from ...core.dtypes import FORMATS
 
+    values, dtype = view.values, view.dtype
     if spec.offset == 0 and 0 not in found.padding:
         at_zero = float(values[0, CONVENTIONS[spec.convention].columns(spec.d_model).cos[0]])
         if math.isclose(at_zero, spec.amplitude, rel_tol=1e-3):
@@ -191,9 +188,7 @@ def _choose_amplitude(values, spec, dtype: str, bench, found):
     scored = [
         (
             float(
-                np.abs(
-                    values[:head] - bench.reference(spec.replace(amplitude=a, seq_len=head))
-                ).max()
+                np.abs(values[:head] - view.exact(spec.replace(amplitude=a, seq_len=head))).max()
             ),
             a,
         )
@@ -205,37 +200,3 @@ def _choose_amplitude(values, spec, dtype: str, bench, found):
     return spec.replace(
         amplitude=min((a for error, a in scored if error <= allowed), key=lambda a: (digits(a), a))
     )
-
-
-def _formulas(spec, dtype: str, bench, reference):
-    """A candidate for each seed recipe and library that could have written a `dtype` table of
-    this convention, size, base and offset."""
-    for name, found in VARIANTS.items():
-        if found.kind == "seed":
-            if spec.convention in found.conventions and dtype in (
-                "float32",
-                "float16",
-                "bfloat16",
-            ):
-                yield bench.candidate(
-                    f"seed variant {name} in {dtype}",
-                    spec.replace(variant=name, compute_dtype=dtype, dtype=dtype),
-                    "",
-                    reference,
-                )
-            continue
-        if dtype != "float32" or spec.convention not in found.conventions:
-            continue  # every library computes in float32
-        candidate = bench.spec(
-            d_model=spec.d_model,
-            seq_len=spec.seq_len,
-            variant=name,
-            convention=spec.convention,
-            base=spec.base,
-            offset=spec.offset,
-            padding_idx=spec.padding_idx,
-            amplitude=spec.amplitude,
-            shape="2d",
-        )
-        if candidate is not None:  # None: the library cannot make this table
-            yield bench.candidate(f"library {name}", candidate, found.source, reference)

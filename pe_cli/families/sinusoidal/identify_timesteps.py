@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 from ...core.errors import BadInput
 from ..positions import shown_timesteps
+from ..proposals import Proposal
 from ..reading import digits, float32_near, plausible_bases, read_positions
 from .conventions import CONVENTIONS
 from .family import FAMILY, VARIANTS
@@ -30,7 +31,7 @@ class Reading(NamedTuple):
 
 
 def schedules(
-    values, notes: list[str], bench, consecutive_named: bool = False, nearest: bool = True
+    values, notes: list[str], view, consecutive_named: bool = False, nearest: bool = True
 ):
     """A timestep embedding at a scheduler's timesteps (999, 979, ...): in each of
     diffusers' layouts, the base from the two lowest frequencies' angles (atan2 of each
@@ -41,7 +42,7 @@ def schedules(
     import numpy as np
 
     rows, d = values.shape
-    if bench.sampled or rows < 2:
+    if view.sampled or rows < 2:
         return
     unnamed = []  # (layout, base, t) where the angles follow t * w and no reading made the table
     named = False
@@ -67,7 +68,7 @@ def schedules(
             *sorted(fitted, key=lambda b: (digits(b), b)),  # roundest first, then max_period's
             *[b for b in _MAX_PERIODS if b not in fitted],
         ]:
-            probe = bench.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
+            probe = view.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
             if probe is None:
                 continue
             frequencies = FAMILY.frequencies(probe).values
@@ -97,10 +98,10 @@ def schedules(
             texts = (
                 []
                 if ranged and steps[0] == 1 and consecutive_named
-                else _readings(values, t, whole if near else None, name, base, bench)
+                else _readings(values, t, whole if near else None, name, base, view)
             )
             for reading in ranges + texts:
-                spec = bench.spec(
+                spec = view.spec(
                     d_model=d,
                     convention=name,
                     base=base,
@@ -108,31 +109,24 @@ def schedules(
                     timestep_scale=float(reading.scale),
                     dtype="float64",
                 )
-                if spec is None:
-                    continue
-                reference = bench.reference(spec)
                 scaled = f", scale {reading.scale:g}" if reading.scale != 1 else ""
-                yield bench.candidate(
-                    f"{name}, timesteps {shown_timesteps(reading.timesteps)}{scaled}",
-                    spec,
-                    reference=reference,
-                )
-                yield from bench.libraries(spec, reference)
+                name_read = f"{name}, timesteps {shown_timesteps(reading.timesteps)}{scaled}"
+                yield Proposal(name_read, spec)
             named = named or bool(ranges or texts)
             if ranged or texts:
                 break
             unnamed.append((name, base, t))
     if nearest and not named and unnamed:
-        yield from _nearest(values, notes, bench, *unnamed[0])
+        yield from _nearest(values, notes, view, *unnamed[0])
 
 
-def _nearest(values, notes: list[str], bench, name: str, base: float, t):
+def _nearest(values, notes: list[str], view, name: str, base: float, t):
     """The exact table at the float32 timesteps nearest those read back, where no reading made
     the table: the nearest candidate, and what was read."""
     import numpy as np
 
     read = np.asarray(t, dtype=np.float32).astype(np.float64)
-    spec = bench.spec(
+    spec = view.spec(
         d_model=values.shape[1], convention=name, base=base, timesteps=listed(read), dtype="float64"
     )
     if spec is None:
@@ -143,10 +137,10 @@ def _nearest(values, notes: list[str], bench, name: str, base: float, t):
         f"as {shown}, which are not a range; no float32 timesteps within 3 ulps of them make "
         "every row bit for bit, exactly or in a library's arithmetic, at scale 1, 10, 100 or 1000"
     )
-    yield bench.candidate(f"{name}, timesteps as read", spec)
+    yield Proposal(f"{name}, timesteps as read", spec, libraries=False)
 
 
-def _readings(values, t, whole, name: str, base: float, bench) -> list[Reading]:
+def _readings(values, t, whole, name: str, base: float, view) -> list[Reading]:
     """The rows' timesteps as --timesteps lists at a scale, where the table is not a range of
     them: the whole numbers read (`whole`) where the exact table or a library's arithmetic
     makes every row with them and they are not a range; else, for each of diffusers'
@@ -157,12 +151,12 @@ def _readings(values, t, whole, name: str, base: float, bench) -> list[Reading]:
 
     rows, d = values.shape
     if whole is not None:
-        made = _made(values, whole[:, None], name, base, bench)
+        made = _made(values, whole[:, None], name, base, view)
         if made:
             steps = np.diff(whole)
             return [] if np.all(steps == steps[0]) and steps[0] != 0 else made
     for scale in _SCALES:  # the first scale that makes the table (t / 10 at 10 is not t)
-        found = _made(values, float32_near(t / scale), name, base, bench, scale)
+        found = _made(values, float32_near(t / scale), name, base, view, scale)
         if found:
             return found
     return []
@@ -171,7 +165,7 @@ def _readings(values, t, whole, name: str, base: float, bench) -> list[Reading]:
 _PROBE = 16  # rows, spread over the table, that a builder must make before it builds all
 
 
-def _made(values, tried, name: str, base: float, bench, scale: float = 1.0) -> list[Reading]:
+def _made(values, tried, name: str, base: float, view, scale: float = 1.0) -> list[Reading]:
     """For the exact table and each library of this layout, the --timesteps list of the t
     among each row's `tried` (rows, k) that makes that row bit for bit at this scale, where
     every row has one; with the scale. Each builder is tried on a few rows first."""
@@ -186,18 +180,18 @@ def _made(values, tried, name: str, base: float, bench, scale: float = 1.0) -> l
     ):
         same = None
         for taken in (probe, slice(None)) if len(probe) < rows else (slice(None),):
-            spec = bench.spec(
+            spec = view.spec(
                 d_model=d,
                 convention=name,
                 base=base,
                 timesteps=listed(tried[taken].ravel()),
                 timestep_scale=scale,
                 variant=built_by,
-                dtype=bench.dtype,
+                dtype=view.dtype,
             )
             if spec is None:
                 break
-            built = bench.values_of(spec).reshape(-1, tried.shape[1], d)
+            built = view.built(spec).reshape(-1, tried.shape[1], d)
             same = np.all(built == values[taken][:, None, :], axis=2)
             if not same.any(axis=1).all():
                 break

@@ -3,13 +3,14 @@ and vision RoPE's (row, column)): which position axis each column follows, the l
 dim whose plan puts them there (and the mrope_section that implies), the base from the
 frequencies read best along each axis, every row's positions, and the grid, merge size and
 offset that put the tokens there. Fitted from the rows at hand; the grid's size from the table's last row, so a
-long table is read from its sample and confirmed by the bench in one pass."""
+long table is read from its sample and confirmed by the scorer in one pass."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from ....core.dtypes import FORMATS
+from ...proposals import Proposal
 from ..family import FAMILY
 from ..layouts import LAYOUTS, Mrope
 from ..tokens import axes_positions
@@ -76,7 +77,7 @@ class Fit(NamedTuple):
     frequency: list  # each column's frequency index
 
 
-def _fits(values, axes: Axes, bench):
+def _fits(view, values, axes: Axes):
     """Each multi-axis layout and head dim whose plan puts the table's columns on the axes
     they follow (and its equal columns where the plan repeats one)."""
     import numpy as np
@@ -94,7 +95,7 @@ def _fits(values, axes: Axes, bench):
                 if sections is None:
                     continue
                 rope["mrope_section"] = ",".join(map(str, sections))
-            spec = _spec(bench, layout, d_model, rope)
+            spec = _spec(view, layout, d_model, rope)
             if spec is None:
                 continue
             _, columns = layout.plan(spec)
@@ -128,9 +129,9 @@ def _sections(layout, d_model: int, axes: Axes, count: int, width: int):
     return layout.sections(n - h - w, h, w)
 
 
-def _spec(bench, layout, d_model, rope, grid=None, **more):
+def _spec(view, layout, d_model, rope, grid=None, **more):
     """A spec of the layout (None where it refuses these settings): one token unless `grid`."""
-    return bench.spec(
+    return view.spec(
         family=FAMILY.name,
         d_model=d_model,
         axes=layout.name,
@@ -232,7 +233,7 @@ def _slack(read, fit: Fit, base: float, part: str, dtype: str):
     return np.minimum(np.where(fastest > 0, told, 0.0), 0.25)
 
 
-def axial_candidates(values, notes, bench, why: list | None = None):
+def axial(view, why: list | None = None):
     """A table of transformers' M-RoPE or vision layouts: each layout and head dim that puts
     its columns on the axes they follow, its base fitted and its grid read (the grid's size
     from the table's last row), scored as usual. Where the columns follow 2 or 3 axes and no
@@ -240,13 +241,14 @@ def axial_candidates(values, notes, bench, why: list | None = None):
     of the layout has the table's tokens, it is the nearest candidate."""
     import numpy as np
 
+    values = view.values
     axes = column_axes(values)
     if axes is None:
         return
     parts = ("cos", "sin", "angle")[: 3 if may_be_angles(values) else 2]
-    last = bench.target.at([bench.length - 1])
+    last = view.at([view.length - 1])
     reading, nearest = Reading(axes), None
-    for fit in _fits(values, axes, bench):
+    for fit in _fits(view, values, axes):
         reading.fitted.append(fit.layout.name)
         for part in parts:
             estimate = _base(values, fit, axes, part)
@@ -255,7 +257,7 @@ def axial_candidates(values, notes, bench, why: list | None = None):
                 read = _positions(values, fit, base, part)
                 if estimate is not None:
                     reading.based.setdefault(fit.layout.name, estimate)
-                slack = _slack(read, fit, base, part, bench.dtype)
+                slack = _slack(read, fit, base, part, view.dtype)
                 if not is_whole(read, slack):
                     continue
                 reading.whole.setdefault(fit.layout.name, base)
@@ -264,17 +266,17 @@ def axial_candidates(values, notes, bench, why: list | None = None):
                 shape = [int(round(e)) - offset + 1 for e in end]
                 if (
                     not (
-                        is_whole(end, _slack(end, fit, base, part, bench.dtype))
+                        is_whole(end, _slack(end, fit, base, part, view.dtype))
                         and np.all(near(read[0], offset, slack[0]))
                     )
                     or min(shape) < 1
-                    or int(np.prod(shape)) != bench.length
+                    or int(np.prod(shape)) != view.length
                 ):
                     continue
-                spec = _grid_spec(bench, fit, base, part, shape, offset, read, slack)
+                spec = _grid_spec(view, fit, base, part, shape, offset, read, slack)
                 if spec is None:
                     nearest = nearest or _spec(
-                        bench,
+                        view,
                         fit.layout,
                         fit.d_model,
                         fit.rope,
@@ -285,19 +287,15 @@ def axial_candidates(values, notes, bench, why: list | None = None):
                     )
                     continue
                 reading.named = True
-                reference = bench.reference(spec)
-                yield bench.candidate(
-                    f"rope {part}, {fit.layout.name} axes", spec, reference=reference
-                )
-                yield from bench.libraries(spec, reference)
+                yield Proposal(f"rope {part}, {fit.layout.name} axes", spec)
                 break
     if reading.named:
         return
-    reason = reading.reason(bench.length, paired(values))
+    reason = reading.reason(view.length, paired(values))
     if why is not None and reason:
         why.append(reason)
     if nearest is not None:  # the layout's grid of as many tokens, at the positions read
-        yield bench.candidate(f"rope {nearest.part}, {nearest.axes} axes", nearest)
+        yield Proposal(f"rope {nearest.part}, {nearest.axes} axes", nearest, libraries=False)
 
 
 class Reading:
@@ -361,7 +359,7 @@ def _bases_read(found: dict) -> str:
     )
 
 
-def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read, slack):
+def _grid_spec(view, fit: Fit, base: float, part: str, shape, offset: int, read, slack):
     """The spec whose tokens are at the positions read (the first rows'), trying the spatial
     merge sizes a vision layout may have; None if none puts them there."""
     import numpy as np
@@ -369,7 +367,7 @@ def _grid_spec(bench, fit: Fit, base: float, part: str, shape, offset: int, read
     merges = [m for m in MERGES if shape[-1] % m == 0 and shape[-2] % m == 0]
     for merge in merges if fit.layout.vision else (1,):
         spec = _spec(
-            bench,
+            view,
             fit.layout,
             fit.d_model,
             fit.rope,

@@ -5,32 +5,19 @@ preset does not name (Wan's per-axis tables of float64 frequencies, FLUX on MPS)
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
-from ..family import FAMILY
+from ...proposals import Proposal, changed
 
 TRIED = 3  # the best exact candidates whose other frequency dtype is tried
 
 
-def other_dtypes(bench, found: list):
-    """Library candidates of the best exact candidates' specs in the frequency dtype they were
-    not read in (a 1-D table's: float64, its default being float32), where none is bit for
-    bit already."""
-    if any(c.identical or (not c.confirmed and c.difference.identical) for c in found):
+def other_dtypes(found: list):
+    """The library variants of the best exact readings (the scorer's answers, `found`) in the
+    frequency dtype they were not read in (a 1-D table's: float64, its default being float32),
+    where none is bit for bit already."""
+    if any(s.named for s in found):
         return
-    exact = sorted(
-        (c for c in found if c.spec.variant == "exact"), key=lambda c: c.difference.max_abs
-    )
-    for c in exact[:TRIED]:
-        dtype = "float32" if c.spec.freqs_dtype == "float64" else "float64"
-        reference = None
-        for name, variant in FAMILY.variants.items():
-            if variant.kind != "library" or c.spec.convention not in variant.conventions:
-                continue
-            # only a variant that computes in a frequency dtype takes one
-            spec = bench.spec(
-                **{**asdict(c.spec), "variant": name, "freqs_dtype": dtype, "dtype": bench.dtype}
-            )
-            if spec is not None:
-                reference = bench.reference(c.spec) if reference is None else reference
-                yield bench.candidate(f"library {name}", spec, variant.source, reference)
+    exact = sorted((s for s in found if s.spec.variant == "exact"), key=lambda s: s.max_abs)
+    for s in exact[:TRIED]:
+        dtype = "float32" if s.spec.freqs_dtype == "float64" else "float64"
+        other = changed(s.spec, freqs_dtype=dtype)
+        yield Proposal("", other, itself=False)

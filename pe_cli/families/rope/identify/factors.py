@@ -31,9 +31,7 @@ _AROUND = 4  # float32 values each side of a column's shortest decimal tried fir
 _WIDE = 2.0**-13  # bounds this wide, relative, hold decimals only (_choices)
 
 
-def library_factors(
-    bench, plane, convention: str, part: str, attention: float, notes: list
-) -> list:
+def library_factors(view, plane, convention: str, part: str, attention: float, notes: list) -> list:
     """(rotary dim, base, LongRoPE parameters) for each library whose LongRoPE table, with
     factors read from the plane (one column per frequency of the table, positions 0 ..), is
     the table bit for bit, else for the exact table where it is; a note where some factors
@@ -41,7 +39,7 @@ def library_factors(
     rows, n = plane.shape
     if rows < 3 or not n:
         return []
-    rounding = max(FORMATS[bench.dtype].epsilon / 2, 1e-6)  # of row 0, the factor
+    rounding = max(FORMATS[view.dtype].epsilon / 2, 1e-6)  # of row 0, the factor
     pairs = [
         (original, factor)
         for original in ORIGINAL_LENGTHS
@@ -63,16 +61,16 @@ def library_factors(
         for original, factor in pairs:
             if (original, factor) not in readings:
                 scale = longrope_attention(factor, original)
-                readings[original, factor] = _reading(plane, scale, part, bench.dtype)
+                readings[original, factor] = _reading(plane, scale, part, view.dtype)
             if readings[original, factor] is None:
                 continue
             base, choices, widths = readings[original, factor]
             spec = _search(
-                bench, plane, name, convention, part, base, 2 * n, (original, factor), choices
+                view, plane, name, convention, part, base, 2 * n, (original, factor), choices
             )
             if spec is not None:
                 found.append((2 * n, base, dict(spec.rope)))
-                _ranges(widths, rows, bench.dtype, notes)
+                _ranges(widths, rows, view.dtype, notes)
                 break
     return list({repr(f): f for f in found}.values())  # libraries that agree: one reading
 
@@ -309,7 +307,7 @@ def _choices(estimate: float, spread: float) -> list:
     return list(found)
 
 
-def _search(bench, plane, name, convention, part, base, dim, lengths, choices):
+def _search(view, plane, name, convention, part, base, dim, lengths, choices):
     """The spec of library `name` whose factors (each column's next choice where its column
     differs) make the plane, or None. lengths: (original length, factor). The factors are
     tried as long_factor or short_factor, whichever the table's length picks, then as both
@@ -326,7 +324,7 @@ def _search(bench, plane, name, convention, part, base, dim, lengths, choices):
             "original_max_position_embeddings": original,
             "max_position_embeddings": int(original * factor),
         }
-        made = lambda factors, rope=rope, chosen=chosen: bench.spec(  # noqa: E731
+        made = lambda factors, rope=rope, chosen=chosen: view.spec(  # noqa: E731
             family=FAMILY.name,
             variant=name,
             d_model=dim,
@@ -335,15 +333,15 @@ def _search(bench, plane, name, convention, part, base, dim, lengths, choices):
             rope={**rope, **dict.fromkeys(chosen, factors)},
             convention=convention,
             part=part,
-            dtype=bench.dtype,
+            dtype=view.dtype,
         )
-        found = _columns(bench, plane, convention, part, made, choices)
+        found = _columns(view, plane, convention, part, made, choices)
         if found is not None:
             return found
     return None
 
 
-def _columns(bench, plane, convention, part, made, choices):
+def _columns(view, plane, convention, part, made, choices):
     """The spec `made` of factors that gives every column of the plane, each column's next
     choice taken where it differs: the next listed, or within a range the shortest decimal in
     the middle third of the side its values say (a column's angles too small, its factor too
@@ -361,7 +359,7 @@ def _columns(bench, plane, convention, part, made, choices):
         if spec is None:
             return None
         try:
-            built = bench.values_of(spec)[:, first]
+            built = view.built(spec)[:, first]
         except BadInput:
             return None
         wrong = np.flatnonzero(np.any(built != plane, axis=0))

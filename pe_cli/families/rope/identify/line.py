@@ -6,9 +6,9 @@ arithmetic and its polar one."""
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
 
 from ....core.dtypes import FORMATS, match_margin
+from ...proposals import Proposal, answers, changed
 from ...reading import plausible_bases
 from ..family import FAMILY
 from ..pairing import pair_columns
@@ -20,21 +20,22 @@ from .reread import reread
 from .scalings import rotary_dims, scalings
 
 
-def line_candidates(values, notes, bench):
+def line(view, notes):
     """A cos or sin part starting at position 0 (after rows at position 0 where a batch
     padded the prompt, as OmniGen's: --ids): its pairing, attention factor, theta and
     scaling (linear, llama3, YaRN or LongRoPE) fitted from the angles; each in the exact
     table, transformers' arithmetic and its polar one."""
     import numpy as np
 
+    values = view.values
     same = np.all(values == values[:1], axis=1)
     lead = (
         max(int(np.argmin(same)) - 1, 0) if not same.all() else 0
     )  # rows before the table's own 0
     values = values[lead:]
     rows, cols = values.shape
-    if rows == 1 and bench.length == 1:
-        yield from _vector_candidates(values[0], notes, bench)
+    if rows == 1 and view.length == 1:
+        yield from _vector(view, values[0], notes)
         return
     if rows < 3:
         after = f" after {lead} repeated first rows" if lead else ""
@@ -51,11 +52,11 @@ def line_candidates(values, notes, bench):
         return
     sin = rotation_sin(values)
     if sin is not None:  # --part rotation: [cos, -sin, sin, cos] of each frequency
-        yield from _rotation_candidates(sin[:, 0::2], notes, bench, lead)
+        yield from _rotation(view, sin[:, 0::2], notes, lead)
         return
     head = values[0]
     if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
-        notes.append(_unstarted(values, bench.dtype))
+        notes.append(_unstarted(values, view.dtype))
         return
     duplicated, angles = False, may_be_angles(values)
     for convention in FAMILY.conventions:
@@ -76,32 +77,27 @@ def line_candidates(values, notes, bench):
         # reading are the table's only where the angles made no candidate
         scratch, angled = [], False
         readings = _readings(plane, angles, scratch)
-        if bench.dtype in _COARSE:
-            readings = _refined(plane, readings, bench.dtype)
+        if view.dtype in _COARSE:
+            readings = _refined(plane, readings, view.dtype)
         for part, attention, w, resolved in readings:
-            made = [
-                c
-                for c in _fitted(
-                    bench, plane, convention, part, attention, w, resolved, scratch, lead
-                )
-                if c is not None
-            ]
+            made = yield from answers(
+                _fitted(view, plane, convention, part, attention, w, resolved, scratch, lead)
+            )
             angled = angled or (part == "angle" and bool(made))
             if part == "angle":
                 scratch.clear()
-            yield from made
         notes += [] if angled else [note for note in scratch if note not in notes]
 
 
-def _rotation_candidates(plane, notes, bench, lead: int):
+def _rotation(view, plane, notes, lead: int):
     """A rotation table's candidates, read from its sin columns (one per frequency)."""
     scratch = []
     readings = [r for r in _readings(plane, False, scratch) if r[0] == "sin"]
-    if bench.dtype in _COARSE:
-        readings = _refined(plane, readings, bench.dtype)
+    if view.dtype in _COARSE:
+        readings = _refined(plane, readings, view.dtype)
     for part, attention, w, resolved in readings:
-        args = (bench, plane, "interleaved", part, attention, w, resolved, scratch, lead)
-        yield from (c for c in _fitted(*args, shown="rotation") if c is not None)
+        args = (view, plane, "interleaved", part, attention, w, resolved, scratch, lead)
+        yield from _fitted(*args, shown="rotation")
     notes += [note for note in scratch if note not in notes]
 
 
@@ -144,7 +140,7 @@ def _unstarted(values, dtype: str) -> str:
     return f"{_unsteady_note(count, values.shape[1])}, and {start}"
 
 
-def _vector_candidates(w, notes, bench):
+def _vector(view, w, notes):
     """A vector of frequencies (--part inv_freq), w_0 the highest: the rope settings that
     explain it (no attention factor, no length: neither dynamic NTK nor LongRoPE), exactly
     and as each library and precision recipe writes it."""
@@ -162,11 +158,11 @@ def _vector_candidates(w, notes, bench):
     # the grid its values lie on: a recipe's frequencies cast to a half dtype are read as such
     grid = next(
         (low for low in ("bfloat16", "float16") if np.array_equal(round_to(w, low), w)),
-        bench.dtype,
+        view.dtype,
     )
     fits = scalings(None, grid, w, w > 0, 1.0, "inv_freq", 0, notes)
     for fit in fits:
-        spec = bench.spec(
+        spec = view.spec(
             family=FAMILY.name,
             d_model=fit.dim,
             base=fit.base,
@@ -176,29 +172,18 @@ def _vector_candidates(w, notes, bench):
         )
         if spec is None:
             continue
-        reference = bench.reference(spec)
         said = _said(fit, len(w))
-        yield bench.candidate(f"rope inv_freq{said}", spec, reference=reference)
+        yield Proposal("rope inv_freq", spec, detail=said, libraries=not fit.nearest)
         if fit.nearest:
             continue
-        yield from named(said, libraries(bench, spec, reference))
+        yield from _wide(view, spec, said)
         # a precision recipe's frequencies cast to a half dtype (its --compute-dtype)
         for name, found in FAMILY.variants.items():
             for low in ("bfloat16", "float16") if found.kind == "recipe" else ():
                 if not np.array_equal(round_to(w, low).astype(np.float64), w):
                     continue
-                recipe = bench.spec(
-                    **{**asdict(spec), "variant": name, "compute_dtype": low, "dtype": bench.dtype}
-                )
-                if recipe is not None:
-                    yield from named(
-                        said,
-                        [
-                            bench.candidate(
-                                f"recipe {name} ({low})", recipe, found.source, reference
-                            )
-                        ],
-                    )
+                recipe = changed(spec, variant=name, compute_dtype=low, dtype=view.dtype)
+                yield Proposal(f"recipe {name} ({low})", recipe, found.source, detail=said)
 
 
 def _readings(plane, angles: bool, notes: list):
@@ -266,68 +251,55 @@ def _still(notes: list) -> None:
 
 
 def _fitted(
-    bench, plane, convention, part, attention, w, resolved, notes, lead: int = 0, shown: str = ""
+    view, plane, convention, part, attention, w, resolved, notes, lead: int = 0, shown: str = ""
 ):
     """The candidates of fitted frequencies w (the `resolved` ones to 1e-3) of a plane (one
     column per frequency, positions 0 .. after `lead` rows at 0) of `part` (the table's own
     part is `shown`, where the plane is read from it: a rotation's sin): each power law and
     scaling that explains them, exactly and in the libraries' arithmetic; where none does, the
     nearest plain law's exact table alone."""
-    dtype, end = bench.dtype, bench.length - lead
+    dtype, end = view.dtype, view.length - lead
     ids = f"{lead}*0; 0:{end}" if lead else None
     table = shown or part
 
-    recipes = [c for c in _recipes(bench, plane, convention, table, w, resolved, end, ids) if c]
-    slip, read = any(c.difference.identical for c in recipes), []  # what this reading measured
+    recipes = yield from answers(_recipes(view, plane, convention, table, w, resolved, end, ids))
+    slip, read = any(s.named for s in recipes), []  # what this reading measured
 
     def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
         if lead or slip or shown:
             return []
-        return library_factors(bench, plane, convention, part, attention, read)
+        return library_factors(view, plane, convention, part, attention, read)
 
     _constant(plane, w, resolved, read)
     fits = scalings(plane, dtype, w, resolved, attention, part, end, read, search)
     if not slip and all(fit.nearest for fit in fits):  # position ids a half dtype rounded?
-        held = _positions_refit(bench, plane, convention, part, table, lead, ids)
-        recipes += [c for c in held if c is not None]
-        slip = any(c.difference.identical for c in recipes)
+        held = _positions_refit(view, plane, convention, part, table, lead, ids)
+        recipes += yield from answers(held)
+        slip = any(s.named for s in recipes)
     count = _unsteady(plane, dtype)
     if count:  # the frequencies were read from a few rows: what every row does
         read.append(_unsteady_note(count, plane.shape[1]))
     if not slip:  # a port's precision slip, read: nothing to say of the scaling it seemed to have
         notes += read
     for fit in fits:
-        spec = _law_spec(bench, fit, convention, table, ids)
+        spec = _law_spec(view, fit, convention, table, ids)
         if spec is None:
             continue
-        reference = bench.reference(spec)
-        said = _said(fit, len(w))
-        made = bench.candidate(
-            f"rope {table}, {convention} pairing{said}", spec, reference=reference
-        )
+        said, name = _said(fit, len(w)), f"rope {table}, {convention} pairing"
         if fit.nearest:  # no law fits: no library's arithmetic of it is the table
-            yield made if made is not None and _far(made, bench) else None
+            if view.distance(spec) > match_margin(view.length, view.dtype):  # only as nearest
+                yield Proposal(name, spec, detail=said, libraries=False)
             continue
-        yield made
-        yield from named(said, libraries(bench, spec, reference))
-        yield from _positions_slips(bench, spec, said)
+        yield Proposal(name, spec, detail=said)
+        yield from _wide(view, spec, said)
+        yield from _positions_slips(view, spec, said)
         if dtype == "float32" and part != "angle":
-            polar = bench.spec(
-                **{
-                    **asdict(spec),
-                    "variant": "hf-rope",
-                    "arithmetic": "polar",
-                    "dtype": "float32",
-                }
-            )
-            if polar is not None:
-                yield bench.candidate(
-                    f"library hf-rope, polar{said}", polar, VARIANTS["hf-rope"].source, reference
-                )
-    yield from recipes
+            polar = changed(spec, variant="hf-rope", arithmetic="polar", dtype="float32")
+            source = VARIANTS["hf-rope"].source
+            yield Proposal("library hf-rope, polar", polar, source, detail=said, libraries=False)
 
 
-def _recipes(bench, plane, convention, part, w, resolved, rows: int, ids):
+def _recipes(view, plane, convention, part, w, resolved, rows: int, ids):
     """A precision recipe's table (transformers' arithmetic with one stage in a half dtype, as
     ports slip), where the table shows the half dtype: its frequencies are that dtype's numbers
     (rope-inv-freq: inv_freq cast to it), fitted as an inv_freq vector of it is; or its values
@@ -342,7 +314,7 @@ def _recipes(bench, plane, convention, part, w, resolved, rows: int, ids):
     if not at.any():
         return
     # a frequency read from float32 values is good to ~1e-7, from half ones to _RESOLVED
-    close = _RESOLVED if bench.dtype in _COARSE else 1e-5
+    close = _RESOLVED if view.dtype in _COARSE else 1e-5
     for low in _COARSE:
         grid = round_to(w, low).astype(np.float64)
         tries = []
@@ -350,45 +322,35 @@ def _recipes(bench, plane, convention, part, w, resolved, rows: int, ids):
             tries.append(
                 ("rope-inv-freq", scalings(None, low, grid, at, 1.0, "inv_freq", rows, []))
             )
-        if bench.dtype == low or _on_grid(plane, low, bench.dtype):
+        if view.dtype == low or _on_grid(plane, low, view.dtype):
             tries.append(("rope-table", _coarse_laws(w, at, low)))
         for stage, fit in ((stage, f) for stage, fits in tries for f in fits if not f.nearest):
             recipe = _law_spec(
-                bench,
+                view,
                 fit,
                 convention,
                 part,
                 ids,
                 variant=stage,
                 compute_dtype=low,
-                dtype=bench.dtype,
+                dtype=view.dtype,
             )
-            if recipe is not None:
-                said = f"recipe {stage} ({low}){_said(fit, len(w))}"
-                yield _scored(bench, said, recipe, FAMILY.variants[stage].source)
+            said = f"recipe {stage} ({low}){_said(fit, len(w))}"
+            yield Proposal(said, recipe, FAMILY.variants[stage].source, now=True)
 
 
-def _law_spec(bench, fit, convention: str, part: str, ids, **more):
+def _law_spec(view, fit, convention: str, part: str, ids, **more):
     """The spec of a fitted law's table laid out as the one read (exact, in float64, unless
     `more` says otherwise); None where no table is made so."""
     laid = dict(convention=convention, part=part, ids=ids, dtype="float64")
-    return bench.spec(
+    return view.spec(
         family=FAMILY.name,
         d_model=fit.dim,
-        seq_len=bench.length,
+        seq_len=view.length,
         base=fit.base,
         rope=fit.rope,
         **{**laid, **more},
     )
-
-
-def _scored(bench, name: str, spec, source: str):
-    """A recipe's candidate, scored now even on a long table's sample (where a variant waits
-    until no exact table is the file: the rope family builds a recipe's first rows alone),
-    since whether it is the table says which of the reading's notes are true of it."""
-    if spec.rows != bench.length or spec.cols != bench.target.cols:
-        return None
-    return bench.variant(name, spec, source)
 
 
 def _coarse_laws(w, at, low: str) -> list[Fit]:
@@ -407,26 +369,19 @@ def _coarse_laws(w, at, low: str) -> list[Fit]:
     return [Fit(2 * n, b, rope) for b in dict.fromkeys(bases) for rope in scaled]
 
 
-def _positions_slips(bench, spec, said: str, lows=_COARSE):
+def _positions_slips(view, spec, said: str, lows=_COARSE):
     """transformers' table with its position ids in a half dtype (rope-positions), where the
     table is longer than the whole numbers that dtype holds (256 in bfloat16, 2048 in
-    float16)."""
+    float16): scored at once even on a long table's sample, since whether it is the table
+    says which of the reading's notes are true of it."""
     for low in lows:
-        if bench.length - 1 > 2 ** FORMATS[low].precision:
-            recipe = bench.spec(
-                **{
-                    **asdict(spec),
-                    "variant": "rope-positions",
-                    "compute_dtype": low,
-                    "dtype": bench.dtype,
-                }
-            )
-            if recipe is not None:
-                source = FAMILY.variants["rope-positions"].source
-                yield _scored(bench, f"recipe rope-positions ({low}){said}", recipe, source)
+        if view.length - 1 > 2 ** FORMATS[low].precision:
+            recipe = changed(spec, variant="rope-positions", compute_dtype=low, dtype=view.dtype)
+            source = FAMILY.variants["rope-positions"].source
+            yield Proposal(f"recipe rope-positions ({low}){said}", recipe, source, now=True)
 
 
-def _positions_refit(bench, plane, convention, part, table, lead: int, ids):
+def _positions_refit(view, plane, convention, part, table, lead: int, ids):
     """rope-positions where the ids a half dtype rounds make the whole table fit no law: the
     frequencies read again from the rows before the first position it rounds (257 in
     bfloat16, 2049 in float16), and each law they fit tried with its ids in that dtype."""
@@ -436,14 +391,14 @@ def _positions_refit(bench, plane, convention, part, table, lead: int, ids):
             continue
         head = plane[:whole]
         readings = [r for r in _readings(head, False, []) if r[0] == part]
-        if bench.dtype in _COARSE:
-            readings = _refined(head, readings, bench.dtype)
+        if view.dtype in _COARSE:
+            readings = _refined(head, readings, view.dtype)
         for _, attention, w, resolved in readings:
-            rows = bench.length - lead
-            for fit in scalings(head, bench.dtype, w, resolved, attention, part, rows, []):
-                spec = None if fit.nearest else _law_spec(bench, fit, convention, table, ids)
+            rows = view.length - lead
+            for fit in scalings(head, view.dtype, w, resolved, attention, part, rows, []):
+                spec = None if fit.nearest else _law_spec(view, fit, convention, table, ids)
                 if spec is not None:
-                    yield from _positions_slips(bench, spec, _said(fit, len(w)), (low,))
+                    yield from _positions_slips(view, spec, _said(fit, len(w)), (low,))
 
 
 def _on_grid(plane, low: str, dtype: str) -> bool:
@@ -456,12 +411,6 @@ def _on_grid(plane, low: str, dtype: str) -> bool:
     return wider and bool(np.array_equal(round_to(plane, low).astype(np.float64), plane))
 
 
-def _far(nearest, bench) -> bool:
-    """Whether the nearest law's table is further from the table than compare's rule for a
-    match (core.dtypes.match_margin): only then is it offered, as the nearest."""
-    return nearest.difference.max_abs > match_margin(bench.length, bench.dtype)
-
-
 def _said(fit, n: int) -> str:
     """What a candidate's name says of its fit beyond its spec's settings: how its base is
     made (NTK-by-base), and a rotary dim other than the 2n its n frequencies fill."""
@@ -469,35 +418,22 @@ def _said(fit, n: int) -> str:
     return law + (f", rotary dim {fit.dim} for {n} frequencies" if fit.dim != 2 * n else "")
 
 
-def named(said: str, candidates):
-    """Candidates (None for those that are not the table) with `said` after their names."""
-    for c in candidates:
-        if c is not None:
-            c.name += said
-            yield c
-
-
-def libraries(bench, spec, reference):
-    """Each library variant that writes the table bit for bit (Bench.libraries); of a float64
-    table, also those that compute in float64 where asked (diffusers' freqs_dtype, kept as
-    complex128), and, where every value is a float32 one, those whose float32 table it is."""
+def _wide(view, spec, said: str):
+    """Of a float64 table, the library variants that compute in float64 where asked
+    (diffusers' freqs_dtype, kept as complex128; the scorer tries those that do by default),
+    and, where every value is a float32 one, those whose float32 table it is."""
     import numpy as np
 
-    yield from bench.libraries(spec, reference)
-    if bench.dtype != "float64":
+    if view.dtype != "float64":
         return
-    as32 = bool(np.array_equal(bench.seen, bench.seen.astype(np.float32)))
+    as32 = bool(np.array_equal(view.seen, view.seen.astype(np.float32)))
     for name, found in FAMILY.variants.items():
         if found.kind != "library" or spec.convention not in found.conventions:
             continue
         for wide in ({}, {"freqs_dtype": "float64"}):
-            library = bench.spec(**{**asdict(spec), "variant": name, "dtype": "float64", **wide})
-            if library is None:
-                continue
-            # kept in float64 (Bench.libraries tried those it computes so by default), or a
-            # float32 table written as float64
-            if bool(wide) if found.ends_float64(library) else as32:
-                yield bench.candidate(f"library {name}", library, found.source, reference)
+            library = changed(spec, variant=name, dtype="float64", **wide)
+            if library is not None and (bool(wide) if found.ends_float64(library) else as32):
+                yield Proposal(f"library {name}", library, found.source, detail=said)
 
 
 def _constant(plane, w, resolved, notes: list) -> None:

@@ -18,7 +18,7 @@ POOLS = (
 )  # the blocks identification tries: FramePack's and Helios's 2x2x2 and 4x4x4; AnyFlow-FAR's
 
 
-def read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str, tuple, bool] | None:
+def read_pooled(spec, table, values, reading: str, k: int | None) -> tuple[str, tuple, bool] | None:
     """Where the table reads as the spec's (cos or sin) table averaged over blocks of k tokens
     on each axis (--rope pool, FramePack's and Helios's history), or with k None over blocks
     renormalised (pool_unit, AnyFlow-FAR's compressed frames): (its grid before pooling as one
@@ -64,13 +64,13 @@ def read_pooled(spec, bench, values, reading: str, k: int | None) -> tuple[str, 
     if any(blocks_of(distinct(axis)) is None for axis in leading.T):
         return None
     centres = np.concatenate(
-        [read_axes(block / damping, spec, reading) for _, block in bench.target.blocks()]
+        [read_axes(block / damping, spec, reading) for _, block in table.blocks()]
     )
     orders = row_major(centres)
     blocks = None if orders is None else [blocks_of(order) for order in orders]
     if blocks is None or None in blocks:
         return None
-    last = bench.target.at([bench.target.rows - 1])[0]
+    last = table.at([table.length - 1])[0]
     runs, sizes = [], []
     for axis, (order, (start, size)) in enumerate(zip(orders, blocks)):
         n = len(order)

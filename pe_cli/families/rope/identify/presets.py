@@ -4,8 +4,9 @@ found, whole positions (or halves to sixteenths) as --ids runs, and blocks of a 
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import replace
 
+from ...proposals import Proposal, answers, changed
 from ..family import FAMILY
 from ..models import PRESETS
 from ..split import divisors
@@ -31,37 +32,33 @@ def _scales(positions) -> list[float]:
     return sorted({float(f"{c:.{digits}g}") for digits in range(1, 8)} - {1.0})
 
 
-def _preset_candidates(bench, name, preset, part, spec):
-    """The preset's exact table and its library variants, in each dtype its own law
-    computes frequencies in (LTX-2: its double precision, and float32 without it)."""
-    reference = bench.reference(spec)
-    yield bench.candidate(f"preset {name}, {part}", spec, preset.summary, reference)
-    yield from bench.libraries(spec, reference)
+def _proposals(name, preset, part, spec):
+    """The preset's exact table, and its library variants in each dtype its own law computes
+    frequencies in (LTX-2: its double precision, and float32 without it)."""
+    yield Proposal(f"preset {name}, {part}", spec, preset.summary)
     for dtype in preset.layout.law.dtypes if preset.layout.law else ():
-        other = (
-            None
-            if dtype == spec.freqs_dtype
-            else bench.spec(**{**asdict(spec), "freqs_dtype": dtype})
-        )
-        if other is not None:
-            yield from bench.libraries(other, reference)
+        if spec is not None and dtype != spec.freqs_dtype:
+            other = changed(spec, freqs_dtype=dtype)
+            yield Proposal(f"preset {name}, {part}", other, itself=False)
 
 
-def padded_candidates(values, notes, bench) -> list:
+def padded(view, notes):
     """A table whose last rows are zeros (Lumina2's caption table for a short prompt): what
     its rows before them read as, with those zeros as --padding-rows."""
-    zeros = bench.trailing_zero_rows()
-    if not 0 < zeros < bench.length:
-        return []
-    head = bench.head(bench.length - zeros)
-    found = []
-    for c in split_candidates(values[: head.length], notes, head):
-        padded = None if c is None else bench.spec(**{**asdict(c.spec), "padding_rows": zeros})
-        found.append(None if padded is None else bench.candidate(c.name, padded, c.source))
-    return [c for c in found if c is not None]
+    zeros = view.trailing_zero_rows()
+    if not 0 < zeros < view.length:
+        return
+    inner, answer = split(view.head(view.length - zeros), notes), None
+    while True:
+        try:
+            proposal = inner.send(answer)
+        except StopIteration:
+            return
+        spec = proposal.spec and changed(proposal.spec, padding_rows=zeros)
+        answer = yield replace(proposal, spec=spec)
 
 
-def split_candidates(values, notes, bench, presets=None):
+def split(table, notes, presets=None):
     """A preset's table: each axis's positions read back from its columns, then its tokens
     as text tokens and a grid of the preset's layout, scored as usual. Where none is found,
     whole positions (or halves to sixteenths) that make no grid, as --ids runs (a note says
@@ -69,6 +66,7 @@ def split_candidates(values, notes, bench, presets=None):
     `presets`: those tried, by name (default every --preset)."""
     import numpy as np
 
+    values = table.values
     found, scattered, later, pooled, named = [], [], [], [], []
     rotation = rotation_sin(values) is not None
     # (the spec's part, the part its columns are read as, that part's rows of the table's)
@@ -93,7 +91,7 @@ def split_candidates(values, notes, bench, presets=None):
         work = [(extra, view) for extra in preset.tries for view in views]
         while work:
             extra, (part, reading, view) = work.pop(0)
-            spec = bench.spec(
+            spec = table.spec(
                 family=FAMILY.name,
                 d_model=preset.head_dim,
                 base=preset.theta,
@@ -114,22 +112,22 @@ def split_candidates(values, notes, bench, presets=None):
             def read_at(rows, spec=spec, reading=reading, view=view, positions=positions):
                 beyond = [r for r in rows if r >= len(positions)]  # past the rows families fit from
                 seen = [positions[r] for r in rows if r < len(positions)]
-                more = read_axes(view(bench.target.at(beyond)), spec, reading) if beyond else []
+                more = read_axes(view(table.at(beyond)), spec, reading) if beyond else []
                 return seen + list(more)
 
-            tokens = as_grid(positions, spec, reading, bench.length, read_at)
-            tails = read_tail(spec, bench.length, read_at) if style.tail and not tokens else ()
+            tokens = as_grid(positions, spec, reading, table.length, read_at)
+            tails = read_tail(spec, table.length, read_at) if style.tail and not tokens else ()
             for tail, count in tails:  # Cosmos 3's sound and action tokens after the grid
-                tailed = bench.spec(**{**asdict(spec), "rope": {**dict(spec.rope), **tail}})
+                tailed = changed(spec, rope={**dict(spec.rope), **tail})
                 tokens = tailed and as_grid(
-                    positions, tailed, reading, bench.length - count, read_at
+                    positions, tailed, reading, table.length - count, read_at
                 )
                 if tokens is not None:
                     spec = tailed
                     break
             if tokens is not None:
                 grid, text = tokens
-                spec = bench.spec(**{**asdict(spec), "grid": grid, "text_tokens": text})
+                spec = changed(spec, grid=grid, text_tokens=text)
             elif is_whole(positions * np.array(divisors(spec))) and len(positions) > 1:
                 later.append(
                     (name, preset, part, spec, view, reading)
@@ -149,55 +147,34 @@ def split_candidates(values, notes, bench, presets=None):
             if spec is None:
                 continue
             found.append(name)
-            named += _preset_candidates(bench, name, preset, part, spec)
-    yield from named
+            named += yield from answers(_proposals(name, preset, part, spec))
     for name, preset, part, spec, view, reading in later if not found else ():
-        runs = read_runs(spec, bench, view, reading)  # every token's positions, as runs
+        runs = read_runs(spec, table, view, reading)  # every token's positions, as runs
         if runs is None:
             scattered.append(name)
             continue
-        spec = bench.spec(**{**asdict(spec), "grid": None, "ids": runs})
-        made = (
-            []
-            if spec is None
-            else [c for c in _preset_candidates(bench, name, preset, part, spec) if c]
-        )
-        if any(
-            c.difference.max_abs <= RUNS_NEAR for c in made
-        ):  # else the wrong layout's whole readings
+        spec = changed(spec, grid=None, ids=runs)
+        # else the wrong layout's whole readings
+        if spec is not None and table.distance(spec) <= RUNS_NEAR:
             found.append(name)
-            named += made
-            yield from made
+            named += yield from answers(_proposals(name, preset, part, spec))
     # a renormalised pooled table reads as its blocks' centres: pooling may be its library's table
-    for name, preset, part, spec, seen, reading in (
-        () if any(c and not c.difference.differing for c in named) else pooled
-    ):
+    for name, preset, part, spec, seen, reading in () if any(s.named for s in named) else pooled:
         for k in POOLS:
-            read = read_pooled(spec, bench, seen, reading, k)
+            read = read_pooled(spec, table, seen, reading, k)
             spec_k = (
                 None
                 if read is None
-                else bench.spec(
-                    **{
-                        **asdict(spec),
-                        "grid": None,
-                        "ids": read[0],
-                        "rope": (
-                            *spec.rope,
-                            ("pool", read[1]),
-                            *[("pool_unit", True)][: read[2]],
-                        ),
-                    }
+                else changed(
+                    spec,
+                    grid=None,
+                    ids=read[0],
+                    rope=(*spec.rope, ("pool", read[1]), *[("pool_unit", True)][: read[2]]),
                 )
             )
-            made = (
-                []
-                if spec_k is None
-                else [c for c in _preset_candidates(bench, name, preset, part, spec_k) if c]
-            )
-            if any(c.difference.max_abs <= RUNS_NEAR for c in made):
+            if spec_k is not None and table.distance(spec_k) <= RUNS_NEAR:
                 found.append(name)
-                yield from made
+                yield from _proposals(name, preset, part, spec_k)
                 break
     if scattered and not found:
         notes.append(

@@ -124,7 +124,7 @@ def binary_denominators(positions) -> tuple[int, ...] | None:
     return tuple(found)
 
 
-def read_runs(spec, bench, view, reading) -> str | None:
+def read_runs(spec, table, view, reading) -> str | None:
     """Every token's positions read from the table, in blocks, as inline --ids runs (over each
     axis's divisor): integers over each axis's power of two; None where some token's are no
     such fractions or they make over MOST_RUNS runs. A cos table tells each position only up
@@ -133,7 +133,7 @@ def read_runs(spec, bench, view, reading) -> str | None:
 
     scale = np.array(divisors(spec))
     found, denominators = [], (1,) * len(scale)
-    for _, block in bench.target.blocks():
+    for _, block in table.blocks():
         found.append(read_axes(view(block), spec, reading) * scale)  # the ids, before the divisors
         finer = binary_denominators(found[-1])
         if finer is None:

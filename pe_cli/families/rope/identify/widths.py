@@ -1,7 +1,7 @@
 """A diffusion model's layout at another head dim than its --preset's (LTX-Video's module built
 with dim 128, Wan's with attention_head_dim 64): each preset's axes_dim shares scaled to the
 table's width, as the models' own modules split a head dim they are given, then read as the
-preset's table is (presets.split_candidates)."""
+preset's table is (presets.split)."""
 
 from __future__ import annotations
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 
-from ..core.errors import BadInput
-from ..core.params import Param
-from ..numerics.frequencies import context
-from .base import Family, variant
+from ...core.errors import BadInput
+from ...core.params import Param
+from ...numerics.frequencies import context
+from ..base import Family, variant
 
 
 def alibi_slopes(heads: int) -> list[Decimal]:
@@ -165,8 +165,8 @@ class Alibi(Family):
     def exact_rows(self, spec, start, stop, work):
         import numpy as np
 
-        from ..numerics import exact
-        from ..numerics.sinusoids import round_decimals
+        from ...numerics import exact
+        from ...numerics.sinusoids import round_decimals
 
         slopes = alibi_slopes(spec.heads)
         if self._vector(spec):
@@ -214,50 +214,6 @@ class Alibi(Family):
                 ],
             )
         return None
-
-    def candidates(self, values, dtype, notes, bench):
-        """Slopes (a vector), or a causal or symmetric bias, with Press et al.'s slopes or in
-        a library's arithmetic (its variants). A long table's part is read from its first
-        head's first rows (the rows it is fitted from), and the candidates confirmed over
-        every row by identification's streamed pass."""
-        import numpy as np
-
-        rows, cols = bench.length, values.shape[1]
-        if rows == 1:  # a vector: ALiBi slopes for that many heads?
-            spec = bench.spec(family=self.name, heads=cols, part="slopes", dtype="float64")
-            reference = bench.reference(spec)
-            if np.allclose(values[0], reference[0], rtol=1e-2):
-                yield bench.candidate("alibi slopes (Press et al.)", spec, reference=reference)
-                yield from bench.libraries(spec, reference)
-            return
-        if cols < 2 or rows % cols:
-            return
-        heads, length = rows // cols, cols
-        part = _part(values.reshape(-1, length, length) if len(values) == rows else values)
-        if part is None:
-            return
-        spec = bench.spec(family=self.name, heads=heads, seq_len=length, part=part, dtype="float64")
-        reference = bench.reference(spec)
-        yield bench.candidate(f"alibi {part} (Press et al. slopes)", spec, reference=reference)
-        yield from bench.libraries(spec, reference)
-
-
-def _part(values):
-    """ "causal" or "symmetric", the bias's form in these heads (heads, L, L) or in the first
-    rows of the first head (k, L); None where it is neither."""
-    import numpy as np
-
-    block = values if values.ndim == 3 else values[None, : values.shape[1]]
-    queries, length = block.shape[1], block.shape[2]
-    upper = np.triu(np.ones((queries, length), bool), 1)
-    if np.all(block[:, upper] == 0) and np.any(block):
-        return "causal"
-    square = block[:, :, :queries]
-    if np.array_equal(square, square.transpose(0, 2, 1)) and np.all(
-        np.diagonal(square, axis1=1, axis2=2) == 0
-    ):
-        return "symmetric"
-    return None
 
 
 FAMILY = Alibi()

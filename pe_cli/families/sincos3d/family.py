@@ -15,18 +15,15 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
-from itertools import product
 from typing import NamedTuple
 
-from ..core.dtypes import FORMATS
-from ..core.errors import BadInput
-from ..core.limits import MAX_POSITION
-from ..core.params import Param
-from ..numerics.frequencies import context, power_law
-from .base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
-from .libraries import diffusers_sincos, positional_encodings_axis
-from .positions import parse_grid
-from .reading import divisors, rows_of, shortest_decimals
+from ...core.errors import BadInput
+from ...core.limits import MAX_POSITION
+from ...core.params import Param
+from ...numerics.frequencies import context, power_law
+from ..base import TEXT_TOKENS, Family, Frequencies, axes_facts, variant
+from ..libraries import diffusers_sincos, positional_encodings_axis
+from ..positions import parse_grid
 
 AXES = ("t", "h", "w")
 
@@ -311,123 +308,6 @@ class Sincos3d(Family):
             with context():  # per unit of position, as the model has them (not per patch)
                 frequencies = [w * step.denominator for w, step in zip(frequencies, steps)]
         return {"frequencies": axes_facts(frequencies, columns)}
-
-    def candidates(self, values, dtype, notes, bench):
-        """The grid read off the table: a t block changes every H*W rows, an h block every W
-        (each looked up at the divisors of the row count, so a long table is read from a few
-        of its rows and scored on its sample)."""
-        yield from self._cogvideox(values, bench)
-        import numpy as np
-
-        rows, cols = bench.length, values.shape[1]
-        n = _frequency_count(cols)
-        if rows < 2:
-            return
-        steps = [d for d in divisors(rows) if d < rows]
-        probe = rows_of(bench, values, [0, *steps])
-
-        def moves(column: int) -> int:  # the first divisor of the rows where `column` moves
-            return next(
-                (d for d, row in zip(steps, probe[1:]) if row[column] != probe[0][column]), rows
-            )
-
-        plane = moves(0)  # t's first frequency (1)
-        width = min(moves(2 * n), plane) if 2 * n < cols else 1
-        if rows % plane or plane % width:
-            return
-        grid = (rows // plane, plane // width, width)
-        spec = bench.spec(family=self.name, grid=grid, d_model=cols, dtype="float64")
-        reference = bench.reference(spec)
-        if np.max(np.abs(reference - bench.seen)) > 1e-2:
-            return
-        yield bench.candidate(
-            f"sincos3d, grid {'x'.join(map(str, grid))}", spec, reference=reference
-        )
-        yield from bench.libraries(spec, reference)
-
-    def _cogvideox(self, values, bench):
-        """CogVideoX's layout: text rows of zeros, then the grid: W where the h block first
-        changes, H x W where the t block does (looked up in the rows of a long table), and each
-        interpolation scale from the angle of the first frequency at position 1."""
-        import numpy as np
-
-        rows, cols = values.shape
-        if cols % 16 or cols < 16:
-            return
-        nt, ns = _cogvideox_counts(cols)
-        zero = ~values.any(axis=1)
-        if zero.all():
-            return
-        text = int(np.argmin(zero))
-        count = bench.length - text  # the grid's rows
-
-        def changes(column: int, within) -> int | None:  # the first grid row where `column` moves
-            moved = np.flatnonzero(within[:, column] != within[0, column])
-            return int(moved[0]) if len(moved) else None
-
-        grid_rows = values[text:]
-        if len(grid_rows) < 2:
-            return
-        width = changes(2 * nt + 2 * ns, grid_rows) or count  # the h block: every W rows
-        plane = changes(0, grid_rows)  # the t block: every H x W rows
-        if plane is None and count > len(grid_rows):  # beyond the rows at hand: look there
-            for height in range(1, count // width):  # (all of count: one frame, no row to look at)
-                if (
-                    count % (height * width) == 0
-                    and bench.target.at([text + height * width])[0, 0] != 0
-                ):
-                    plane = height * width
-                    break
-        plane = plane or count
-        width = min(width, plane)  # one row of patches: its h block never moves
-        if count % plane or plane % width:
-            return
-        frames, height = count // plane, plane // width
-        # position 1 at frequency 1 turns by 1 / scale; the last position, k turns of that,
-        # tells the scale k times better: along the row of patches (down the column where it
-        # is one patch wide: the h block's), and over the frames
-        step, along, columns = (1, width, 2 * nt) if width > 1 else (width, height, 2 * nt + 2 * ns)
-        at = [text + min(step, count - 1), text + step * max(along - 1, 0)]
-        at += [text + min(plane, count - 1), text + count - plane]
-        probe = bench.target.at(at)
-
-        def scales(first, last, k: int, sin_col: int, cos_col: int) -> list[float]:
-            # the shortest decimals within what the last angle says (to the dtype's epsilon)
-            if k < 1:
-                return [1.0]
-            angle = float(np.arctan2(first[sin_col], first[cos_col]))
-            if not angle > 0:
-                return [1.0]
-            at_k = float(np.arctan2(last[sin_col], last[cos_col]))
-            at_k += 2 * np.pi * round((k * angle - at_k) / (2 * np.pi))
-            read = k / at_k
-            near = shortest_decimals(read, 4 * FORMATS[bench.dtype].epsilon / at_k)
-            return near[:SCALES_TRIED] or [float(f"{read:.6g}")]
-
-        spatial = scales(probe[0], probe[1], along - 1, columns, columns + ns)
-        temporal = scales(probe[2], probe[3], frames - 1, 0, nt)
-        grid = f"{frames}x{height}x{width}"
-        for space, time in product(spatial, temporal):
-            spec = bench.spec(
-                family=self.name,
-                convention="cogvideox",
-                grid=grid,
-                d_model=cols,
-                text_tokens=text,
-                interpolation_scale=space,
-                temporal_interpolation_scale=time,
-                dtype="float64",
-            )
-            if spec is None:
-                continue
-            reference = bench.reference(spec)
-            if np.max(np.abs(reference - bench.seen)) > 1e-2:  # not this layout, or scale
-                continue
-            yield bench.candidate(f"sincos3d cogvideox, grid {grid}", spec, reference=reference)
-            yield from bench.libraries(spec, reference)
-
-
-SCALES_TRIED = 8  # interpolation scales tried per axis, the shortest decimals near the reading
 
 
 FAMILY = Sincos3d()
