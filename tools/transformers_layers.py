@@ -47,6 +47,19 @@ SHRUNK = {
     "vocab_size_per_layer_input": 128,
     "hidden_size_per_layer_input": 8,
 }
+# what a type's default config lacks (or holds at odds with its own modeling code) and every
+# published config of the type sets, without which transformers' own model does not run: the
+# published values where they fit a small model, else a schedule of the same kinds of layer
+PUBLISHED = {
+    # no attention layer by default; Bamba-9B attends at layers 9, 18 and 27 of 32
+    "bamba": {"attn_layer_indices": [3, 7]},
+    # every layer a Mamba layer by default, and no rotation (position_embedding_type None):
+    # granite-4.0-h attends at one layer in about ten, granite-4.0-micro rotates ("rope")
+    "granitemoehybrid": {
+        "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 2,
+        "position_embedding_type": "rope",
+    },
+}
 LARGEST = 64_000_000  # parameters of a small model
 LAYERS = 8  # at most this many decoder layers: each schedule's period and first layers
 
@@ -87,13 +100,14 @@ def _get(config, key):
 
 def small_config(cls, **given):
     """The config class built small: SHRUNK's sizes where it has those keys, at most LAYERS
-    layers, head dims as the class derives them unless `given` says."""
+    layers (or `given`'s num_hidden_layers), head dims as the class derives them unless `given`
+    says."""
     fields = _fields(cls)
     values = {k: v for k, v in SHRUNK.items() if k in fields}
     default = cls()
     layers = _get(default, "num_hidden_layers")
-    if isinstance(layers, int) and layers > LAYERS:
-        values["num_hidden_layers"] = LAYERS
+    if isinstance(layers, int) and layers > given.get("num_hidden_layers", LAYERS):
+        values["num_hidden_layers"] = given.get("num_hidden_layers", LAYERS)
     hidden, heads = _get(default, "hidden_size"), _get(default, "num_attention_heads")
     if "head_dim" not in fields and isinstance(hidden, int) and isinstance(heads, int) and heads:
         values["hidden_size"] = SHRUNK["num_attention_heads"] * (
@@ -109,6 +123,18 @@ def small_config(cls, **given):
             values[key] = listed[: values["num_hidden_layers"]]
     values.update(given)
     return cls(**values)
+
+
+def _derived_head_dim(cls) -> dict:
+    """head_dim as hidden_size // num_attention_heads, where the class leaves it None and its
+    attention reads it as given (HunYuan, Ministral: their published configs all set it)."""
+    default = cls()
+    if "head_dim" not in _fields(cls) or _get(default, "head_dim") is not None:
+        return {}
+    hidden, heads = _get(default, "hidden_size"), _get(default, "num_attention_heads")
+    if not (isinstance(hidden, int) and isinstance(heads, int) and heads):
+        return {}
+    return {"head_dim": hidden // heads}
 
 
 def _decoder_layers(model, config):
@@ -171,7 +197,10 @@ def record(model_type: str, config=None) -> Schedule:
         # what some classes or modules demand: as many key heads as query heads (multi-head
         # latent attention), one expert a token
         kv, one = {"num_key_value_heads": heads}, {"num_experts_per_tok": 1}
-        for given in ({}, kv, one, {**kv, **one}):
+        published, derived = PUBLISHED.get(model_type, {}), _derived_head_dim(cls)
+        tries = [{**published, **more} for more in ({}, kv, one, {**kv, **one})]
+        tries += [{**derived, **given} for given in tries] if derived else []
+        for given in tries:
             try:
                 found = record(model_type, small_config(cls, **given))
             except Exception as e:
