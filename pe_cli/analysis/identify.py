@@ -179,6 +179,14 @@ class View:
                 self._exact[key] = exact_reference(spec)
         return self._exact[key]
 
+    @property
+    def float32_numbers(self) -> bool:
+        """Whether every value held of the table (its first rows and the rows scored) is a
+        float32 number: float32 arithmetic kept in float64 (a torch table's .double()). The
+        rest of a long table is checked by the confirming pass, which compares every value."""
+        looked = np.concatenate([self.values.ravel(), self.seen.ravel()])
+        return bool(np.array_equal(looked.astype(np.float32).astype(np.float64), looked))
+
     @staticmethod
     def spec(**params) -> TableSpec | None:
         """A spec, or None where these parameters make no table (a library that cannot)."""
@@ -234,12 +242,15 @@ class Bench:
         spec, made = proposal.spec, []
         if spec is None:
             return [], None
+        against = proposal.against or spec
         if proposal.itself:
             made.append(
-                self.candidate(proposal.name + proposal.detail, spec, proposal.source, proposal.now)
+                self.candidate(
+                    proposal.name + proposal.detail, spec, proposal.source, proposal.now, against
+                )
             )
         if proposal.libraries and find_variant(spec) is None:
-            made += self.variants(spec, proposal.detail)
+            made += self.variants(spec, proposal.detail, against)
         made = [c for c in made if c is not None]
         if not made:
             return [], None
@@ -248,12 +259,6 @@ class Bench:
         named = any(c.difference.identical for c in made)
         return made, Scored(spec, distance, named)
 
-    def reference(self, spec: TableSpec) -> np.ndarray:
-        return self.view.exact(spec)
-
-    def values_of(self, spec: TableSpec) -> np.ndarray:
-        return self.view.built(spec)
-
     def _variant_at(self, spec: TableSpec):
         """A variant's table at the scored rows, and those rows (as a mask of self.rows): a long
         table's from its first rows where the family says they are the table's own (the rest
@@ -261,21 +266,21 @@ class Bench:
         if not self.sampled:
             if not self._head_agrees(spec):
                 return None
-            return self.values_of(spec), np.ones(len(self.rows), bool)
+            return View.built(spec), np.ones(len(self.rows), bool)
         try:
             shorter = FAMILIES[spec.family].prefix(spec, len(self.values))
         except BadInput:
             shorter = None
         if shorter is not None:
             keep = self.rows < shorter.rows
-            return self.values_of(shorter)[self.rows[keep]], keep
+            return View.built(shorter)[self.rows[keep]], keep
         if memory_needed(spec, whole=True) > min(_VARIANT_BUDGET, available_memory() // 2):
             self.target.notes.append(
                 f"{spec.variant} was not tried: its table is built whole, and that "
                 "needs more memory than there is room for"
             )
             return None
-        return self.values_of(spec)[self.rows], np.ones(len(self.rows), bool)
+        return View.built(spec)[self.rows], np.ones(len(self.rows), bool)
 
     def _head_agrees(self, spec: TableSpec) -> bool:
         """Whether a variant's first HEAD_ROWS rows are the table's, where the family can build
@@ -286,25 +291,25 @@ class Bench:
             shorter = FAMILIES[spec.family].prefix(spec, HEAD_ROWS)
         except BadInput:
             shorter = None
-        return shorter is None or np.array_equal(self.values_of(shorter), self.values[:HEAD_ROWS])
+        return shorter is None or np.array_equal(View.built(shorter), self.values[:HEAD_ROWS])
 
-    def candidate(self, name: str, spec: TableSpec, source: str = "", now: bool = False):
+    def candidate(self, name, spec: TableSpec, source="", now=False, against=None):
         """The exact table of `spec` scored against the table (and whether it is bit-equal to
         its correctly rounded values); a variant only where it reproduces the table bit for
         bit, else None (on a long table's sample, tried after the exact candidates unless
-        `now`)."""
+        `now`); measured against the exact table of `against` (default: the spec's own)."""
         if spec.rows != self.length or spec.cols != self.target.cols:
             return None
         if find_variant(spec) is not None:
             if self.sampled and not now:  # tried after the exact candidates, if none is the table
-                self.deferred.append((name, spec, source))
+                self.deferred.append((name, spec, source, against))
                 return None
-            return self.variant(name, spec, source)
-        reference = self.reference(spec)
+            return self.variant(name, spec, source, against)
+        reference = self.view.exact(against or spec)
         if self.sampled:
             rounded = exact_at(_exact(spec, self.dtype), self.rows)
         else:
-            rounded = self.values_of(_exact(spec, self.dtype))
+            rounded = View.built(_exact(spec, self.dtype))
         result = self._difference(reference, spec)
         unequal = self.seen != rounded  # bit-equal to exact?
         result.differing = int(np.count_nonzero(unequal))
@@ -314,7 +319,7 @@ class Bench:
             found.unequal_columns = _first(np.flatnonzero(unequal.any(axis=0)))
         return found
 
-    def variant(self, name: str, spec: TableSpec, source: str) -> Candidate | None:
+    def variant(self, name, spec: TableSpec, source: str, against=None) -> Candidate | None:
         """A seed or library variant, where it reproduces the table at the scored rows."""
         found = self._variant_at(spec)
         if found is None:
@@ -322,7 +327,7 @@ class Bench:
         values, rows = found  # the variant's values at the scored rows it has, and those rows
         if not np.array_equal(values, self.seen[rows]):
             return None
-        return self._identical(name, spec, self.reference(spec), source)
+        return self._identical(name, spec, self.view.exact(against or spec), source)
 
     def _identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
         """A candidate that reproduces the table bit for bit at the scored rows, with its error
@@ -340,7 +345,7 @@ class Bench:
             self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
         )
 
-    def variants(self, spec: TableSpec, detail: str = "") -> list[Candidate | None]:
+    def variants(self, spec: TableSpec, detail: str, against) -> list[Candidate | None]:
         """Each library variant of an exact spec's family that writes this table bit for bit
         (a float64 table: those whose arithmetic ends in float64, as complex128 tables; a half
         one: those that write it, as a cast of their float32 table or in their own half
@@ -360,7 +365,7 @@ class Bench:
                     continue
                 label = f"library {name}{detail}"
             if made is not None:  # None: the variant cannot make this table
-                found.append(self.candidate(label, made, variant.source))
+                found.append(self.candidate(label, made, variant.source, against=against))
         return found
 
 
@@ -402,7 +407,7 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
     if (
         target.dtype == "float64"
         and not any(c.difference.identical for c in found)
-        and _float32_numbers(bench)
+        and bench.view.float32_numbers
     ):
         # float32 arithmetic kept in float64 (a torch table's .double(), numpy's default): read
         # as the float32 table it holds, where that names it bit for bit
@@ -448,7 +453,7 @@ def _deferred(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     """A long table's seed and library variants, scored where no exact table is it on the
     sample (building them costs most, torch's import first)."""
     if bench.deferred and any(c.difference.identical for c in found):
-        names = sorted({spec.variant for _, spec, _ in bench.deferred})
+        names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
         bench.skipped = (
             f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
             f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
@@ -456,13 +461,6 @@ def _deferred(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         bench.target.notes.append(bench.skipped)
         return []
     return [c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None]
-
-
-def _float32_numbers(bench: Bench) -> bool:
-    """Whether every value the bench holds of a float64 table is a float32 number (the rest
-    of a long one is checked by the confirming pass, which compares every value)."""
-    looked = np.concatenate([bench.values.ravel(), bench.seen.ravel()])
-    return bool(np.array_equal(looked.astype(np.float32).astype(np.float64), looked))
 
 
 def _as_held(

@@ -29,6 +29,9 @@ class Proposal:
     libraries: bool = True  # also its family's library variants (an exact spec's)
     itself: bool = True  # False: only those variants (a frequency dtype it was not read in)
     now: bool = False  # a variant scored at once on a long table's sample (its answer is read)
+    # the exact table it is measured against, where not its own spec's (one of another
+    # frequency dtype, or arithmetic, than the exact table has)
+    against: object = None
 
 
 @dataclass(frozen=True)
@@ -63,16 +66,17 @@ def changed(spec, **changes):
         return None
 
 
-def answers(reader: Iterator) -> Generator:
-    """Hand a sub-reader's proposals and notes up, and return the answers to its proposals
-    (those the scorer made a candidate of): `found = yield from answers(sub(view))`."""
+def answers(reader: Iterator, change=None) -> Generator:
+    """Hand a sub-reader's proposals and notes up (each through `change`, where given), and
+    return the answers to its proposals (those the scorer made a candidate of):
+    `found = yield from answers(sub(view))`."""
     found, answer = [], None
     while True:
         try:
             item = reader.send(answer)
         except StopIteration:
             return found
-        answer = yield item
+        answer = yield item if change is None else change(item)
         if answer is not None:
             found.append(answer)
 

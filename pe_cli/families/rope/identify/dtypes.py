@@ -20,4 +20,4 @@ def other_dtypes(found: list):
     for s in exact[:TRIED]:
         dtype = "float32" if s.spec.freqs_dtype == "float64" else "float64"
         other = changed(s.spec, freqs_dtype=dtype)
-        yield Proposal("", other, itself=False)
+        yield Proposal("", other, itself=False, against=s.spec)

@@ -183,7 +183,9 @@ def _vector(view, w, notes):
                 if not np.array_equal(round_to(w, low).astype(np.float64), w):
                     continue
                 recipe = changed(spec, variant=name, compute_dtype=low, dtype=view.dtype)
-                yield Proposal(f"recipe {name} ({low})", recipe, found.source, detail=said)
+                yield Proposal(
+                    f"recipe {name} ({low})", recipe, found.source, detail=said, against=spec
+                )
 
 
 def _readings(plane, angles: bool, notes: list):
@@ -296,7 +298,9 @@ def _fitted(
         if dtype == "float32" and part != "angle":
             polar = changed(spec, variant="hf-rope", arithmetic="polar", dtype="float32")
             source = VARIANTS["hf-rope"].source
-            yield Proposal("library hf-rope, polar", polar, source, detail=said, libraries=False)
+            yield Proposal(
+                "library hf-rope, polar", polar, source, detail=said, libraries=False, against=spec
+            )
 
 
 def _recipes(view, plane, convention, part, w, resolved, rows: int, ids):
@@ -419,21 +423,21 @@ def _said(fit, n: int) -> str:
 
 
 def _wide(view, spec, said: str):
-    """Of a float64 table, the library variants that compute in float64 where asked
-    (diffusers' freqs_dtype, kept as complex128; the scorer tries those that do by default),
-    and, where every value is a float32 one, those whose float32 table it is."""
-    import numpy as np
-
+    """Of a float64 table, the library variants that compute in float64 where asked (diffusers'
+    freqs_dtype, kept as complex128; the scorer tries those that do by default), and, where
+    every value is a float32 one, those whose float32 table it is (a float64 frequency law's
+    table cast to float32: the scorer's float32 reading would name the exact one first)."""
     if view.dtype != "float64":
         return
-    as32 = bool(np.array_equal(view.seen, view.seen.astype(np.float32)))
     for name, found in FAMILY.variants.items():
         if found.kind != "library" or spec.convention not in found.conventions:
             continue
         for wide in ({}, {"freqs_dtype": "float64"}):
             library = changed(spec, variant=name, dtype="float64", **wide)
-            if library is not None and (bool(wide) if found.ends_float64(library) else as32):
-                yield Proposal(f"library {name}", library, found.source, detail=said)
+            if library is not None and (
+                bool(wide) if found.ends_float64(library) else view.float32_numbers
+            ):
+                yield Proposal(f"library {name}", library, found.source, detail=said, against=spec)
 
 
 def _constant(plane, w, resolved, notes: list) -> None:

@@ -39,7 +39,7 @@ def _proposals(name, preset, part, spec):
     for dtype in preset.layout.law.dtypes if preset.layout.law else ():
         if spec is not None and dtype != spec.freqs_dtype:
             other = changed(spec, freqs_dtype=dtype)
-            yield Proposal(f"preset {name}, {part}", other, itself=False)
+            yield Proposal(f"preset {name}, {part}", other, itself=False, against=spec)
 
 
 def padded(view, notes):
@@ -48,14 +48,12 @@ def padded(view, notes):
     zeros = view.trailing_zero_rows()
     if not 0 < zeros < view.length:
         return
-    inner, answer = split(view.head(view.length - zeros), notes), None
-    while True:
-        try:
-            proposal = inner.send(answer)
-        except StopIteration:
-            return
-        spec = proposal.spec and changed(proposal.spec, padding_rows=zeros)
-        answer = yield replace(proposal, spec=spec)
+
+    def padding(proposal):
+        padded = changed(proposal.spec, padding_rows=zeros)
+        return replace(proposal, spec=padded, against=changed(proposal.against, padding_rows=zeros))
+
+    yield from answers(split(view.head(view.length - zeros), notes), padding)
 
 
 def split(table, notes, presets=None):
