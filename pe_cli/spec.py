@@ -511,8 +511,9 @@ def check_used(specs, options: dict) -> None:
     """Refuse a --d-model, --seq-len, --shape or --offset the command line gave that changes
     nothing in the table, or in any of the tables export writes (ALiBi's biases have no width;
     a grid's, timesteps' or ids' rows are not --seq-len's; a vector of frequencies has no batch
-    axis and, unless they depend on the largest position, no positions): the table would be
-    built as if it were not given."""
+    axis and, unless they depend on the largest position, no positions), or a family's option
+    that does not (Family.unused: a --rope key its rope type does not read): the table would
+    be built as if it were not given."""
     specs = [specs] if isinstance(specs, TableSpec) else list(specs)
     unused = [_unused(spec, options) for spec in specs]
     for flag, message in unused[0].items():
@@ -547,7 +548,7 @@ def _unused(spec: TableSpec, options: dict) -> dict[str, str]:
                 + (f" (its shape comes from {', '.join(others)})" if others else "")
                 + f"; drop {param.flag}"
             )
-    return found
+    return found | family.unused(spec, options)
 
 
 def _typed(spec: TableSpec, name: str, value) -> str:
@@ -582,6 +583,18 @@ def generate_command(spec: TableSpec) -> str:
                 fields = rest
         except BadInput:
             continue
+
+    def said(item) -> str:
+        return f"{item[0]}={shown(item[1])}" if isinstance(item, tuple) else shown(item)
+
+    # a pair the table does not read (a config's key its rope type leaves aside) is left out:
+    # the command line refuses it (check_used)
+    listed = {
+        p.name: [said(i) for i in fields[p.name]]
+        for p in params
+        if p.kind is list and p.name in fields
+    }
+    unused = FAMILIES[spec.family].unused(spec, listed)
     words = ["pe-cli", "generate"]
     for param in params:
         if param.name not in fields:
@@ -591,8 +604,8 @@ def generate_command(spec: TableSpec) -> str:
             words.append(param.flag)
         elif param.kind is list:  # --rope KEY=VALUE, repeated
             for item in value:
-                said = f"{item[0]}={shown(item[1])}" if isinstance(item, tuple) else shown(item)
-                words += [param.flag, said]
+                if not (isinstance(item, tuple) and f"{param.flag} {item[0]}" in unused):
+                    words += [param.flag, said(item)]
         elif isinstance(value, tuple):
             words += [param.flag, _typed(spec, param.name, value)]
         else:

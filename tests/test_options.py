@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pe_cli import build
+from pe_cli.families.rope.types import ROPE_TYPES
 
 from .libraries import LLAMA31
 
@@ -237,7 +238,7 @@ def test_values_given_over_the_config_are_honoured_and_said(cli, llama31):
         "--rope",
         "factor=4",
         "--rope",
-        "beta_fast=3",
+        "partial_rotary_factor=0.5",
         "--convention",
         "interleaved",
         "-o",
@@ -248,10 +249,10 @@ def test_values_given_over_the_config_are_honoured_and_said(cli, llama31):
     said = [line for line in lines if line.startswith("options over the config's values: ")]
     assert said == [
         "options over the config's values: --base 1000000 (config: 500000), --convention "
-        "interleaved (config: half), --rope factor=4 (config: 8), --rope beta_fast=3 "
-        "(config: none)"
+        "interleaved (config: half), --rope factor=4 (config: 8), --rope "
+        "partial_rotary_factor=0.5 (config: none)"
     ]
-    rope = dict(LLAMA31["rope_scaling"], factor=4.0, beta_fast=3.0)
+    rope = dict(LLAMA31["rope_scaling"], factor=4.0, partial_rotary_factor=0.5)
     expected = build(
         family="rope", d_model=128, seq_len=16, base=1e6, convention="interleaved", rope=rope
     )
@@ -281,3 +282,135 @@ def test_a_plain_table_says_nothing_on_stderr(cli, tmp_path):
         assert code == 0 and err == ""
     code, _, err = cli("generate", "-d", 8, "-l", 4, "-o", tmp_path / "t.npy")
     assert code == 0 and len(err.splitlines()) == 1 and err.startswith(f"wrote {tmp_path}")
+
+
+# --rope KEY=VALUE: a key the rope type does not read (a scaling key of other types) would build
+# the table as if it were not given, and is refused; every key a type reads is taken, and so is
+# one honoured beside the type (a layout's, a variant's, a query scale's)
+UNREAD = [
+    (["factor=4"],
+     "Error: --rope factor=4: rope_type default does not read factor (it reads no scaling "
+     "key; linear, dynamic, yarn, longrope, llama3 and proportional do)\n"),
+    (["rope_type=linear", "factor=2", "beta_fast=3"],
+     "Error: --rope beta_fast=3: rope_type linear does not read beta_fast (it reads factor; "
+     "yarn does)\n"),
+    (["rope_type=linear", "factor=2", "max_position_embeddings=100"],
+     "Error: --rope max_position_embeddings=100: rope_type linear does not read "
+     "max_position_embeddings (it reads factor; dynamic and longrope do)\n"),
+    (["rope_type=dynamic", "factor=2", "max_position_embeddings=64", "alpha=3"],
+     "Error: --rope alpha=3: rope_type dynamic does not read alpha (it reads factor, "
+     "max_position_embeddings; ntk_alpha does)\n"),
+    (["rope_type=yarn", "factor=2", "original_max_position_embeddings=64",
+      "low_freq_factor=1"],
+     "Error: --rope low_freq_factor=1: rope_type yarn does not read low_freq_factor (it reads "
+     "factor, original_max_position_embeddings, attention_factor, beta_fast, beta_slow, "
+     "mscale, mscale_all_dim, truncate; llama3 does)\n"),
+]  # fmt: skip
+
+
+def _rope(items):
+    return [word for item in items for word in ("--rope", item)]
+
+
+@pytest.mark.parametrize("items, line", UNREAD)
+@pytest.mark.parametrize("command", ["generate", "show", "export", "compare"])
+def test_a_rope_key_its_type_does_not_read_is_refused(cli, tmp_path, command, items, line):
+    words = [command, *([tmp_path / "t.safetensors"] if command == "export" else [])]
+    words += ["--family", "rope", "-d", 8, "-l", 16, *_rope(items)]
+    words += ["-o", tmp_path / "t.npy"] if command == "generate" else []
+    result = cli(*words)
+    refused(result)
+    assert result[2] == line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_config_key_its_type_does_not_read_is_refused_from_the_command_line(cli, llama31):
+    refused(
+        cli("generate", "--rope-config", llama31, "-l", 8, "--rope", "beta_fast=2", "-o", "-"),
+        "--rope beta_fast=2: rope_type llama3 does not read beta_fast (it reads factor, "
+        "low_freq_factor, high_freq_factor, original_max_position_embeddings; yarn does)",
+    )
+
+
+# a value for each key, where a type reads it (LongRoPE's lists: 4 frequencies of -d 8)
+VALUES = {
+    "factor": "2", "max_position_embeddings": "64", "original_max_position_embeddings": "16",
+    "alpha": "2", "attention_factor": "1.5", "beta_fast": "16", "beta_slow": "2",
+    "mscale": "1", "mscale_all_dim": "0.5", "truncate": "false", "low_freq_factor": "1",
+    "high_freq_factor": "4", "short_factor": "1,1.5,2,3", "long_factor": "1,2,3,4",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", [name for name, t in ROPE_TYPES.items() if t.line])
+def test_every_key_a_rope_type_reads_is_taken(cli, kind):
+    found = ROPE_TYPES[kind]
+    for key in found.optional or (None,):
+        keys = [*found.required, *([key] if key else [])]
+        if kind == "longrope":  # its factor lists, and factor or the length to derive it
+            keys += ["short_factor", "long_factor"]
+            keys += [] if key in ("factor", "max_position_embeddings") else ["factor"]
+        items = [f"rope_type={kind}", *(f"{k}={VALUES[k]}" for k in dict.fromkeys(keys))]
+        code, out, err = cli("generate", "--family", "rope", "-d", 8, "-l", 32, *_rope(items),
+                             "-o", "-")  # fmt: skip
+        assert code == 0 and err == "", (items, err)
+        assert np.load(io.BytesIO(out)).shape == (32, 8)
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        ["partial_rotary_factor=0.5"],  # every type's
+        ["ntk_factor=2"],  # diffusers' get_1d_rotary_pos_embed
+        ["mrope_interleaved=true"],  # --variant vllm's
+        ["llama_4_scaling_beta=0.1", "original_max_position_embeddings=16"],  # its query scale
+        ["rope_type=yarn", "factor=2", "original_max_position_embeddings=16", "mscale=1"],
+    ],
+)
+def test_a_key_honoured_beside_the_rope_type_is_taken(cli, items):
+    code, out, err = cli(
+        "generate", "--family", "rope", "-d", 8, "-l", 16, *_rope(items), "-o", "-"
+    )
+    assert code == 0 and err == "", err
+
+
+GEMMA3 = {
+    "model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 64,
+    "rope_parameters": {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6},
+    },
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["export", "compare"])
+def test_a_rope_key_one_treatment_reads_is_taken_for_the_model(cli, tmp_path, command):
+    """Gemma 3's full-attention layers read factor and its sliding ones do not: --rope factor
+    is taken where the command builds both (and said over the config's factor only where it
+    is read); a key neither reads is refused."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(GEMMA3))
+    words = [command, *([tmp_path / "t.safetensors"] if command == "export" else [])]
+    words += ["--rope-config", config, "-l", 16]
+    code, _, err = cli(*words, "--rope", "factor=4")
+    assert code == 0, err
+    if command == "export":
+        assert "options over the config's values: --rope factor=4 (config: 8)\n" in err
+        assert "(config: none)" not in err
+    refused(cli(*words, "--rope", "beta_fast=4"), "rope_type default does not read beta_fast")
+
+
+def test_a_printed_command_leaves_out_a_key_its_type_does_not_read(cli):
+    """A config's rope parameters may hold a key their type leaves aside (transformers reads
+    around it): the generate command pe-cli prints for such a table, which --rope would
+    refuse, leaves it out and builds the same table."""
+    import shlex
+
+    from pe_cli.spec import generate_command, spec_from_keywords
+
+    rope = {"rope_type": "linear", "factor": 2.0, "beta_fast": 3.0}
+    spec = spec_from_keywords(family="rope", d_model=8, seq_len=16, rope=rope)
+    command = generate_command(spec)
+    assert "--rope factor=2" in command and "beta_fast" not in command
+    code, out, err = cli(*shlex.split(command)[1:], "-o", "-")
+    assert code == 0, err
+    assert np.load(io.BytesIO(out)).tobytes() == build(spec).numpy().tobytes()

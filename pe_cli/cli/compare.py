@@ -65,11 +65,13 @@ def compare(
         )
     if not files:
         # the exact table of these options (--compute-dtype is the audit's recipes'); a model
-        # whose layers apply several tables: its first treatment's
+        # whose layers apply several tables: each treatment's, of which an option must change one
         from ..analysis.compare import treatments
 
-        first = next(iter(treatments(table)), (None, table))[1] if a is None else table
-        check_used(spec_from_options({**first, "compute_dtype": None}), first)
+        chosen = [t for _, t in treatments(table)] if a is None else []
+        chosen = chosen or [table]
+        specs = [spec_from_options({**t, "compute_dtype": None}) for t in chosen]
+        check_used(specs, chosen[0])
     notes = [] if files else option_notes(table)  # a file's length, not a config's, is used
     if plot is not None:
         from ..plotting import file_format

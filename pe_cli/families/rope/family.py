@@ -194,6 +194,16 @@ class Rope(Family):
     def notes(self, options):
         return inputs.notes(options, self.name, self.params)
 
+    def unused(self, spec, options):
+        from .keys import unread
+
+        given = options.get("rope") or []
+        if isinstance(given, dict):  # from Python: a config's rope parameters, read as it is
+            return {}
+        rope = dict(spec.rope)
+        lines = {f"--rope {k}": unread(rope, k, v) for k, v in inputs.rope_items(given)}
+        return {flag: line for flag, line in lines.items() if line}
+
     def library(self, options):
         return inputs.library(options)
 

@@ -12,7 +12,7 @@ from ..base import Library
 from ..hf_config import LayerTypes, read
 from ..positions import ids_axes
 from . import gguf_config, layers
-from .keys import rope_parameters, typed
+from .keys import KEYS, rope_parameters, typed, unread
 from .layouts import LAYOUTS
 from .models import PRESETS
 
@@ -154,7 +154,11 @@ def notes(options: dict, name: str, params) -> list[str]:
         if field != "seq_len" and given is not None and shown(given) != shown(value):
             over.append(f"{flags[field]} {shown(given)} ({short}: {shown(value)})")
     rope = dict(rope_parameters(found.rope))
-    for key, value in rope_items(options.get("rope") or []):
+    given = rope_items(options.get("rope") or [])
+    built = {**rope, **{k: typed(k, v) for k, v in given if k in KEYS}}
+    for key, value in given:
+        if unread(built, key, value):  # not over anything in this table: the key is not read
+            continue
         if key not in rope:
             over.append(f"--rope {key}={value} ({short}: none)")
         elif typed(key, value) != rope[key]:

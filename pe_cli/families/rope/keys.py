@@ -276,6 +276,35 @@ def refusal(key: Key, layouts) -> str:
     return key.refusal.format(layouts=listed)
 
 
+def unread(rope: dict, key: str, value) -> str | None:
+    """The line refusing a --rope KEY=VALUE whose key the rope parameters' type does not read
+    and pe-cli honours nowhere else: a scaling key of other rope types (factor with rope_type
+    default, beta_fast with linear), which would build the table as if it were not given.
+    None for a key that is read: by the type, by every table (partial_rotary_factor), by a
+    layout, a variant or a query scale. A config's keys are read as transformers reads them,
+    which leaves such a key aside."""
+    from .query_scale import KINDS
+
+    found = KEYS.get(key)
+    kind = rope.get("rope_type", "default")
+    if found is None or kind not in ROPE_TYPES:
+        return None
+    if not found.used_by or not all(name in ROPE_TYPES for name in found.used_by):
+        return None  # honoured beside the rope type (a layout, a variant, a query scale)
+    if any(keys[0] in rope and key in keys for keys in KINDS.values()):
+        return None  # original_max_position_embeddings, read by llama_4_scaling_beta's scale
+    reads = (*ROPE_TYPES[kind].required, *ROPE_TYPES[kind].optional)
+    if key in reads:
+        return None
+    others = list(found.used_by)
+    readers = others[0] if len(others) == 1 else f"{', '.join(others[:-1])} and {others[-1]}"
+    return (
+        f"--rope {key}={value}: rope_type {kind} does not read {key} (it reads "
+        f"{', '.join(reads) if reads else 'no scaling key'}; {readers} "
+        f"{'does' if len(others) == 1 else 'do'})"
+    )
+
+
 def typed(key: str, value):
     """A key's value as its type: '16,56,56' as (16.0, 56.0, 56.0), 'true' as True, ..."""
     kind = KEYS[key].kind
