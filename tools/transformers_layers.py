@@ -47,6 +47,12 @@ SHRUNK = {
     "vocab_size_per_layer_input": 128,
     "hidden_size_per_layer_input": 8,
 }
+_GLM = {
+    "rope_type": "default",
+    "rope_theta": 10000.0,
+    "partial_rotary_factor": 0.5,
+    "mrope_section": [8, 12, 12],
+}
 # what a type's default config lacks (or holds at odds with its own modeling code) and every
 # published config of the type sets, without which transformers' own model does not run: the
 # published values where they fit a small model, else a schedule of the same kinds of layer
@@ -58,6 +64,51 @@ PUBLISHED = {
     "granitemoehybrid": {
         "layer_types": (["linear_attention"] * 3 + ["full_attention"]) * 2,
         "position_embedding_type": "rope",
+    },
+    # its multimodal rotation needs axes (mrope_section, or the legacy xdrope_section) that sum
+    # to head_dim // 2; HunYuan-VL's configs give four
+    "hunyuan_vl_text": {
+        "head_dim": 128,
+        "rope_parameters": {
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [16, 16, 16, 16],
+        },
+    },
+    # their modules split half the rotated dims into mrope_section (by default [8, 12, 12]: 32
+    # of a 128 head dim's 64), which GLM-4.1V's, GLM-4.5V's and GLM-Image's configs make whole
+    # with partial_rotary_factor 0.5 (GLM-4.5V: 96 heads of head_dim 128 in 4096)
+    **dict.fromkeys(("glm4v_text", "glm_image_text"), {"rope_parameters": _GLM}),
+    "glm4v_moe_text": {"head_dim": 128, "rope_parameters": _GLM},
+    # its o_proj maps hidden_size to hidden_size: heads x head_dim (128, kept) must be it
+    "helium": {"hidden_size": SHRUNK["num_attention_heads"] * 128},
+    # layer_types None by default, which its layers cannot read; LFM2-8B-A1B's are mostly
+    # convolutions with an attention layer every few
+    "lfm2_moe": {"layer_types": ["conv", "conv", "full_attention", "conv"] * 2},
+    # the image tokens' map, which its model reads on building (published: the tokenizer's)
+    "chameleon": {"vocabulary_map": {"<image>": SHRUNK["vocab_size"] - 1}},
+    # the audio pad token is the last of its embedding's vocab_size + 32 x 2049 + 1 rows
+    "kyutai_speech_to_text": {"audio_pad_token_id": SHRUNK["vocab_size"] + 32 * 2049},
+    # the CTC blank is the last token
+    "nemotron3_5_transcribe_word_timestamp": {"blank_token_id": SHRUNK["vocab_size"] - 1},
+    # its attention reads attn_config.rope_theta (unused: the rotation reads rope_parameters),
+    # and clips by clip_qkv (None fails), which DBRX's published attn_config sets; its
+    # sizes go by names of its own (n_heads, d_model: head dim 128 kept, ffn_config)
+    "dbrx": {
+        "d_model": SHRUNK["num_attention_heads"] * 128,
+        "n_heads": SHRUNK["num_attention_heads"],
+        "attn_config": {"rope_theta": 500000.0, "kv_n_heads": 2, "clip_qkv": 8},
+        "ffn_config": {"ffn_hidden_size": 32},
+    },
+    # the last num_kv_shared_layers (15 of 35) reuse earlier layers' keys: 5 of 10 layers
+    "gemma3n_text": {"num_hidden_layers": 10, "num_kv_shared_layers": 5},
+    # its indexed_attention layers need the QSA indexer's sizes, which the default leaves None
+    "qwen4_exp_text": {
+        "indexer_n_heads": 2,
+        "indexer_kv_heads": 1,
+        "indexer_head_dim": 256,
+        "indexer_budget": 4,
+        "indexer_compress_ratio": 2,
     },
 }
 LARGEST = 64_000_000  # parameters of a small model
@@ -173,6 +224,25 @@ def _tables(bound) -> tuple:
     return cos.detach().to(torch.float32).clone(), sin.detach().to(torch.float32).clone()
 
 
+# models whose input_ids are not one token a position: states of the hidden size stand in
+EMBEDDED = {
+    "kyutai_speech_to_text",  # a text token and 32 audio codebooks' at each position
+}
+
+
+def _inputs(model, config) -> dict:
+    """TOKENS positions of one sequence: token ids, or where the model takes none (an audio
+    model's layers over encoder states) or takes more a position (EMBEDDED) states of its
+    hidden size, as many frames as make TOKENS after its upsampling."""
+    import torch
+
+    taken = inspect.signature(model.forward).parameters
+    if "input_ids" in taken and config.model_type not in EMBEDDED:
+        return {"input_ids": torch.arange(TOKENS)[None] % config.vocab_size}
+    frames = TOKENS // (_get(config, "upsampling_factor") or 1)
+    return {"inputs_embeds": torch.randn(1, frames, config.hidden_size)}
+
+
 def _modeling_modules(model_type: str, model):
     """The modeling modules the model's classes come from."""
     names = {type(m).__module__ for m in model.modules()}
@@ -256,7 +326,7 @@ def record(model_type: str, config=None) -> Schedule:
             patched.append((module, name, function))
     try:
         with torch.no_grad():
-            model(input_ids=torch.arange(TOKENS)[None] % config.vocab_size)
+            model(**_inputs(model, config))
     finally:
         for module, name, function in patched:
             setattr(module, name, function)
