@@ -102,6 +102,14 @@ PUBLISHED = {
     },
     # the last num_kv_shared_layers (15 of 35) reuse earlier layers' keys: 5 of 10 layers
     "gemma3n_text": {"num_hidden_layers": 10, "num_kv_shared_layers": 5},
+    # its sizes go by names of its own (ffn_hidden_size, expert_ffn_hidden_size, moe_topk),
+    # and its 256 zero experts too
+    "longcat_flash": {
+        "ffn_hidden_size": 32,
+        "expert_ffn_hidden_size": 16,
+        "zero_expert_num": 1,
+        "moe_topk": 2,
+    },
     # its indexed_attention layers need the QSA indexer's sizes, which the default leaves None
     "qwen4_exp_text": {
         "indexer_n_heads": 2,
@@ -188,6 +196,10 @@ def _derived_head_dim(cls) -> dict:
     return {"head_dim": hidden // heads}
 
 
+def _sublayer(name: str) -> bool:
+    return re.search(r"\.self_attn\.\d+$", name) is not None
+
+
 def _decoder_layers(model, config):
     """The model's ModuleList of decoder layers."""
     import torch
@@ -198,6 +210,13 @@ def _decoder_layers(model, config):
         for name, m in model.named_modules()
         if isinstance(m, torch.nn.ModuleList) and len(m) == count
     ]
+    if not found:  # LongCat-Flash: two attention sublayers a decoder layer, each a layer here
+        found = [
+            (name, torch.nn.ModuleList(m for _, m in attentions))
+            for name in ("self_attn",)
+            if len(attentions := [(n, m) for n, m in model.named_modules() if _sublayer(n)])
+            == count
+        ]
     if not found:
         raise LookupError("no list of decoder layers")
     return min(found, key=lambda item: item[0].count("."))[1]

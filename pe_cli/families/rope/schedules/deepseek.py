@@ -6,7 +6,10 @@ DeepSeek-V4 keeps two tables, labelled main (theta rope_theta, no scaling) and c
 (compress_rope_theta, with the config's scaling and an attention factor of 1): its
 sliding-window layers read main, its compressed ones compress. A config.json of its legacy
 form (compress_ratios, rope_scaling, qk_rope_head_dim) is completed as DeepseekV4Config
-completes it."""
+completes it.
+
+LongCat-Flash's decoder layers hold two attention sublayers each, each a layer of its cache:
+its config derives num_hidden_layers as 2 * num_layers, and config.json gives num_layers."""
 
 from __future__ import annotations
 
@@ -21,6 +24,13 @@ _RATIOS = {
     4: "compressed_sparse_attention",
     128: "heavily_compressed_attention",
 }
+
+
+def _fill_longcat(node: dict, facts: dict) -> dict:
+    layers = node.get("num_layers")
+    if "num_hidden_layers" in node or isinstance(layers, bool) or not isinstance(layers, int):
+        return node
+    return {**node, "num_hidden_layers": 2 * layers}
 
 
 def _fill_v4(node: dict, facts: dict) -> dict:
@@ -108,8 +118,15 @@ SCHEDULES = (
         components={"indexer": "half"},
     ),
     Schedule(
-        ("glm_moe_dsa", "longcat_flash", "bailing_hybrid", "axk2"),
+        ("glm_moe_dsa", "bailing_hybrid", "axk2"),
         keys=("qk_nope_head_dim",),
+        applied=lambda settings, index, layer_type: "interleaved",
+        softmax=mla_softmax,
+    ),
+    Schedule(
+        ("longcat_flash",),
+        keys=("qk_nope_head_dim", "num_layers"),
+        fill=_fill_longcat,
         applied=lambda settings, index, layer_type: "interleaved",
         softmax=mla_softmax,
     ),
