@@ -110,6 +110,24 @@ PUBLISHED = {
         "zero_expert_num": 1,
         "moe_topk": 2,
     },
+    # its rotary module reads rope_parameters per layer type (null: that type is NoPE), and
+    # the default gives none; here both types rotate, each by its own base
+    "cohere_compass_text": {
+        "layer_types": (["sliding_attention"] * 3 + ["full_attention"]) * 2,
+        "rope_parameters": {
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+            "full_attention": {"rope_type": "default", "rope_theta": 50000.0},
+        },
+    },
+    # the flow head is conditioned on the backbone's states: condition_dim must be its
+    # hidden_size, here heads x head_dim (64, kept)
+    **dict.fromkeys(
+        ("pocket_tts", "gradium_phonon_tts"),
+        {
+            "hidden_size": SHRUNK["num_attention_heads"] * 64,
+            "flow_head_config": {"condition_dim": SHRUNK["num_attention_heads"] * 64},
+        },
+    ),
     # its indexed_attention layers need the QSA indexer's sizes, which the default leaves None
     "qwen4_exp_text": {
         "indexer_n_heads": 2,
