@@ -1,7 +1,7 @@
-"""Identification of an unknown table: every family proposes what it could be (`candidates`,
-through the Bench below) and each proposal is scored against the exact table it names.
-Bit-identical candidates come first, then by largest error; among equals an exact convention,
-then a library, then a seed recipe.
+"""Identification of an unknown table: every family's reader proposes what it could be, over
+a read-only View of it (families.proposals), and the one scorer below (Bench) scores each
+proposal against the true values of the table it names. Bit-identical candidates come first,
+then by largest error; among equals an exact convention, then a library, then a seed recipe.
 
 A table of up to WHOLE_ELEMENTS elements is looked at whole. A larger one is narrowed on a
 sample: families fit from its first FIT_ROWS rows, and candidates are scored on a few rows
@@ -250,7 +250,7 @@ class Bench:
                 )
             )
         if proposal.libraries and find_variant(spec) is None:
-            made += self.variants(spec, proposal.detail, against)
+            made += self.variants(spec, proposal.detail, against, proposal.library_changes or {})
         made = [c for c in made if c is not None]
         if not made:
             return [], None
@@ -345,7 +345,7 @@ class Bench:
             self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
         )
 
-    def variants(self, spec: TableSpec, detail: str, against) -> list[Candidate | None]:
+    def variants(self, spec, detail: str, against, changes: dict) -> list[Candidate | None]:
         """Each library variant of an exact spec's family that writes this table bit for bit
         (a float64 table: those whose arithmetic ends in float64, as complex128 tables; a half
         one: those that write it, as a cast of their float32 table or in their own half
@@ -360,7 +360,7 @@ class Bench:
                 made = _replaced(spec, variant=name, compute_dtype=self.dtype, dtype=self.dtype)
                 label = f"seed variant {name} in {self.dtype}"
             else:
-                made = _replaced(spec, variant=name, dtype=self.dtype)
+                made = _replaced(spec, variant=name, dtype=self.dtype, **changes)
                 if made is not None and self.dtype == "float64" and not variant.ends_float64(made):
                     continue
                 label = f"library {name}{detail}"

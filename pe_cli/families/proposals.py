@@ -32,6 +32,8 @@ class Proposal:
     # the exact table it is measured against, where not its own spec's (one of another
     # frequency dtype, or arithmetic, than the exact table has)
     against: object = None
+    # what its library variants take beyond the spec (a frequency dtype only they have)
+    library_changes: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ preset does not name (Wan's per-axis tables of float64 frequencies, FLUX on MPS)
 
 from __future__ import annotations
 
-from ...proposals import Proposal, changed
+from ...proposals import Proposal
 
 TRIED = 3  # the best exact candidates whose other frequency dtype is tried
 
@@ -19,5 +19,4 @@ def other_dtypes(found: list):
     exact = sorted((s for s in found if s.spec.variant == "exact"), key=lambda s: s.max_abs)
     for s in exact[:TRIED]:
         dtype = "float32" if s.spec.freqs_dtype == "float64" else "float64"
-        other = changed(s.spec, freqs_dtype=dtype)
-        yield Proposal("", other, itself=False, against=s.spec)
+        yield Proposal("", s.spec, itself=False, library_changes={"freqs_dtype": dtype})

@@ -38,8 +38,8 @@ def _proposals(name, preset, part, spec):
     yield Proposal(f"preset {name}, {part}", spec, preset.summary)
     for dtype in preset.layout.law.dtypes if preset.layout.law else ():
         if spec is not None and dtype != spec.freqs_dtype:
-            other = changed(spec, freqs_dtype=dtype)
-            yield Proposal(f"preset {name}, {part}", other, itself=False, against=spec)
+            changes = {"freqs_dtype": dtype}
+            yield Proposal(f"preset {name}, {part}", spec, itself=False, library_changes=changes)
 
 
 def padded(view, notes):
