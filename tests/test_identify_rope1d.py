@@ -18,7 +18,7 @@ import pe_cli
 
 from . import reference as ref
 from .libraries import hf_rotary
-from .rope_models import PHI35_LONG, PHI35_SHORT
+from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT
 
 NTK = 10000 * 8 ** (128 / 126)  # bloc97's NTK-aware base for a factor of 8 at head dim 128
 
@@ -531,3 +531,51 @@ def test_compare_file_exact_is_the_exact_table_of_what_the_file_is(cli, tmp_path
     np.save(concat, pe_cli.build(d_model=64, seq_len=128, convention="concat", base=1000).numpy())
     code, out, err = cli("compare", concat, "exact", "--json")
     assert json.loads(out)["max_abs"] == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# vLLM's cos_sin_cache: [cos | sin], one column per frequency each
+
+
+def test_a_cos_sin_cache_from_transformers_module_is_named(cli, tmp_path):
+    """vLLM's cos_sin_cache as vLLM holds it: transformers' float32 cos and sin (Llama 3.1's
+    rope), each rotary dim / 2 columns, side by side. Named bit for bit as --part cos-sin,
+    with the command that rebuilds it (it was 'matches timestep ... within 5148 ulp')."""
+    cos, sin, _, _ = hf_rotary(LLAMA3, 128, 500000.0, list(range(2048)))
+    cache = torch.cat([cos[:, :64], sin[:, :64]], dim=-1).numpy()
+    path = _save(tmp_path / "cos_sin_cache.npy", cache)
+    text, found = _identified(cli, path)
+    best = found["candidates"][0]
+    assert best["differing"] == 0 and best["spec"]["part"] == "cos-sin", best["name"]
+    assert best["spec"]["variant"] in ("hf-rope", "vllm")
+    assert dict(best["spec"]["rope"])["rope_type"] == "llama3"
+    assert "bit for bit" in text and "timestep" not in text.split("candidates")[0]
+    _rebuilt(cli, tmp_path, path, found)
+
+
+def test_a_cos_sin_table_is_its_cos_and_sin_side_by_side(cli, tmp_path):
+    parts = {}
+    for part, convention in (("cos", "single"), ("sin", "single"), ("cos-sin", "single")):
+        out = tmp_path / f"{part}.npy"
+        code, _, err = cli(
+            "generate", "--family", "rope", "-d", 64, "-l", 100, "--base", 10000,
+            "--part", part, "--convention", convention, "--variant", "vllm", "-o", out,
+        )  # fmt: skip
+        assert code == 0, err
+        parts[part] = np.load(out)
+    assert parts["cos-sin"].shape == (100, 64)
+    assert np.array_equal(parts["cos-sin"], np.concatenate([parts["cos"], parts["sin"]], axis=1))
+    # at base 10000 a sinusoidal timestep library's float32 table is the same bits: named too
+    text, found = _identified(cli, tmp_path / "cos-sin.npy")
+    named = [c for c in found["candidates"] if c["differing"] == 0 and c["confirmed"]]
+    assert any(c["spec"].get("part") == "cos-sin" for c in named), text
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved"])
+def test_a_cos_sin_table_is_one_column_per_frequency(cli, convention):
+    code, out, err = cli(
+        "generate", "--family", "rope", "-d", 64, "-l", 10, "--part", "cos-sin",
+        "--convention", convention,
+    )  # fmt: skip
+    assert code == 2 and not out and len(err.splitlines()) == 1
+    assert "--part cos-sin is vLLM's cos_sin_cache" in err and f"not {convention}" in err

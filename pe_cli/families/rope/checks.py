@@ -36,6 +36,12 @@ def check(spec) -> None:
                 "--part query-scale is a 1-D table of positions, exact or in transformers' "
                 "arithmetic (--variant hf-rope)"
             )
+    if spec.part == "cos-sin" and (spec.convention != "single" or spec.axes):
+        raise BadInput(
+            "--part cos-sin is vLLM's cos_sin_cache, [cos | sin] with one column per frequency "
+            "of a 1-D table: it needs --convention single"
+            + (f", not {spec.convention}" if spec.convention != "single" else ", and no --axes")
+        )
     if spec.part == "rotation" and spec.convention != "interleaved":
         raise BadInput(
             "--part rotation is the 2x2 rotation of columns 2i and 2i + 1 (HiDream, Kandinsky 5): "

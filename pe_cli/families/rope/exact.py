@@ -10,7 +10,7 @@ from ...numerics.frequencies import context
 from ..base import Frequencies
 from ..positions import ids_positions
 from .layouts import axes_plan, grid_shape, layout_of
-from .pairing import lay_out, part_of
+from .pairing import BOTH, lay_out, part_of
 from .split import divisors, law_frequencies, pool_blocks, split_tokens, token_rows
 from .tokens import axes_positions, line_positions, positions_end
 from .types import frequency_count, rope_frequencies
@@ -49,11 +49,9 @@ def cols(spec) -> int:
             return sum((dim + 1) // 2 for dim, _ in laws)
         return len(columns) * (2 if spec.part == "rotation" else 1)
     n = frequency_count(spec.d_model, dict(spec.rope))
-    return (
-        n
-        if vector(spec) or spec.convention == "single"
-        else 2 * n * (2 if spec.part == "rotation" else 1)
-    )
+    if vector(spec):
+        return n
+    return n * (1 if spec.convention == "single" else 2) * (2 if spec.part in BOTH else 1)
 
 
 def frequencies(spec) -> Frequencies:
@@ -136,7 +134,7 @@ def fast_columns(spec):
         or scale(spec)
         or spec.axes
         or spec.ids is not None
-        or spec.part in ("rotation", "angle")
+        or spec.part in (*BOTH, "angle")
     ):
         return None
     import numpy as np

@@ -50,6 +50,8 @@ class Rope(Family):
         "inv_freq": "the frequencies w_i, (rotary dim / 2,)",
         "rotation": "each interleaved pair's 2x2 rotation [[cos, -sin], [sin, cos]] flattened, (positions, "
         "2 x rotary dim): HiDream's and Kandinsky 5's tables",
+        "cos-sin": "[cos | sin] of each frequency, one column each (--convention single): vLLM's "
+        "and SGLang's cos_sin_cache, (positions, rotary dim)",
         "angle": "the angles p*w_i themselves, laid out as cos (no attention factor), (positions, rotary dim): "
         "ERNIE-Image's and Stable Audio 3's tables, whose cos and sin the attention takes",
         "query-scale": "the factor a layer multiplies its queries by at each position (Ministral 3's "

@@ -53,20 +53,34 @@ def rotation_table(cos, sin):
     return np.stack(pieces, axis=-1).reshape(len(cos), -1)
 
 
+def cos_sin(cos, sin):
+    """cos and sin planes, numpy or torch, side by side: vLLM's cos_sin_cache."""
+    if hasattr(cos, "numpy"):
+        import torch
+
+        return torch.cat([cos, sin], dim=-1)
+    import numpy as np
+
+    return np.concatenate([cos, sin], axis=-1)
+
+
+BOTH = {"rotation": rotation_table, "cos-sin": cos_sin}  # the parts made of cos and sin
+
+
 def part_of(part: str, cos, sin, angle):
     """The part asked for, of planes made when called."""
-    if part == "rotation":
-        return rotation_table(cos(), sin())
+    if part in BOTH:
+        return BOTH[part](cos(), sin())
     return {"cos": cos, "sin": sin, "angle": angle}[part]()
 
 
 def both_parts(compute):
-    """A variant that builds cos or sin, made to build the rotation part from both."""
+    """A variant that builds cos or sin, made to build the parts made of both."""
 
     def run(spec, device):
-        if spec.part != "rotation":
+        if spec.part not in BOTH:
             return compute(spec, device)
-        return rotation_table(
+        return BOTH[spec.part](
             compute(spec.replace(part="cos"), device), compute(spec.replace(part="sin"), device)
         )
 

@@ -122,6 +122,8 @@ def facts(spec):
             i: {axis: ", ".join(map(str, cs)) for axis, cs in found.items()}
             for i, found in where.items()
         }
+    elif spec.part == "cos-sin":  # cos of frequency i in column i, its sin n columns on
+        placed = {i: [i, len(frequencies) + i] for i in range(len(frequencies))}
     else:
         columns = range(2 * len(frequencies))
         first, second = (columns[pair] for pair in pair_columns(len(frequencies), spec.convention))

@@ -51,6 +51,24 @@ def rotation_sin(values):
     return sin
 
 
+def cos_sin_cos(values):
+    """A [cos | sin] table's cos half (vLLM's cos_sin_cache: one column per frequency each),
+    where position 0's row is the attention factor then zeros and every (cos, sin) pair has its
+    length; else None."""
+    import numpy as np
+
+    cols = values.shape[1]
+    if cols % 2 or len(values) < 2:
+        return None
+    cos, sin = values[:, : cols // 2], values[:, cols // 2 :]
+    factor = cos[0, 0]
+    if not (factor > 0 and np.all(cos[0] == factor) and not np.any(sin[0])):
+        return None
+    if not np.allclose(cos**2 + sin**2, factor**2, rtol=1e-2):
+        return None
+    return cos
+
+
 def read_axes(values, spec, part: str):
     """Each token's position on each axis of a split layout's (cos, sin or angle) table, read
     from its columns from the lowest frequency up (axis_positions): (rows, axes), to about

@@ -15,7 +15,7 @@ from ..pairing import pair_columns
 from ..transformers import VARIANTS
 from .common import BASES, Fit
 from .factors import library_factors
-from .grids import may_be_angles, rotation_sin
+from .grids import cos_sin_cos, may_be_angles, rotation_sin
 from .reread import reread
 from .scalings import rotary_dims, scalings
 
@@ -54,6 +54,10 @@ def line(view, notes):
     if sin is not None:  # --part rotation: [cos, -sin, sin, cos] of each frequency
         yield from _rotation(view, sin[:, 0::2], notes, lead)
         return
+    cos = cos_sin_cos(values)
+    if cos is not None:  # --part cos-sin: [cos | sin], one column per frequency each
+        yield from _halves(view, cos, notes, lead)
+        return
     head = values[0]
     if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
         notes.append(_unstarted(values, view.dtype))
@@ -90,14 +94,24 @@ def line(view, notes):
 
 
 def _rotation(view, plane, notes, lead: int):
-    """A rotation table's candidates, read from its sin columns (one per frequency)."""
+    """A rotation table's proposals, read from its sin columns (one per frequency)."""
+    yield from _part_read(view, plane, notes, lead, "sin", "interleaved", "rotation")
+
+
+def _halves(view, plane, notes, lead: int):
+    """A [cos | sin] table's proposals, read from its cos half (one column per frequency)."""
+    yield from _part_read(view, plane, notes, lead, "cos", "single", "cos-sin")
+
+
+def _part_read(view, plane, notes, lead: int, part: str, convention: str, shown: str):
+    """The proposals of a table made of cos and sin (`shown`), read from its `part` plane."""
     scratch = []
-    readings = [r for r in _readings(plane, False, scratch) if r[0] == "sin"]
+    readings = [r for r in _readings(plane, False, scratch) if r[0] == part]
     if view.dtype in _COARSE:
         readings = _refined(plane, readings, view.dtype)
     for part, attention, w, resolved in readings:
-        args = (view, plane, "interleaved", part, attention, w, resolved, scratch, lead)
-        yield from _fitted(*args, shown="rotation")
+        args = (view, plane, convention, part, attention, w, resolved, scratch, lead)
+        yield from _fitted(*args, shown=shown)
     notes += [note for note in scratch if note not in notes]
 
 
