@@ -13,6 +13,7 @@ broken and degenerate tables is true.
 """
 
 import ast
+import json
 from pathlib import Path
 
 import numpy as np
@@ -165,3 +166,35 @@ def test_what_is_said_of_a_broken_table_is_true(monkeypatch, family, how):
             assert listed == np.flatnonzero(differ.any(axis=axis)).tolist(), (family, how)
     if how in ("nan", "inf", "constant"):
         assert not found.candidates, (family, how, found.candidates[0].name)
+
+
+def test_true_values_and_exact_are_two_words(cli, tmp_path):
+    """One file, pe-cli's exact table 1 float32 step off at one element: the candidates table
+    measures it against the true values (the real numbers, here mpmath's), compare A exact
+    against pe-cli's exact table (those correctly rounded to float32), and each says which."""
+    import math
+
+    from . import reference as ref
+
+    d, rows, at = 8, 16, (5, 2)
+    table = pe_cli.build(d_model=d, seq_len=rows).numpy()
+    exact = table[at]
+    table[at] = np.nextafter(exact, np.float32(np.inf))
+    path = tmp_path / "stepped.npy"
+    np.save(path, table)
+    true = max(
+        abs(mpmath_value - float(table[p, j]))
+        for p in range(rows)
+        for j in range(d)
+        for mpmath_value in [ref.value("vaswani", d, 10000.0, p, j)]
+    )
+    code, out, err = cli("compare", path, "--json")
+    assert code == 0, err
+    best = json.loads(out)["candidates"][0]
+    assert best["name"] == "vaswani" and math.isclose(best["max_abs"], float(true), rel_tol=1e-9)
+    code, out, err = cli("compare", path)
+    header = " ".join(out.decode().split("━")[0].split())
+    assert "max |err| vs true values" in header and "vs exact" not in header, header
+    code, out, err = cli("compare", path, "exact", "--json")
+    assert code == 0, err
+    assert json.loads(out)["max_abs"] == float(table[at]) - float(exact)  # one float32 step

@@ -747,8 +747,9 @@ def identification(result) -> None:
         ),
         17,
     )
-    # each column and its cell of a Candidate, in one place; the errors are the candidate's
-    # named table (its exact values) against the file's
+    # each column and its cell of a Candidate, in one place; the errors are the file's against
+    # the true values of the candidate's named table (the real numbers its formula gives; its
+    # exact table is those correctly rounded to a dtype)
     figures: list[tuple[Column, Callable]] = [
         (Column("base", keep=2), lambda c: f"{c.spec.base:.{digits}g}"),
         (Column("offset", keep=3), lambda c: str(c.spec.offset)),
@@ -756,9 +757,9 @@ def identification(result) -> None:
             Column("bit-identical to file", keep=9),
             lambda c: "yes" if c.identical else "on the sample" if c.difference.identical else "no",
         ),
-        (Column("max |err| vs exact", keep=8), lambda c: _e(c.difference.max_abs)),
+        (Column("max |err| vs true values", keep=8), lambda c: _e(c.difference.max_abs)),
         (
-            Column(f"max ulp vs exact ({target.dtype})", keep=5),
+            Column(f"max ulp vs true values ({target.dtype})", keep=5),
             lambda c: _ulps(c.difference),
         ),
     ]

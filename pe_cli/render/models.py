@@ -16,7 +16,7 @@ def engines(view) -> None:
     share = lambda x: "-" if x is None else f"{100 * x:.4g}%"  # noqa: E731
     hf = lambda r: r.transformers  # noqa: E731
     figures: list[tuple[Column, Callable]] = [
-        (Column("max |err| vs exact", keep=9), lambda r: _e(r.exact.max_abs)),
+        (Column("max |err| vs true values", keep=9), lambda r: _e(r.exact.max_abs)),
         (Column("bit-equal to exact", keep=8), lambda r: share(r.equal_exact)),
         (
             Column("max |err| vs transformers", keep=6),
@@ -42,7 +42,7 @@ def engines(view) -> None:
     tabulate(
         left + [Column(f"p<{stop}", keep=k) for k, (_, stop, _) in enumerate(bands)],
         [[r.engine, *(_e(m) for _, _, m in r.exact.bands)] for r in view.rows],
-        "max |err| vs exact by position band",
+        "max |err| vs true values by position band",
         "--json has them",
         out,
     )
