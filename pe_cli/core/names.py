@@ -98,3 +98,23 @@ def shown(value) -> str:
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
     return str(value)
+
+
+def compact(indices) -> str:
+    """Layer indices as a person reads them: 0-2, 4-6; 3, 7, ..., 35, every 4th."""
+    indices = sorted(indices)
+    if len(indices) >= 4:
+        steps = {b - a for a, b in zip(indices, indices[1:])}
+        if len(steps) == 1 and (step := steps.pop()) > 1:
+            return f"{indices[0]}, {indices[1]}, ..., {indices[-1]}, every {ordinal(step)}"
+    runs, start = [], indices[0]
+    for a, b in zip(indices, indices[1:] + [None]):
+        if b != a + 1:
+            runs.append(str(start) if start == a else f"{start}-{a}")
+            start = b
+    return ", ".join(runs)
+
+
+def ordinal(n: int) -> str:
+    """2nd, 3rd, 4th: the ordinal of a step of at least 2."""
+    return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")

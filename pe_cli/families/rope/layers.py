@@ -15,6 +15,7 @@ import json
 from dataclasses import dataclass, field
 
 from ...core.errors import BadInput
+from ...core.names import compact
 from ..hf_config import Settings, config_of, layer_types, settings_table, tables
 from .lint import findings
 from .schedules import SCHEDULES, QueryScale
@@ -195,25 +196,6 @@ def _named(layers, key, scale: bool = False) -> dict[str, Treatment]:
             name, n = f"{base}-{n}", n + 1
         named[name] = Treatment(name, tuple(m.index for m in members), members[0])
     return named
-
-
-def compact(indices) -> str:
-    """Layer indices as a person reads them: 0-2, 4-6; 3, 7, ..., 35, every 4th."""
-    indices = sorted(indices)
-    if len(indices) >= 4:
-        steps = {b - a for a, b in zip(indices, indices[1:])}
-        if len(steps) == 1 and (step := steps.pop()) > 1:
-            return f"{indices[0]}, {indices[1]}, ..., {indices[-1]}, every {_nth(step)}"
-    runs, start = [], indices[0]
-    for a, b in zip(indices, indices[1:] + [None]):
-        if b != a + 1:
-            runs.append(str(start) if start == a else f"{start}-{a}")
-            start = b
-    return ", ".join(runs)
-
-
-def _nth(n: int) -> str:
-    return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")
 
 
 def _command(source: str, part: str, layer: Layer, extra: str = "") -> str:

@@ -7,7 +7,7 @@ default) whose NoPE layers, as llama.cpp derives them, are not the config's.
 
 from __future__ import annotations
 
-from ...core.names import shown
+from ...core.names import compact, shown
 
 
 def _rope(node: dict) -> dict:
@@ -79,8 +79,6 @@ def findings(settings) -> list[dict]:
 
 def _said(layers, count: int, other: int) -> str:
     """Layer indices as the finding says them; their model's layer count where two differ."""
-    from .layers import compact
-
     said = compact(layers) if layers else "none"
     return said + (f" of {count}" if count != other else "")
 
