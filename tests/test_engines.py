@@ -583,3 +583,17 @@ def test_the_engines_that_cannot_express_a_schedule_are_named(cli, tmp_path, con
     engines = json.loads(out)["model"]["engines"]
     llama_cpp = [line for line in engines if line.startswith("llama.cpp")]
     assert (llama_cpp == []) if said is None else any(n.startswith(said) for n in llama_cpp)
+
+
+@pytest.mark.parametrize("variant", ["exact", "hf-rope", "mlx", "vllm", "llama.cpp"])
+def test_a_longrope_list_of_the_wrong_length_is_one_refusal(cli, variant):
+    """LongRoPE's factor-length check is its rope type's, not each engine's: every variant
+    refuses a list that does not give one factor per frequency with the same line."""
+    code, out, err = cli(
+        "generate", "--family", "rope", "-d", 8, "-l", 10, "--variant", variant,
+        "--rope", "rope_type=longrope", "--rope", "original_max_position_embeddings=4",
+        "--rope", "max_position_embeddings=16", "--rope", "factor=4",
+        "--rope", "short_factor=1,1,1,1", "--rope", "long_factor=1,1,1",
+    )  # fmt: skip
+    assert code == 2 and not out
+    assert err == "Error: longrope's long_factor must have rotary dim / 2 = 4 entries, got 3\n"

@@ -30,7 +30,7 @@ from ...core.errors import BadInput
 from ..base import variant
 from .pairing import both_parts, lay_out
 from .tokens import line_positions, positions_end
-from .types import rotary_dim
+from .types import longrope_length, rotary_dim
 
 VARIANTS: dict = {}
 
@@ -181,11 +181,10 @@ def ggml_arguments(spec) -> GgmlRope:
     if kind == "longrope":
         original = rope["original_max_position_embeddings"]
         long = positions_end(spec) > original
-        chosen = rope["long_factor" if long else "short_factor"]
-        if len(chosen) != dim // 2:
-            raise BadInput(
-                f"longrope factors must have rotary dim / 2 = {dim // 2} entries, got {len(chosen)}"
-            )
+        key = "long_factor" if long else "short_factor"
+        if longrope_length(rope, key, dim // 2):
+            raise BadInput(longrope_length(rope, key, dim // 2))
+        chosen = rope[key]
         attention = rope.get("attention_factor")
         if attention is None:
             scale = (

@@ -45,7 +45,7 @@ from typing import NamedTuple
 from ..base import variant
 from .pairing import both_parts, lay_out
 from .tokens import positions_end
-from .types import rotary_dim
+from .types import longrope_length, rotary_dim
 
 VARIANTS: dict = {}
 
@@ -318,11 +318,9 @@ def _refusal(spec) -> str | None:
     if kind == "longrope":
         if "long_factor" not in rope:
             return "mlx-lm's SuScaledRoPE uses long_factor at every length: give long_factor"
-        if len(rope["long_factor"]) != rotary_dim(spec.d_model, rope) // 2:
-            return (
-                f"long_factor must have rotary dim / 2 = {rotary_dim(spec.d_model, rope) // 2} "
-                f"entries, got {len(rope['long_factor'])}"
-            )
+        wrong = longrope_length(rope, "long_factor", rotary_dim(spec.d_model, rope) // 2)
+        if wrong:
+            return wrong
         if spec.convention == "interleaved":
             return "mlx-lm's SuScaledRoPE pairs half (traditional=False): drop --convention"
     dims = rotary_dim(spec.d_model, rope)

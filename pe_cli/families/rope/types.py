@@ -332,12 +332,18 @@ def longrope_factors(rope: dict, n: int, positions_end: int) -> tuple:
             f"rope_type longrope needs {key}: the positions run {reach} "
             f"original_max_position_embeddings = {original}"
         )
-    chosen = rope[key]
-    if len(chosen) != n:
-        raise BadInput(
-            f"longrope factors must have rotary dim / 2 = {n} entries, got {len(chosen)}"
-        )
-    return chosen
+    wrong = longrope_length(rope, key, n)
+    if wrong:
+        raise BadInput(wrong)
+    return rope[key]
+
+
+def longrope_length(rope: dict, key: str, n: int) -> str | None:
+    """Why a LongRoPE factor list cannot serve n frequencies (one factor each), or None: the
+    one check of its length, for the exact table and every engine's."""
+    if len(rope[key]) != n:
+        return f"longrope's {key} must have rotary dim / 2 = {n} entries, got {len(rope[key])}"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------

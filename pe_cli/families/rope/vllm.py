@@ -51,7 +51,7 @@ from .layouts import axes_plan, layout_of
 from .mrope import contiguous_axes, qwen3_axes
 from .pairing import both_parts, lay_out
 from .tokens import axes_positions, line_ids, line_positions, positions_end
-from .types import Torch, hf_exponents, rope_type, rotary_dim
+from .types import Torch, hf_exponents, longrope_length, rope_type, rotary_dim
 
 VARIANTS: dict = {}
 
@@ -180,11 +180,9 @@ def _refusal(spec) -> str | None:
         for key in ("short_factor", "long_factor"):
             if key not in rope:
                 return f"vLLM's LongRoPE builds both caches: give {key}"
-            if len(rope[key]) != rotary_dim(spec.d_model, rope) // 2:
-                return (
-                    f"{key} must have rotary dim / 2 = {rotary_dim(spec.d_model, rope) // 2} "
-                    f"entries, got {len(rope[key])}"
-                )
+            wrong = longrope_length(rope, key, rotary_dim(spec.d_model, rope) // 2)
+            if wrong:
+                return wrong
     dim = rotary_dim(spec.d_model, rope)
     if dim % 2:
         return f"vLLM's cache pairs columns: the rotary dim must be even (got {dim})"
