@@ -739,3 +739,33 @@ def test_export_writes_each_treatment_with_the_schedule(cli, tmp_path):
     raw = (tmp_path / "one.safetensors").read_bytes()
     header = json.loads(raw[8 : 8 + struct.unpack("<Q", raw[:8])[0]])
     assert "pe_cli.layers" not in header["__metadata__"] and header["cos"]["shape"] == [8, 512]
+
+
+@pytest.mark.parametrize("command", [("show",), ("compare",), ("generate", "-l", "64", "-o", "-")])
+def test_a_command_reads_its_config_from_disk_once(cli, tmp_path, monkeypatch, command):
+    """The model view, each treatment and the engines all ask for the config: it is read once
+    (5 times by show, 7 by compare before), and a change to the file is read again."""
+    import pathlib
+
+    from pe_cli.families import hf_config
+
+    from .published import PUBLISHED
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PUBLISHED["llama-3.1-8b"]))
+    reads = []
+    read_text = pathlib.Path.read_text
+
+    def counted(self, *args, **kwargs):
+        if self.name == "config.json":
+            reads.append(self)
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(pathlib.Path, "read_text", counted)
+    monkeypatch.setattr(hf_config, "_LOADED", {})
+    code, _, err = cli(command[0], "--rope-config", tmp_path, *command[1:])
+    assert code == 0, err
+    assert len(reads) == 1, reads
+    config = dict(PUBLISHED["llama-3.1-8b"], rope_theta=10000.0)
+    path.write_text(json.dumps(config))
+    assert hf_config.load(str(path))["rope_theta"] == 10000.0 and len(reads) == 2

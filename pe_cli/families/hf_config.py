@@ -117,16 +117,28 @@ def locate(source: str) -> Path:
 
 
 def load(source: str) -> dict:
+    """The config at `source`, read from disk once while the file is unchanged (a command asks
+    for it from several places: the model view, each treatment, the engines); a copy each time,
+    so that no caller's change reaches another."""
+    import copy
+
     path = locate(source)
     try:
-        config = json.loads(path.read_text())
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _LOADED:
+            _LOADED.clear()  # the one config a command reads
+            _LOADED[key] = json.loads(path.read_text())
     except OSError as e:
         raise BadInput(f"{source}: cannot read ({e.strerror})") from None
     except ValueError:
         raise BadInput(f"{source}: not a JSON config") from None
-    if not isinstance(config, dict):
+    if not isinstance(_LOADED[key], dict):
         raise BadInput(f"{source}: not a JSON object")
-    return config
+    return copy.deepcopy(_LOADED[key])
+
+
+_LOADED: dict = {}  # (path, mtime, size) -> its parsed JSON
 
 
 # ---------------------------------------------------------------------------------------------
