@@ -294,9 +294,6 @@ UNREAD = [
     (["rope_type=linear", "factor=2", "beta_fast=3"],
      "Error: --rope beta_fast=3: rope_type linear does not read beta_fast (it reads factor; "
      "yarn does)\n"),
-    (["rope_type=linear", "factor=2", "max_position_embeddings=100"],
-     "Error: --rope max_position_embeddings=100: rope_type linear does not read "
-     "max_position_embeddings (it reads factor; dynamic and longrope do)\n"),
     (["rope_type=dynamic", "factor=2", "max_position_embeddings=64", "alpha=3"],
      "Error: --rope alpha=3: rope_type dynamic does not read alpha (it reads factor, "
      "max_position_embeddings; ntk_alpha does)\n"),
@@ -360,6 +357,15 @@ def test_every_key_a_rope_type_reads_is_taken(cli, kind):
     "items",
     [
         ["partial_rotary_factor=0.5"],  # every type's
+        # the model's context: show's wavelengths figure marks it (examples/figures.sh)
+        [
+            "rope_type=llama3",
+            "factor=8",
+            "low_freq_factor=1",
+            "high_freq_factor=4",
+            "original_max_position_embeddings=8",
+            "max_position_embeddings=64",
+        ],
         ["ntk_factor=2"],  # diffusers' get_1d_rotary_pos_embed
         ["mrope_interleaved=true"],  # --variant vllm's
         ["llama_4_scaling_beta=0.1", "original_max_position_embeddings=16"],  # its query scale

@@ -293,6 +293,8 @@ def unread(rope: dict, key: str, value) -> str | None:
         return None  # honoured beside the rope type (a layout, a variant, a query scale)
     if any(keys[0] in rope and key in keys for keys in KINDS.values()):
         return None  # original_max_position_embeddings, read by llama_4_scaling_beta's scale
+    if key == "max_position_embeddings":
+        return None  # the model's context, which show's wavelengths figure marks (show.scaling)
     reads = (*ROPE_TYPES[kind].required, *ROPE_TYPES[kind].optional)
     if key in reads:
         return None
