@@ -16,6 +16,11 @@ config against `show` (alone with --precision).
 
 times only start-up (each command's --help, --version) and the small job of this checkout
 against another checkout's code (`git worktree add DIR COMMIT`), interleaved in one run.
+
+    python benchmarks/run.py --identify-against DIR [--large-runs 5]
+
+times `compare FILE` of four large tables (fairseq's, exact and its own, transformers' RoPE,
+PixArt's grid) by this checkout's code and another's, interleaved in one run.
 """
 
 from __future__ import annotations
@@ -324,31 +329,73 @@ STARTUP_JOBS = {
 }
 
 
-def startup_against(baseline: Path, folder: Path, runs: int) -> None:
-    """Each command's --help, --version and the small job by this checkout's code and by
-    another checkout's (an earlier commit: `git worktree add DIR COMMIT`), each through the
-    same launcher with its tree first on PYTHONPATH, interleaved; medians and their ratios."""
-    here = Path(__file__).resolve().parents[1]
-    launcher = "import sys; sys.argv[0] = 'pe-cli'; from pe_cli import main; main()"
-    small = folder / "small.npy"
-    commands = {}
-    for job, argv in STARTUP_JOBS.items():
-        for tree, label in ((here, "this"), (baseline.resolve(), "baseline")):
-            env = {**ENV, "PYTHONPATH": str(tree)}
-            argv_here = [a.format(small=small) for a in argv]
-            commands[(job, label)] = (
-                [sys.executable, "-c", launcher, *argv_here],
-                small if "{small}" in argv else None,
-                env,
-            )
-    times, peaks = median_runs(commands, runs)
-    print(f"this checkout ({here}) against {baseline}, median of {runs} runs each:")
-    for job in STARTUP_JOBS:
-        now, before = times[(job, "this")], times[(job, "baseline")]
-        print(
-            f"  {job:<16} {now:7.3f} s against {before:7.3f} s ({now / before:5.2f}x); "
-            f"peak {peaks[(job, 'this')] / 1024:6.1f} against {peaks[(job, 'baseline')] / 1024:6.1f} MiB"
+LAUNCHER = "import sys; sys.argv[0] = 'pe-cli'; from pe_cli import main; main()"
+HERE = Path(__file__).resolve().parents[1]
+
+
+def against(baseline: Path, jobs: dict, runs: int, title: str) -> None:
+    """Each job, {name: (pe-cli's arguments, the file it writes or None)}, by this checkout's
+    code and by another checkout's (an earlier commit: `git worktree add DIR COMMIT`), each
+    through the same launcher with its tree first on PYTHONPATH, interleaved; medians and their
+    ratios."""
+    commands = {
+        (name, label): (
+            [sys.executable, "-c", LAUNCHER, *argv],
+            writes,
+            {**ENV, "PYTHONPATH": str(tree)},
         )
+        for name, (argv, writes) in jobs.items()
+        for tree, label in ((HERE, "this"), (baseline.resolve(), "baseline"))
+    }
+    times, peaks = median_runs(commands, runs)
+    print(f"{title}, this checkout ({HERE}) against {baseline}, median of {runs} runs each:")
+    for name in jobs:
+        now, before = times[(name, "this")], times[(name, "baseline")]
+        print(
+            f"  {name:<32} {now:7.3f} s against {before:7.3f} s ({now / before:5.2f}x); "
+            f"peak {peaks[(name, 'this')] / 1024:6.1f} against {peaks[(name, 'baseline')] / 1024:6.1f} MiB"
+        )
+
+
+def startup_against(baseline: Path, folder: Path, runs: int) -> None:
+    """Each command's --help, --version and the small job, against another checkout."""
+    small = folder / "small.npy"
+    jobs = {
+        job: ([a.format(small=small) for a in argv], small if "{small}" in argv else None)
+        for job, argv in STARTUP_JOBS.items()
+    }
+    against(baseline, jobs, runs, "start-up")
+
+
+IDENTIFIED = {  # the tables identification is timed on: generate options, by name
+    "fairseq 65536 x 512 (128 MiB)": [
+        "--d-model", "512", "--seq-len", "65536", "--convention", "fairseq", "--padding-idx", "1",
+    ],
+    "fairseq's own, the same size": ["--d-model", "512", "--seq-len", "65536", "--variant", "fairseq"],
+    "hf-rope 262144 x 128 (128 MiB)": [
+        "--family", "rope", "--variant", "hf-rope", "-d", "128", "-l", "262144",
+    ],
+    "PixArt 64 x 64 x 1152 (18 MiB)": [
+        "--family", "sincos2d", "--variant", "diffusers", "--grid", "64x64", "-d", "1152",
+        "--base-size", "64", "--interpolation-scale", "2",
+    ],
+}  # fmt: skip
+
+
+def identify_against(baseline: Path, folder: Path, runs: int) -> None:
+    """compare FILE of each IDENTIFIED table (made by this checkout), against another
+    checkout."""
+    jobs = {}
+    for k, (name, options) in enumerate(IDENTIFIED.items()):
+        table = folder / f"{k}.npy"
+        subprocess.run(
+            [sys.executable, "-c", LAUNCHER, "generate", *options, "-o", str(table)],
+            check=True,
+            capture_output=True,
+            env={**ENV, "PYTHONPATH": str(HERE)},
+        )
+        jobs[name] = (["compare", str(table)], None)
+    against(baseline, jobs, runs, "compare FILE")
 
 
 LLAMA_31 = (  # its config.json's positional keys
@@ -393,6 +440,13 @@ def main() -> None:
     parser.add_argument("--inspection", action="store_true", help="only the inspection commands")
     parser.add_argument("--precision", action="store_true", help="only show --precision")
     parser.add_argument(
+        "--identify-against",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="only compare FILE of four large tables, against another checkout's code in DIR",
+    )
+    parser.add_argument(
         "--startup-against",
         type=Path,
         default=None,
@@ -418,24 +472,22 @@ def main() -> None:
         f"{platform.platform()}"
     )
     print(f"files in {folder}\n")
-    if args.startup_against is not None:
-        try:
-            startup_against(args.startup_against, folder, args.runs)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        return
-    if args.precision:
-        try:
-            serving(pe_cli, folder, args.runs)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        return
-    if args.inspection:
-        try:
-            inspection(pe_cli, folder, args)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
-        return
+    alone = (  # a part run alone: whether it was asked for, and the part
+        (
+            args.identify_against,
+            lambda: identify_against(args.identify_against, folder, args.large_runs),
+        ),
+        (args.startup_against, lambda: startup_against(args.startup_against, folder, args.runs)),
+        (args.precision, lambda: serving(pe_cli, folder, args.runs)),
+        (args.inspection, lambda: inspection(pe_cli, folder, args)),
+    )
+    for asked, part in alone:
+        if asked:
+            try:
+                part()
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+            return
     try:
         small = folder / "small.npy"
         times, peaks = median_runs(
