@@ -262,9 +262,14 @@ def test_pow_and_exp_log_differ(cli):
 
 
 def test_seed000_as_written_is_diagnosed(cli, tmp_path):
+    """Nothing names the buggy seed's table: compare FILE exact will not guess which exact
+    table it is (it used the default options' one); exact:vaswani says."""
     path = tmp_path / "seed000.npy"
     np.save(path, notebooks.seed000_as_written(64, 100).numpy())
     code, out, err = cli("compare", path, "exact")
+    assert code == 2 and not out and len(err.splitlines()) == 1
+    assert "will not guess" in err and "exact:vaswani" in err
+    code, out, err = cli("compare", path, "exact:vaswani")
     text = out.decode()
     assert code == 0, err
     assert "the first at position 1, dimension 1; position 0 is bit for bit equal" in " ".join(

@@ -84,14 +84,20 @@ def _built_beside(text: str, defaults: dict, file: str | None, threshold: float)
     """A built table (a spec string) to compare with a file. Where no option chose its kind
     and it is the exact table, it is the exact table of what compare FILE names the file (its
     family, convention, base and parameters), so that `compare rope.npy exact` is not set
-    against the sinusoidal table; where nothing names the file, the options' as given."""
+    against the sinusoidal table. Where nothing names the file, exact is no one table: one
+    written with its convention (exact:vaswani) is taken, else refused, never guessed."""
     spec = parse_spec(text, defaults)
     if file is None or spec.variant != "exact":
         return from_spec(spec, text)
     target = side(file, {})
     found = identify(target, threshold)
     if not found or not Identification(target, found).explained:
-        return from_spec(spec, text)
+        if len(text.split(":")) > 1 and text.split(":")[1]:
+            return from_spec(spec, text)
+        raise BadInput(
+            f"nothing names {file}, so pe-cli will not guess which exact table to set it "
+            "against: give its convention (exact:vaswani) or its kind (--family rope, ...)"
+        )
     named = found[0].spec.replace(
         variant="exact", compute_dtype=None, dtype=spec.dtype, shape=spec.shape
     )
