@@ -198,3 +198,18 @@ def test_true_values_and_exact_are_two_words(cli, tmp_path):
     code, out, err = cli("compare", path, "exact", "--json")
     assert code == 0, err
     assert json.loads(out)["max_abs"] == float(table[at]) - float(exact)  # one float32 step
+
+
+@pytest.mark.parametrize("d_model, rows", [(64, 100), (256, 1024)])
+def test_the_roundest_of_two_laws_of_one_table_is_named_first(d_model, rows):
+    """A user's concat table at base 1000 in numpy float64 is, in real numbers, tensor2tensor's
+    at base 1000^((n-1)/n) (805.842 at d 64): both match, neither bit for bit. It was named
+    tensor2tensor first, concat 4th; the roundest base comes first among equal matches."""
+    w = 1000.0 ** (-2 * np.arange(d_model // 2) / d_model)
+    angles = np.arange(rows)[:, None] * w
+    found = pe_cli.identify(np.concatenate([np.sin(angles), np.cos(angles)], axis=1))
+    best = found.candidates[0]
+    assert (best.name, best.spec.base) == ("concat", 1000.0)
+    assert not best.identical and best.difference.max_abs < 1e-12
+    other = next(c for c in found.candidates if c.name == "tensor2tensor")
+    assert other.spec.base != 1000.0 and other.difference.max_abs < 1e-12

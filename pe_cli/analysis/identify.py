@@ -216,7 +216,7 @@ class Bench:
         self.values, self.seen, self.rows = view.values, view.seen, view.rows
         self.dtype, self.length, self.sampled = view.dtype, view.length, view.sampled
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
-        self.skipped = ""  # the note saying they were not built, where they were not
+        self.skipped = ""  # the note saying they were not built, said where they are not
 
     def read(self, reader, notes: list[str]) -> list[Candidate]:
         """Run a reader to its end: its proposals scored (each answered), its notes kept."""
@@ -327,15 +327,8 @@ class Bench:
         values, rows = found  # the variant's values at the scored rows it has, and those rows
         if not np.array_equal(values, self.seen[rows]):
             return None
-        return self._identical(name, spec, self.view.exact(against or spec), source)
-
-    def _identical(self, name: str, spec: TableSpec, reference, source: str = "") -> Candidate:
-        """A candidate that reproduces the table bit for bit at the scored rows, with its error
-        against the exact table. Private: a reader never declares bit-identity itself, so that
-        a candidate is bit for bit only where the bench compared its own spec's table (an
-        ALiBi reading once named a library's biases over a spec of the exact ones)."""
-        result = self._difference(reference, spec)
-        result.differing = 0
+        result = self._difference(self.view.exact(against or spec), spec)
+        result.differing = 0  # bit for bit where compared: its own spec's table, here
         return Candidate(name, spec, result, source, confirmed=not self.sampled)
 
     def _difference(self, reference, spec: TableSpec) -> Difference:
@@ -419,17 +412,16 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
                 f"every value of {target.label} is a float32 number: read as a float32 table"
             )
             found, bench, said, cast = more, narrowed_bench, more_said, True
-    found.sort(key=_order)
+    found = _ranked(found)
     if bench.sampled and found:
-        found = _confirm(bench, found)
-        found.sort(key=_order)
+        found = _ranked(_confirm(bench, found))
         if bench.skipped and not found[0].identical:
             # the exact table was the rows scored but not every row (an ALiBi head the sample
             # missed): the variants it stood in for are scored and confirmed after all
-            bench.target.notes.remove(bench.skipped)
             bench.skipped = ""
             more = _deferred(bench, [])
-            found = sorted(found + (_confirm(bench, more) if more else []), key=_order)
+            found = _ranked(found + (_confirm(bench, more) if more else []))
+        target.notes += [bench.skipped] if bench.skipped else []
     elif bench.sampled:
         target.notes.append(
             f"timestep tables are looked for in tables of up to {WHOLE_ELEMENTS} "
@@ -454,11 +446,10 @@ def _deferred(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     sample (building them costs most, torch's import first)."""
     if bench.deferred and any(c.difference.identical for c in found):
         names = sorted({spec.variant for _, spec, _, _ in bench.deferred})
-        bench.skipped = (
+        bench.skipped = (  # said once the confirming pass has the exact table whole
             f"on the rows scored the table is pe-cli's exact table, so the seed and library variants "
             f"proposed ({', '.join(names)}) were not built; compare FILE VARIANT checks one"
         )
-        bench.target.notes.append(bench.skipped)
         return []
     return [c for c in (bench.variant(*deferred) for deferred in bench.deferred) if c is not None]
 
@@ -498,23 +489,38 @@ def _replaced(spec: TableSpec, **changes) -> TableSpec | None:
         return None
 
 
-def _order(c: Candidate):
-    # among bit-identical candidates the one with the roundest base (two frequency laws can
-    # round to the same float32 table), then the closest to exact; a candidate the table does
-    # not match (past match_margin) after every one it does, nearest by its RMS error: the
-    # largest error of a table right but for its slowest column can exceed one wrong in every
-    # element (a scaled RoPE table's plain law, 2.0, and an angle table, 1.0)
+def _ranked(found: list[Candidate]) -> list[Candidate]:
+    """The candidates in order: bit-identical ones first (the roundest base among them: two
+    frequency laws can round to the same float32 table), then those the table matches (within
+    match_margin), nearest first but the roundest base among those within twice the nearest's
+    error (the same real table under two laws: concat at base 1000 is tensor2tensor at
+    805.842), then the rest by RMS error (the largest error of a table right but for its
+    slowest column can exceed one wrong in every element: a scaled RoPE table's plain law,
+    2.0, and an angle table, 1.0); among equals exact, library, recipe, and the library that
+    publishes an arithmetic before those that copy it."""
+    best = min((c.difference.max_abs for c in found if not _far(c)), default=0.0)
+
+    def order(c: Candidate):
+        d, far = c.difference, _far(c)
+        alike = d.identical or (not far and d.max_abs <= 2 * best)
+        return (
+            not c.identical,
+            not d.identical,
+            far,
+            not alike,
+            digits(c.spec.base) if alike else 0,
+            d.rms if far else d.max_abs,
+            c.rank,
+            c.follows,
+        )
+
+    return sorted(found, key=order)
+
+
+def _far(c: Candidate) -> bool:
+    """Whether the table is further from a candidate than compare's rule for a match."""
     d = c.difference
-    far = not d.identical and d.max_abs > match_margin(c.spec.reach, d.dtype)
-    return (
-        not c.identical,
-        not d.identical,
-        digits(c.spec.base) if d.identical else 0,
-        far,
-        d.rms if far else d.max_abs,
-        c.rank,
-        c.follows,  # the library that publishes an arithmetic before those that copy it
-    )
+    return not d.identical and d.max_abs > match_margin(c.spec.reach, d.dtype)
 
 
 def _candidates(
