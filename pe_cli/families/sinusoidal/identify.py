@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from ...core.dtypes import FORMATS
 from ...core.errors import BadInput
 from ..proposals import Note, Proposal, answers
 from ..reading import digits, float32_near, plausible_bases
@@ -149,23 +150,10 @@ def _fourier_features(view):
 def _choose_base(view, spec):
     """The base the fit suggests, or the roundest number near it that explains the first
     rows as well (within float rounding): a cheap look before the whole table is built."""
-    import numpy as np
-
-    from ...core.dtypes import FORMATS
-
-    values, dtype = view.values, view.dtype
-    head = min(len(values), 64)
-    scored = [
-        (
-            float(np.abs(values[:head] - view.exact(spec.replace(base=b, seq_len=head))).max()),
-            b,
-        )
-        for b in plausible_bases(spec.base)
-    ]
-    best = min(error for error, _ in scored)
-    allowed = 2 * best + 4 * FORMATS[dtype].epsilon
-    base = min((b for error, b in scored if error <= allowed), key=lambda b: (digits(b), b))
-    return spec.replace(base=base)
+    epsilon = FORMATS[view.dtype].epsilon
+    return _roundest(
+        view, spec, "base", plausible_bases(spec.base), lambda best: 2 * best + 4 * epsilon
+    )
 
 
 def _choose_amplitude(view, spec, found):
@@ -175,28 +163,28 @@ def _choose_amplitude(view, spec, found):
     explains the first rows best, roundest among equals."""
     import numpy as np
 
-    from ...core.dtypes import FORMATS
-
-    values, dtype = view.values, view.dtype
     if spec.offset == 0 and 0 not in found.padding:
-        at_zero = float(values[0, CONVENTIONS[spec.convention].columns(spec.d_model).cos[0]])
+        at_zero = float(view.values[0, CONVENTIONS[spec.convention].columns(spec.d_model).cos[0]])
         if math.isclose(at_zero, spec.amplitude, rel_tol=1e-3):
             return spec.replace(amplitude=at_zero)
-    head = min(len(values), 64)
     near = float32_near(np.array([spec.amplitude]), 2)[0].tolist()
     tried = {float(a) for a in near} | {spec.d_model**-0.5, spec.amplitude}
+    tried = [a for a in sorted(tried) if math.isclose(a, spec.amplitude, rel_tol=1e-3)]
+    slack = FORMATS[view.dtype].epsilon * spec.amplitude / 4
+    return _roundest(view, spec, "amplitude", tried, lambda best: best + slack)
+
+
+def _roundest(view, spec, key: str, tried, allowed):
+    """The spec with `key` the roundest of the `tried` values whose table is within
+    allowed(best) of the table's first rows (at most 64), best the nearest one's distance."""
+    import numpy as np
+
+    head = min(len(view.values), 64)
     scored = [
-        (
-            float(
-                np.abs(values[:head] - view.exact(spec.replace(amplitude=a, seq_len=head))).max()
-            ),
-            a,
-        )
-        for a in sorted(tried)
-        if math.isclose(a, spec.amplitude, rel_tol=1e-3)
+        (np.abs(view.values[:head] - view.exact(spec.replace(seq_len=head, **{key: v}))).max(), v)
+        for v in tried
     ]
-    best = min(error for error, _ in scored)
-    allowed = best + FORMATS[dtype].epsilon * spec.amplitude / 4
+    most = allowed(min(error for error, _ in scored))
     return spec.replace(
-        amplitude=min((a for error, a in scored if error <= allowed), key=lambda a: (digits(a), a))
+        **{key: min((v for e, v in scored if e <= most), key=lambda v: (digits(v), v))}
     )

@@ -275,16 +275,7 @@ def axial(view, why: list | None = None):
                     continue
                 spec = _grid_spec(view, fit, base, part, shape, offset, read, slack)
                 if spec is None:
-                    nearest = nearest or _spec(
-                        view,
-                        fit.layout,
-                        fit.d_model,
-                        fit.rope,
-                        grid="x".join(map(str, shape)),
-                        base=base,
-                        part=part,
-                        offset=offset,
-                    )
+                    nearest = nearest or _placed(view, fit, shape, base, part, offset)
                     continue
                 reading.named = True
                 yield Proposal(f"rope {part}, {fit.layout.name} axes", spec)
@@ -359,6 +350,23 @@ def _bases_read(found: dict) -> str:
     )
 
 
+def _placed(view, fit: Fit, shape, base: float, part: str, offset: int, merge: int = 1):
+    """The spec of a fit's layout over a grid of this shape from `offset` (None where the
+    layout refuses it)."""
+    grid = "x".join(map(str, shape))
+    return _spec(
+        view,
+        fit.layout,
+        fit.d_model,
+        fit.rope,
+        grid,
+        base=base,
+        part=part,
+        offset=offset,
+        merge=merge,
+    )
+
+
 def _grid_spec(view, fit: Fit, base: float, part: str, shape, offset: int, read, slack):
     """The spec whose tokens are at the positions read (the first rows'), trying the spatial
     merge sizes a vision layout may have; None if none puts them there."""
@@ -366,17 +374,7 @@ def _grid_spec(view, fit: Fit, base: float, part: str, shape, offset: int, read,
 
     merges = [m for m in MERGES if shape[-1] % m == 0 and shape[-2] % m == 0]
     for merge in merges if fit.layout.vision else (1,):
-        spec = _spec(
-            view,
-            fit.layout,
-            fit.d_model,
-            fit.rope,
-            grid="x".join(map(str, shape)),
-            base=base,
-            part=part,
-            offset=offset,
-            merge=merge,
-        )
+        spec = _placed(view, fit, shape, base, part, offset, merge)
         if spec is None:
             continue
         expected = axes_positions(spec, 0, len(read))

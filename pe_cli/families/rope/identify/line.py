@@ -80,9 +80,7 @@ def line(view, notes):
         # a first row of zeros past 1 reads as angles and as sin times a factor: the notes of a
         # reading are the table's only where the angles made no candidate
         scratch, angled = [], False
-        readings = _readings(plane, angles, scratch)
-        if view.dtype in _COARSE:
-            readings = _refined(plane, readings, view.dtype)
+        readings = _refined(plane, _readings(plane, angles, scratch), view.dtype)
         for part, attention, w, resolved in readings:
             made = yield from answers(
                 _fitted(view, plane, convention, part, attention, w, resolved, scratch, lead)
@@ -107,8 +105,7 @@ def _part_read(view, plane, notes, lead: int, part: str, convention: str, shown:
     """The proposals of a table made of cos and sin (`shown`), read from its `part` plane."""
     scratch = []
     readings = [r for r in _readings(plane, False, scratch) if r[0] == part]
-    if view.dtype in _COARSE:
-        readings = _refined(plane, readings, view.dtype)
+    readings = _refined(plane, readings, view.dtype)
     for part, attention, w, resolved in readings:
         args = (view, plane, convention, part, attention, w, resolved, scratch, lead)
         yield from _fitted(*args, shown=shown)
@@ -248,9 +245,10 @@ def _refined(plane, readings, dtype: str):
     rows: a value rounded to 8 or 11 bits tells the angle at about 1 rad only to a few 1e-3,
     but an estimate good to e predicts the angle at row 0.3 / e to within 0.3 rad, which tells
     the turn it is in; read there (the best conditioned of a few rows), the angle's error is
-    the same, the frequency's 0.3 / e times smaller. Resolved: read to _RESOLVED."""
+    the same, the frequency's 0.3 / e times smaller. Resolved: read to _RESOLVED. Other
+    dtypes' readings as they are."""
     for part, attention, w, resolved in readings:
-        if part == "angle":
+        if part == "angle" or dtype not in _COARSE:
             yield part, attention, w, resolved
             continue
         w, error = reread(plane / attention, part, dtype)
@@ -408,9 +406,9 @@ def _positions_refit(view, plane, convention, part, table, lead: int, ids):
         if len(plane) <= whole:
             continue
         head = plane[:whole]
-        readings = [r for r in _readings(head, False, []) if r[0] == part]
-        if view.dtype in _COARSE:
-            readings = _refined(head, readings, view.dtype)
+        readings = _refined(
+            head, [r for r in _readings(head, False, []) if r[0] == part], view.dtype
+        )
         for _, attention, w, resolved in readings:
             rows = view.length - lead
             for fit in scalings(head, view.dtype, w, resolved, attention, part, rows, []):
