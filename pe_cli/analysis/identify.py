@@ -40,6 +40,7 @@ SAMPLE_HEAD, SAMPLE_TAIL = 128, 16  # first and last rows of the sample
 CONFIRMED = 4  # candidates confirmed over the whole table
 WORST_ROWS = 8  # rows where a confirmed candidate differs most, added to its measured rows
 HEAD_ROWS = 256  # rows of a variant checked before its whole table is built
+KEPT = 4  # exact tables a view keeps, the most recent
 _VARIANT_BUDGET = 1 << 31  # bytes a variant's whole table may take to be confirmed
 
 
@@ -170,13 +171,16 @@ class View:
 
     def exact(self, spec: TableSpec) -> np.ndarray:
         """The exact float64 table of `spec` at the rows scored (a spec of another length than
-        the table, such as a short one to choose a base by: every row); kept for the scorer."""
+        the table, such as a short one to choose a base by: every row). The last few are kept:
+        a reader's look at a spec is followed by the scorer's."""
         key = _exact(spec, "float64")
         if key not in self._exact:
             if self.sampled and spec.rows == self.length:
                 self._exact[key] = exact_at(key, self.rows)
             else:
                 self._exact[key] = exact_reference(spec)
+            while len(self._exact) > KEPT:  # each up to 16 MiB (WHOLE_ELEMENTS in float64)
+                del self._exact[next(iter(self._exact))]
         return self._exact[key]
 
     @property
@@ -642,7 +646,7 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         c.confirmed = True
         c.unequal_rows = _first(np.array(rows_unequal, dtype=np.int64))
         c.unequal_columns = _first(np.flatnonzero(columns_unequal))
-        if differing:
+        if differing and find_variant(c.spec) is None:  # a variant that differs is dropped
             rows = np.union1d(
                 bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:]
             )
