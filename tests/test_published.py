@@ -132,6 +132,44 @@ def test_the_softmax_scale_of_latent_attention_is_the_attentions_own(name, cli, 
     assert treatment["applied_pairing"] == "interleaved" and treatment["table_pairing"] == "half"
 
 
+@pytest.mark.parametrize(
+    "name, latent",
+    [
+        ("deepseek-v3", True),
+        ("deepseek-v3.2", True),
+        ("llama-3.1-8b", False),
+        ("gemma-4-26b-a4b", False),
+    ],
+)
+def test_latent_attention_says_the_dims_its_rotation_passes(name, latent, cli, tmp_path):
+    """Multi-head latent attention rotates qk_rope_head_dim of each query and key head and
+    passes qk_nope_head_dim beside them unrotated (its attention splits q and k so): the model
+    view says both, from transformers' own config; a model without latent attention says no
+    such thing."""
+    from transformers import AutoConfig
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(small(PUBLISHED[name])))
+    node = AutoConfig.from_pretrained(str(path)).get_text_config()
+    code, out, err = cli("show", "--rope-config", path, "--json", "-l", 16)
+    assert code == 0, err
+    treatments = json.loads(out)["model"]["treatments"].values()
+    code, out, err = cli("show", "--rope-config", path, "-l", 16)
+    text = " ".join(out.decode().split())
+    if not latent:
+        assert all(t["unrotated_dims"] is None for t in treatments)
+        assert "pass unrotated" not in text
+        return
+    (treatment,) = treatments
+    assert treatment["rotary_dims"] == node.qk_rope_head_dim
+    assert treatment["unrotated_dims"] == node.qk_nope_head_dim
+    head = node.qk_rope_head_dim + node.qk_nope_head_dim
+    assert (
+        f"rotates {node.qk_rope_head_dim} of {head} query and key dims (qk_nope_head_dim "
+        f"{node.qk_nope_head_dim} pass unrotated)"
+    ) in text
+
+
 def test_llama_4_scouts_llama3_scaling_with_equal_factors(cli, tmp_path):
     """Llama 4 Scout's text config as issue 38 gives its rope keys (llama3 with low_freq_factor
     = high_freq_factor = 1, factor 16, original 8192; theta 500000): refused before, it is

@@ -189,6 +189,12 @@ def model(found: dict, shown: str | None = None) -> None:
         of = f", rope parameters {t['rope_parameters_of']}" if t["rope_parameters_of"] else ""
         dims, head = t["rotary_dims"], t["head_dim"]
         rotated = f"rotates {dims} of {head} dims" if dims != head else f"rotates all {dims} dims"
+        if t["unrotated_dims"]:  # MLA: the rotated dims are beside others in the head
+            passed, key = t["unrotated_dims"], t["unrotated_dims_from"]
+            rotated = (
+                f"rotates {dims} of {head + passed} query and key dims ({key} {passed} pass "
+                "unrotated)"
+            )
         factor = t["attention_factor"]
         rows += [
             (name, f"layers {_layers(t, count)}{of}"),

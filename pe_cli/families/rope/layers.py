@@ -31,13 +31,16 @@ class Layer:
     applied: str | None  # the pairing its attention rotates in, where not the table's columns'
     label: str | None = None  # the rope parameters it reads (its type's, or DeepSeek-V4's main)
     softmax: tuple | None = None  # its softmax scale where the rope parameters change it, and why
+    passed: tuple | None = None  # (dims, key): query and key dims beside the rotated ones
 
     @property
     def key(self) -> str | None:
         """What makes two layers' rotations the same: their tables and the pairing applied."""
         if self.table is None:
             return None
-        return json.dumps([self.table, self.applied, self.softmax], sort_keys=True, default=str)
+        return json.dumps(
+            [self.table, self.applied, self.softmax, self.passed], sort_keys=True, default=str
+        )
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,7 @@ def _layer(settings: Settings, index: int, kinds: list | None, names: list) -> L
         hook("applied")(settings, index, kind) if hook("applied") and table else None,
         label,
         hook("softmax")(settings, table["rope"]) if hook("softmax") and table else None,
+        hook("passed")(settings) if hook("passed") and table else None,
     )
 
 
@@ -243,6 +247,9 @@ def _treatment(treatment: Treatment, source: str, part: str, model_type: str) ->
         "components": _components(model_type),
         "softmax_scale": None if first.softmax is None else first.softmax[0],
         "softmax_scale_from": None if first.softmax is None else first.softmax[1],
+        # query and key dims beside the rotated ones, unrotated (MLA's qk_nope_head_dim)
+        "unrotated_dims": None if first.passed is None else first.passed[0],
+        "unrotated_dims_from": None if first.passed is None else first.passed[1],
         "command": _command(source, part, first),
     }
 

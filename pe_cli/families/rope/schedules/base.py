@@ -49,6 +49,9 @@ class Schedule:
     # parts of a layer that rotate by the same table in another pairing, by name (DeepSeek-V3.2's
     # indexer: half pairs where its attention's are interleaved)
     components: dict | None = None
+    # the query and key dims beside the rotated ones that pass unrotated (multi-head latent
+    # attention's qk_nope_head_dim): settings -> (count, the key it is read from), or None
+    passed: Callable | None = None
 
 
 def flags(settings, key: str, index: int, default: Callable[[int], int], truthy: bool = False):

@@ -94,6 +94,13 @@ def mla_softmax(settings, rope: dict):
     )
 
 
+def mla_passed(settings):
+    """Multi-head latent attention's query and key dims that no rotation touches: the
+    qk_nope_head_dim beside the qk_rope_head_dim it rotates."""
+    dims = settings.get("qk_nope_head_dim")
+    return (int(dims), "qk_nope_head_dim") if dims else None
+
+
 def _label_v4(settings, index: int, layer_type):
     return "main" if layer_type == "sliding_attention" else "compress"
 
@@ -108,6 +115,7 @@ SCHEDULES = (
         keys=("rope_interleave", "qk_nope_head_dim"),
         applied=_interleaved,
         softmax=mla_softmax,
+        passed=mla_passed,
     ),
     # DeepSeek-V3.2's indexer rotates the first qk_rope_head_dim of its heads in half pairs
     Schedule(
@@ -115,6 +123,7 @@ SCHEDULES = (
         keys=("qk_nope_head_dim",),
         applied=lambda settings, index, layer_type: "interleaved",
         softmax=mla_softmax,
+        passed=mla_passed,
         components={"indexer": "half"},
     ),
     Schedule(
@@ -122,6 +131,7 @@ SCHEDULES = (
         keys=("qk_nope_head_dim",),
         applied=lambda settings, index, layer_type: "interleaved",
         softmax=mla_softmax,
+        passed=mla_passed,
     ),
     Schedule(
         ("longcat_flash",),
@@ -129,6 +139,7 @@ SCHEDULES = (
         fill=_fill_longcat,
         applied=lambda settings, index, layer_type: "interleaved",
         softmax=mla_softmax,
+        passed=mla_passed,
     ),
     Schedule(
         ("deepseek_v4",),
