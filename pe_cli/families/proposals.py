@@ -55,9 +55,6 @@ class Scored:
     named: bool
 
 
-Reader = Generator["Proposal | Note", "Scored | None", None]
-
-
 def changed(spec, **changes):
     """A spec with these changes, or None where they make no table (None stays None)."""
     if spec is None:
