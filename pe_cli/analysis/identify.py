@@ -609,46 +609,60 @@ def _first(indices: np.ndarray) -> list[int]:
     return [int(i) for i in indices[: LISTED + 1]]
 
 
+@dataclass
+class _Pass:
+    """One candidate's table streamed beside the file's in the confirming pass, and what the
+    pass found: each row's largest |difference| (NaN where one side is), how many elements
+    differ, the first rows where any does, and the columns where any does."""
+
+    candidate: Candidate
+    blocks: object
+    worst: np.ndarray
+    columns: np.ndarray
+    differing: int = 0
+    rows: list = dataclasses.field(default_factory=list)
+
+    def add(self, first: int, block: np.ndarray) -> None:
+        _, built = next(self.blocks)
+        differ = block != built
+        if differ.any():
+            self.worst[first : first + len(block)] = np.where(differ, np.abs(block - built), 0).max(
+                axis=1
+            )
+            self.differing += int(np.count_nonzero(differ))
+            if len(self.rows) <= LISTED:
+                self.rows += (first + np.flatnonzero(differ.any(axis=1))).tolist()
+            self.columns |= differ.any(axis=0)
+
+
 def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     """The best candidates (those bit-identical on the sample, up to CONFIRMED) checked against
     every row of the table in one pass: bit-identity over the whole table, and the error
     figures over the sample and the rows where each differs most."""
-    target, chosen = (
-        bench.target,
-        [c for c in found[:CONFIRMED] if c.difference.identical] or found[:1],
-    )
-    streams = []
+    target = bench.target
+    chosen = [c for c in found[:CONFIRMED] if c.difference.identical] or found[:1]
+    passes = []
     for c in chosen:
         try:  # the candidate's table in the target's dtype, in the target's blocks
             built = c.spec if find_variant(c.spec) is not None else _exact(c.spec, target.dtype)
-            stream = from_spec(built, c.name).blocks()
+            blocks = from_spec(built, c.name).blocks()
         except BadInput as e:  # a variant's whole table, and no room for it
             target.notes.append(f"{c.name} was not checked beyond the sample: {e}")
             continue
-        # each row's largest |difference| (NaN where one side is), how many elements differ,
-        # the rows where any does, and the columns
-        streams.append([c, stream, np.zeros(target.rows), 0, [], np.zeros(target.cols, bool)])
-    if not streams:
+        passes.append(_Pass(c, blocks, np.zeros(target.rows), np.zeros(target.cols, bool)))
+    if not passes:
         return found
     for first, block in target.blocks():
-        for entry in streams:
-            _, built = next(entry[1])
-            differ = block != built
-            if differ.any():
-                entry[2][first : first + len(block)] = np.where(
-                    differ, np.abs(block - built), 0
-                ).max(axis=1)
-                entry[3] += int(np.count_nonzero(differ))
-                if len(entry[4]) <= LISTED:
-                    entry[4] += (first + np.flatnonzero(differ.any(axis=1))).tolist()
-                entry[5] |= differ.any(axis=0)
-    for c, _, worst, differing, rows_unequal, columns_unequal in streams:
+        for one in passes:
+            one.add(first, block)
+    for one in passes:
+        c = one.candidate
         c.confirmed = True
-        c.unequal_rows = _first(np.array(rows_unequal, dtype=np.int64))
-        c.unequal_columns = _first(np.flatnonzero(columns_unequal))
-        if differing and find_variant(c.spec) is None:  # a variant that differs is dropped
+        c.unequal_rows = _first(np.array(one.rows, dtype=np.int64))
+        c.unequal_columns = _first(np.flatnonzero(one.columns))
+        if one.differing and find_variant(c.spec) is None:  # a variant that differs is dropped
             rows = np.union1d(
-                bench.rows, np.argsort(np.nan_to_num(worst, nan=np.inf))[-WORST_ROWS:]
+                bench.rows, np.argsort(np.nan_to_num(one.worst, nan=np.inf))[-WORST_ROWS:]
             )
             reference = exact_at(_exact(c.spec, "float64"), rows)
             c.difference = _measured(
@@ -660,7 +674,7 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
                 c.spec.offset,
                 bench.threshold,
             )
-        c.difference.differing = differing
+        c.difference.differing = one.differing
     # a variant is a candidate only where it writes the table bit for bit
     found = [
         c for c in found if not (c.confirmed and c.difference.differing and find_variant(c.spec))
@@ -669,7 +683,7 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
     target.notes.append(
         f"{target.label} has {target.rows} rows: candidates were scored on {measured} of them (the first "
         f"{SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two, zero rows); the best "
-        f"{len(streams)} checked for bit-identity on every row; errors are over the rows scored and those "
+        f"{len(passes)} checked for bit-identity on every row; errors are over the rows scored and those "
         "where a candidate differs most"
     )
     return found
