@@ -24,7 +24,7 @@ from ..core.limits import available_memory
 from ..engine import build, memory_needed
 from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
-from ..families.proposals import Note, Proposal, Scored
+from ..families.proposals import Note, Proposal, Scored, changed
 from ..families.readers import READERS
 from ..families.reading import digits
 from ..spec import TableSpec, generate_command
@@ -354,10 +354,10 @@ class Bench:
             if variant.kind == "seed":
                 if self.dtype == "float64":
                     continue
-                made = _replaced(spec, variant=name, compute_dtype=self.dtype, dtype=self.dtype)
+                made = changed(spec, variant=name, compute_dtype=self.dtype, dtype=self.dtype)
                 label = f"seed variant {name} in {self.dtype}"
             else:
-                made = _replaced(spec, variant=name, dtype=self.dtype, **changes)
+                made = changed(spec, variant=name, dtype=self.dtype, **changes)
                 if made is not None and self.dtype == "float64" and not variant.ends_float64(made):
                     continue
                 label = f"library {name}{detail}"
@@ -468,7 +468,7 @@ def _as_held(
     float64 file of float32 numbers is a variant's float32 arithmetic written in float64, but
     only the cast of pe-cli's exact float32 table)."""
     composed = []
-    held = _replaced(spec, dtype=target.dtype)
+    held = changed(spec, dtype=target.dtype)
     if cast:
         variant = find_variant(spec)
         if variant is None or held is None or variant.ends_float64(held):
@@ -480,17 +480,10 @@ def _as_held(
         composed.append("the transpose of")
     if not composed and target.dims is not None and held.dims != target.dims:
         for shape in FAMILIES[held.family].shapes:
-            shaped = _replaced(held, shape=shape)
+            shaped = changed(held, shape=shape)
             if shaped is not None and shaped.dims == target.dims:
                 return shaped, ""
     return held, " ".join(composed)
-
-
-def _replaced(spec: TableSpec, **changes) -> TableSpec | None:
-    try:
-        return spec.replace(**changes)
-    except BadInput:
-        return None
 
 
 def _ranked(found: list[Candidate]) -> list[Candidate]:
