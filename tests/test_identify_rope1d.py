@@ -579,3 +579,47 @@ def test_a_cos_sin_table_is_one_column_per_frequency(cli, convention):
     )  # fmt: skip
     assert code == 2 and not out and len(err.splitlines()) == 1
     assert "--part cos-sin is vLLM's cos_sin_cache" in err and f"not {convention}" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# a known table broken in a few columns (a buffer overwritten): named, with them listed
+
+
+@pytest.mark.parametrize("part", ["cos", "sin"])
+def test_transformers_table_with_broken_columns_is_named_with_them(cli, tmp_path, part):
+    """transformers' own float32 table of Llama 3.1 (its rotary module's cos or sin) with
+    columns 37 and 50 overwritten: library hf-rope, bit for bit except those columns, read from
+    their half-pairing twins (101, 114); its command rebuilds every other column."""
+    cos, sin, _, _ = hf_rotary(LLAMA3, 128, 500000.0, list(range(2048)))
+    table = (cos if part == "cos" else sin).numpy().copy()
+    table[:, [37, 50]] = 0.5
+    path = _save(tmp_path / "broken.npy", table)
+    text, found = _identified(cli, path)
+    best = found["candidates"][0]
+    assert best["spec"]["variant"] in ("hf-rope", "vllm") and best["differing"] == 2 * 2048
+    assert dict(best["spec"]["rope"])["rope_type"] == "llama3", best["name"]
+    assert found["exceptions"] == {"columns": [37, 50]}
+    assert "bit for bit (float32) except columns 37, 50" in " ".join(text.split())
+    assert "(37 from 101, 50 from 114)" in " ".join(text.split())
+    code, _, err = cli(*shlex.split(best["command"])[1:], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    rebuilt = np.load(tmp_path / "again.npy")
+    differ = np.flatnonzero((rebuilt != table).any(axis=0)).tolist()
+    assert differ == [37, 50]
+
+
+def test_a_whole_table_is_not_said_to_be_mended(cli, tmp_path):
+    cos, _, _, _ = hf_rotary(LLAMA3, 128, 500000.0, list(range(512)))
+    text, found = _identified(cli, _save(tmp_path / "whole.npy", cos.numpy()))
+    assert found["candidates"][0]["differing"] == 0 and found["exceptions"] is None
+    assert "pair twins" not in text
+
+
+def test_a_pair_broken_in_both_columns_is_not_mended(cli, tmp_path):
+    """Both columns of a frequency overwritten: no twin holds it, nothing is read from one, and
+    what is said is true (no candidate bit for bit)."""
+    table = pe_cli.build(family="rope", d_model=64, seq_len=256, part="cos").numpy()
+    table[:, [5, 37]] = 0.5
+    text, found = _identified(cli, _save(tmp_path / "pair.npy", table))
+    assert "pair twins" not in text
+    assert not any(c["differing"] == 0 for c in found["candidates"])

@@ -21,6 +21,7 @@ import numpy as np
 from ..core.dtypes import host_float, match_margin
 from ..core.errors import BadInput
 from ..core.limits import available_memory
+from ..core.names import few
 from ..engine import build, memory_needed
 from ..engine import rows as exact_rows
 from ..families import FAMILIES, find_variant
@@ -219,6 +220,7 @@ class Bench:
         self.target, self.view, self.threshold = target, view, threshold
         self.values, self.seen, self.rows = view.values, view.seen, view.rows
         self.dtype, self.length, self.sampled = view.dtype, view.length, view.sampled
+        self.cols = view.cols
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
         self.skipped = ""  # the note saying they were not built, said where they are not
 
@@ -295,7 +297,15 @@ class Bench:
             shorter = FAMILIES[spec.family].prefix(spec, HEAD_ROWS)
         except BadInput:
             shorter = None
-        return shorter is None or np.array_equal(View.built(shorter), self.values[:HEAD_ROWS])
+        if shorter is None:
+            return True
+        unequal = View.built(shorter) != self.values[:HEAD_ROWS]
+        columns = np.count_nonzero(unequal.any(axis=0))
+        return (
+            not columns
+            or few(columns, self.cols)
+            or few(np.count_nonzero(unequal.any(axis=1)), HEAD_ROWS)
+        )
 
     def candidate(self, name, spec: TableSpec, source="", now=False, against=None):
         """The exact table of `spec` scored against the table (and whether it is bit-equal to
@@ -329,11 +339,16 @@ class Bench:
         if found is None:
             return None
         values, rows = found  # the variant's values at the scored rows it has, and those rows
-        if not np.array_equal(values, self.seen[rows]):
-            return None
+        unequal = values != self.seen[rows]
+        columns = np.flatnonzero(unequal.any(axis=0))
+        lines = self.rows[rows][np.flatnonzero(unequal.any(axis=1))]
+        if len(columns) and not (few(len(columns), self.cols) or few(len(lines), self.length)):
+            return None  # a variant is named where it is the table, but for a broken few
         result = self._difference(self.view.exact(against or spec), spec)
-        result.differing = 0  # bit for bit where compared: its own spec's table, here
-        return Candidate(name, spec, result, source, confirmed=not self.sampled)
+        result.differing = int(np.count_nonzero(unequal))
+        found = Candidate(name, spec, result, source, confirmed=not self.sampled)
+        found.unequal_rows, found.unequal_columns = _first(lines), _first(columns)
+        return found
 
     def _difference(self, reference, spec: TableSpec) -> Difference:
         if not self.sampled:
@@ -503,6 +518,7 @@ def _ranked(found: list[Candidate]) -> list[Candidate]:
         return (
             not c.identical,
             not d.identical,
+            not _excepted(c),
             far,
             not alike,
             digits(c.spec.base) if alike else 0,
@@ -512,6 +528,13 @@ def _ranked(found: list[Candidate]) -> list[Candidate]:
         )
 
     return sorted(found, key=order)
+
+
+def _excepted(c: Candidate) -> bool:
+    """Whether a candidate is the table bit for bit but for a few columns or rows (where
+    compared): named with them listed, before one that differs all over."""
+    rows, cols = c.spec.rows, c.spec.cols
+    return few(len(c.unequal_columns), cols) or few(len(c.unequal_rows), rows)
 
 
 def _far(c: Candidate) -> bool:
@@ -590,9 +613,9 @@ def exceptions(best: Candidate, target: Source) -> dict | None:
     if best.identical or not best.confirmed:
         return None
     columns, rows = best.unequal_columns, best.unequal_rows
-    if 0 < len(columns) <= min(LISTED, max(1, target.cols // 16)):
+    if few(len(columns), target.cols):
         return {"columns": columns}
-    if 0 < len(rows) <= min(LISTED, max(1, target.rows // 16)):
+    if few(len(rows), target.rows):
         return {"rows": rows}
     return None
 
@@ -653,7 +676,7 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         c.confirmed = True
         c.unequal_rows = _first(np.array(one.rows, dtype=np.int64))
         c.unequal_columns = _first(np.flatnonzero(one.columns))
-        if one.differing and find_variant(c.spec) is None:  # a variant that differs is dropped
+        if one.differing:
             rows = np.union1d(
                 bench.rows, np.argsort(np.nan_to_num(one.worst, nan=np.inf))[-WORST_ROWS:]
             )
@@ -668,9 +691,13 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
                 bench.threshold,
             )
         c.difference.differing = one.differing
-    # a variant is a candidate only where it writes the table bit for bit
+    # a variant is a candidate only where it writes the table bit for bit, but for a few
+    # columns or rows
     found = [
-        c for c in found if not (c.confirmed and c.difference.differing and find_variant(c.spec))
+        c
+        for c in found
+        if not (c.confirmed and c.difference.differing and find_variant(c.spec))
+        or exceptions(c, target) is not None
     ]
     measured = len(bench.rows)
     target.notes.append(

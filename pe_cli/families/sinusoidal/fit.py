@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ...core.names import few
+
 # column pairs (sin, cos) and frequency exponents e_i (w_i = base^-e_i) of each layout
 _LAYOUTS = {
     "interleaved": lambda d: ([(2 * i, 2 * i + 1) for i in range(d // 2)], lambda i: 2 * i / d),
@@ -54,7 +56,6 @@ class Fit:
 # 2000 and 10000, whisper's 10000, RoPE's up to some 1e7): a fit outside is no model's base
 MODEL_BASES = (10.0, 1e8)
 _FIT_RESIDUAL = 1e-3  # angles of a real table lie on lines to float rounding; seed 000's do not
-BROKEN_PAIRS = 2  # pairs identification lets change length and still reads the rest
 
 
 class Miss(NamedTuple):
@@ -66,43 +67,48 @@ class Miss(NamedTuple):
     longest: float
 
 
-def fit(values, misses: list | None = None, broken: int = 0) -> list[Fit]:
-    """Every layout whose (sin, cos) column pairs turn at a steady rate per row, but for up to
-    `broken` pairs (of more than 8) whose length changes, left out of the fit (a column
-    overwritten: identification reads the table they break); each layout whose pairs' lengths
-    change is added to `misses`."""
+def fit(values, misses: list | None = None, broken: bool = False) -> list[Fit]:
+    """Every layout whose (sin, cos) column pairs turn at a steady rate per row; where `broken`,
+    but for a few pairs (of more than 8) whose length changes and a few rows where most pairs'
+    do (core.names.few), left out of the fit (columns or rows overwritten: identification
+    reads the table they break); each layout whose pairs' lengths change is added to
+    `misses`."""
     import numpy as np
 
     rows, d = values.shape
     if rows < 3 or d < 2:
         return []
     padding = np.nonzero(~values.any(axis=1))[0]
-    live = np.nonzero(values.any(axis=1))[0]
-    if len(live) < 3:  # too few rows that are not all zeros to fit a line through
-        return []
-    rows_live = values[live]
     fits, lines = [], {}  # the angles' lines, by column pairs (layouts share them)
     for layout, columns in _LAYOUTS.items():
         pairs, exponent = columns(d)
         if not pairs:
             continue
-        first = np.unwrap(np.arctan2(rows_live[:, pairs[0][0]], rows_live[:, pairs[0][1]]))
-        if not math.isclose(np.polyfit(live, first, 1)[0], 1.0, rel_tol=1e-2):
-            continue  # every layout has w_0 = 1 (a cheap look at one pair before all of them)
-        sin = rows_live[:, [p[0] for p in pairs]]
-        cos = rows_live[:, [p[1] for p in pairs]]
+        live = np.nonzero(values.any(axis=1))[0]
+        sin = values[live][:, [p[0] for p in pairs]]
+        cos = values[live][:, [p[1] for p in pairs]]
         lengths = np.hypot(sin, cos)
         amplitude = float(np.median(lengths))
-        # `broken` pairs whose length changes are left out of the fit; the scorer says where
-        # the table is not the one read
-        whole = np.isclose(lengths, amplitude, rtol=2e-2, atol=0).all(axis=0)
+        close = np.isclose(lengths, amplitude, rtol=2e-2, atol=0)
+        off = close.mean(axis=1) < 0.5  # rows where most pairs' length is not the table's
+        if broken and few(int(off.sum()), rows):
+            live, sin, cos, lengths, close = (a[~off] for a in (live, sin, cos, lengths, close))
+        if len(live) < 3:  # too few rows that are not all zeros to fit a line through
+            continue
+        first = np.unwrap(np.arctan2(sin[:, 0], cos[:, 0]))
+        if not math.isclose(np.polyfit(live, first, 1)[0], 1.0, rel_tol=1e-2):
+            continue  # every layout has w_0 = 1 (a cheap look at one pair before all of them)
+        # pairs whose length changes are left out of the fit where they are few; the scorer
+        # says where the table is not the one read
+        whole = close.all(axis=0)
         changed = len(pairs) - int(whole.sum())
-        if not (amplitude > 0 and whole[0] and changed <= broken * (len(pairs) > 8)):
+        allowed = broken and len(pairs) > 8 and few(changed, d)
+        if not (amplitude > 0 and whole[0] and (not changed or allowed)):
             if misses is not None:
                 misses.append(Miss(layout, float(lengths.min()), float(lengths.max())))
             continue
         kept = np.flatnonzero(whole)
-        key = (tuple(pairs), tuple(kept))
+        key = (tuple(pairs), tuple(kept), live.tobytes())
         if key not in lines:
             angle = np.unwrap(np.arctan2(sin[:, kept], cos[:, kept]), axis=0)
             lines[key] = (angle, *np.polyfit(live, angle, 1))  # radians per row, one per pair

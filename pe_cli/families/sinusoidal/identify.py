@@ -17,7 +17,7 @@ from ..proposals import Note, Proposal, answers
 from ..reading import digits, float32_near, plausible_bases
 from .conventions import CONVENTIONS
 from .family import FAMILY
-from .fit import BROKEN_PAIRS, LAYOUT_CONVENTIONS, MODEL_BASES, fit
+from .fit import LAYOUT_CONVENTIONS, MODEL_BASES, fit
 from .identify_timesteps import schedules
 from .timesteps import listed
 
@@ -29,7 +29,7 @@ def read(view):
     recipes and libraries that could have written it are the scorer's to try); then timestep
     tables. Where none is the table bit for bit, what was measured is said."""
     values, misses = view.values, []
-    fits = fit(values, misses, BROKEN_PAIRS)
+    fits = fit(values, misses, broken=True)
     found = yield from answers(_fitted(view, fits))
     found += yield from answers(_fourier_features(view))
     # timesteps, read back; consecutive ones too where no layout above made the table (the

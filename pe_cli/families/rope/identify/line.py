@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from ....core.dtypes import FORMATS, match_margin
+from ....core.names import few
 from ...proposals import Proposal, answers, changed
 from ...reading import plausible_bases
 from ..family import FAMILY
@@ -58,6 +59,7 @@ def line(view, notes):
     if cos is not None:  # --part cos-sin: [cos | sin], one column per frequency each
         yield from _halves(view, cos, notes, lead)
         return
+    values = _mended(values, notes)
     head = values[0]
     if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
         notes.append(_unstarted(values, view.dtype))
@@ -110,6 +112,39 @@ def _part_read(view, plane, notes, lead: int, part: str, convention: str, shown:
         args = (view, plane, convention, part, attention, w, resolved, scratch, lead)
         yield from _fitted(*args, shown=shown)
     notes += [note for note in scratch if note not in notes]
+
+
+def _mended(values, notes: list):
+    """A cos or sin part broken in a few columns (a buffer overwritten), each of which its pair
+    twin holds whole: read with those columns taken from their twins, the twins said in a note
+    (the scorer lists where the file differs). Broken: the first row is one value (cos at
+    position 0) or zeros (sin) but there, and the pair twin is; every other pair is equal.
+    The values as they are where no pairing mends them so."""
+    import numpy as np
+
+    rows, cols = values.shape
+    head = values[0]
+    held, counts = np.unique(head, return_counts=True)
+    start = held[np.argmax(counts)]
+    broken = np.flatnonzero(head != start)
+    if not (start >= 0 and few(len(broken), cols)) or cols % 2:
+        return values
+    half = cols // 2
+    for convention in ("half", "interleaved"):
+        twins = (broken + half) % cols if convention == "half" else broken ^ 1
+        if np.any(head[twins] != start):
+            continue
+        mended = values.copy()
+        mended[:, broken] = values[:, twins]
+        first, second = pair_columns(half, convention)
+        if np.array_equal(mended[:, first], mended[:, second]):
+            pairs = ", ".join(f"{b} from {t}" for b, t in zip(broken.tolist(), twins.tolist()))
+            notes.append(
+                f"read with {len(broken)} of its columns taken from their {convention} pair "
+                f"twins ({pairs}): at position 0 they are not what the rest are"
+            )
+            return mended
+    return values
 
 
 def _unsteady(values, dtype: str) -> int:
