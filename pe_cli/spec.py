@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-from itertools import product
 
 from .core.dtypes import DTYPE_ALIASES, DTYPE_NAMES, FORMATS
 from .core.errors import BadInput
@@ -329,11 +328,6 @@ def params_from_options(options: dict) -> dict:
     return values
 
 
-def spec_from_options(options: dict, **overrides) -> TableSpec:
-    """The TableSpec the command line's values describe, with `overrides` on top."""
-    return TableSpec(**{**params_from_options(options), **overrides})
-
-
 def _every_param() -> list[Param]:
     """Every table option's parameter: the TableSpec fields, then the inputs a family expands."""
     return PARAMS + [p for _, p in family_params() if not p.field]
@@ -406,87 +400,7 @@ def spec_from_keywords(**params) -> TableSpec:
         repeated = {param.name for _, param in family_params() if param.kind is list}
         given |= {name: params.pop(name) for name in list(params) if name in repeated}
         given |= {"family": params["family"]} if params.get("family") is not None else {}
-    return spec_from_options(given, **params) if given else TableSpec(**params)
-
-
-def _export_lists(options: dict):
-    """(the tables an input describes several of, by name: the options that pick each; the
-    lists of values export combines)."""
-    # an input may name the family (--rope-config), or describe several tables (a config's
-    # layer types), which names it too
-    selections, family = {}, None
-    for candidate in FAMILIES.values():
-        if found := candidate.selections(options):
-            family, selections = candidate, found
-    family = family or FAMILIES.get(params_from_options(options).get("family") or DEFAULT_FAMILY)
-    lists = {
-        "variant": options.get("variant") or ["exact"],
-        "convention": options.get("convention") or [None],
-        "dtype": options.get("dtype") or ["float32"],
-        "part": options.get("part") or list(family.export_parts if family else (None,)),
-    }
-    return selections, lists
-
-
-def export_specs(options: dict) -> dict[str, TableSpec]:
-    """The tables `export` writes: one per combination of the lists given for variant,
-    convention, dtype and part, each named by what varies among them, joined by dots (exact
-    and exp-log; exact.float16 and exp-log.float32 where the dtype varies too; cos and sin of
-    a rope table; a layer type's name first), "pe" when one."""
-    selections, lists = _export_lists(options)
-    combos = list(dict.fromkeys(product(*lists.values())))
-    varying = [len(set(values)) > 1 for values in zip(*combos)]
-    tables = {}
-    for selection, chosen in (selections or {None: {}}).items():
-        for combo in combos:
-            name = ".".join(v for v, vary in zip(combo, varying) if vary and v) or "pe"
-            name = f"{selection}.{name}" if selection else name
-            given = {k: v for k, v in zip(lists, combo) if v is not None}
-            tables[name] = spec_from_options({**options, **chosen}, **given)
-    return tables
-
-
-def choose_one(options: dict) -> str:
-    """How to ask `export` for one table where its options give several: '--part cos', 'one
-    --variant', ..."""
-    selections, lists = _export_lists(options)
-    flags = {p.name: p.flag for p in _every_param()}
-    choices = []
-    if selections:
-        key, value = next(iter(next(iter(selections.values())).items()))
-        choices.append(f"{flags.get(key, key)} {value}")
-    for name, values in lists.items():
-        if len(set(values)) > 1:
-            given = options.get(name)
-            choices.append(f"one {flags[name]}" if given else f"{flags[name]} {values[0]}")
-    return " and ".join(choices)
-
-
-def option_notes(options: dict) -> list[str]:
-    """What the command line says on stderr about the values it took on the user's behalf or
-    over an input: a length from a config, an option given over a config's or preset's value."""
-    return [note for family in FAMILIES.values() for note in family.notes(options)]
-
-
-def model_of(options: dict) -> dict | None:
-    """The model an input describes layer by layer (Family.model), or None."""
-    return next(
-        (found for family in FAMILIES.values() if (found := family.model(options)) is not None),
-        None,
-    )
-
-
-def given_options(options: dict) -> list[str]:
-    """The flags of the table options the command line's values set (a value other than the
-    option's default; any value of an option whose default is left to pe-cli)."""
-    found = []
-    for param in _every_param():
-        value = options.get(param.name)
-        if isinstance(value, (list, tuple)) and not value:
-            continue
-        if value is not None and (param.given_only or value != param.default):
-            found.append(param.flag)
-    return list(dict.fromkeys(found))
+    return TableSpec(**{**params_from_options(given), **params}) if given else TableSpec(**params)
 
 
 def _changes(spec: TableSpec, name: str) -> bool:
@@ -505,50 +419,6 @@ def _changes(spec: TableSpec, name: str) -> bool:
         if changed.dims != spec.dims or family.frequencies(changed) != family.frequencies(spec):
             return True
     return not tried
-
-
-def check_used(specs, options: dict) -> None:
-    """Refuse a --d-model, --seq-len, --shape or --offset the command line gave that changes
-    nothing in the table, or in any of the tables export writes (ALiBi's biases have no width;
-    a grid's, timesteps' or ids' rows are not --seq-len's; a vector of frequencies has no batch
-    axis and, unless they depend on the largest position, no positions), or a family's option
-    that does not (Family.unused: a --rope key its rope type does not read): the table would
-    be built as if it were not given."""
-    specs = [specs] if isinstance(specs, TableSpec) else list(specs)
-    unused = [_unused(spec, options) for spec in specs]
-    for flag, message in unused[0].items():
-        if all(flag in found for found in unused[1:]):
-            raise BadInput(message)
-
-
-def _unused(spec: TableSpec, options: dict) -> dict[str, str]:
-    """{flag: the line refusing it} for each option given that changes nothing in this table."""
-    family = FAMILIES[spec.family]
-    vector = len(spec.replace(shape="2d").dims) == 1
-    found = {}
-    if options.get("shape") not in (None, "2d") and vector:
-        found["--shape"] = (
-            f"--shape {spec.shape} changes nothing in --part {spec.part}'s table of "
-            f"{spec.dims[0]} values (one axis); drop --shape"
-        )
-    if options.get("offset") and vector and not _changes(spec, "offset"):
-        found["--offset"] = (
-            f"--offset {spec.offset} changes nothing in --part {spec.part}'s table of "
-            f"{spec.dims[0]} values (no positions); drop --offset"
-        )
-    shaping = {p.flag for p in family.params} | {"--part"}
-    for param in COMMON:
-        if param.name not in ("d_model", "seq_len") or options.get(param.name) is None:
-            continue
-        if not _changes(spec, param.name):
-            others = [f for f in given_options(options) if f in shaping]
-            found[param.flag] = (
-                f"{param.flag} {options[param.name]} changes nothing in this "
-                f"{' x '.join(map(str, spec.dims))} {spec.family} table"
-                + (f" (its shape comes from {', '.join(others)})" if others else "")
-                + f"; drop {param.flag}"
-            )
-    return found | family.unused(spec, options)
 
 
 def _typed(spec: TableSpec, name: str, value) -> str:
@@ -573,7 +443,7 @@ def generate_command(spec: TableSpec) -> str:
     first = ("family", "variant", "d_model", "seq_len")
     params = sorted(PARAMS, key=lambda p: first.index(p.name) if p.name in first else len(first))
     fields = {p.name: getattr(spec, p.name) for p in params if _given(p, getattr(spec, p.name))}
-    for name in ("d_model", "seq_len"):  # one that changes nothing is refused (check_used)
+    for name in ("d_model", "seq_len"):  # one that changes nothing is refused (Options.check_used)
         if name in fields and not _changes(spec, name):
             del fields[name]
     for name in [n for n in fields if n not in first]:
@@ -588,7 +458,7 @@ def generate_command(spec: TableSpec) -> str:
         return f"{item[0]}={shown(item[1])}" if isinstance(item, tuple) else shown(item)
 
     # a pair the table does not read (a config's key its rope type leaves aside) is left out:
-    # the command line refuses it (check_used)
+    # the command line refuses it (Options.check_used)
     listed = {
         p.name: [said(i) for i in fields[p.name]]
         for p in params

@@ -13,7 +13,7 @@ from safetensors.numpy import load_file
 from pe_cli import build
 from pe_cli.core.errors import BadInput
 from pe_cli.families.hf_config import read
-from pe_cli.spec import spec_from_options
+from pe_cli.options import Options
 
 from .libraries import LLAMA31
 
@@ -56,15 +56,9 @@ def hf_table(module, positions, layer_type=None):
 
 
 def pe_table(path, rows, **options):
-    spec = spec_from_options(
-        {
-            "rope_config": str(path),
-            "family": "rope",
-            "variant": "hf-rope",
-            "seq_len": rows,
-            **options,
-        }
-    )
+    spec = Options(
+        rope_config=str(path), family="rope", variant="hf-rope", seq_len=rows, **options
+    ).spec()
     return (
         torch.as_tensor(build(spec.replace(part="cos")).values),
         torch.as_tensor(build(spec.replace(part="sin")).values),
@@ -196,9 +190,7 @@ def test_composite_config_reads_the_language_model(tmp_path):
     )
     assert read(str(path))["d_model"] == 128
     with pytest.raises(BadInput, match="axial"):
-        spec_from_options(
-            {"rope_config": str(path), "config_part": "vision_config", "family": "rope"}
-        )
+        Options(rope_config=str(path), config_part="vision_config", family="rope").spec()
     with pytest.raises(BadInput, match="no part 'audio_config'"):
         read(str(path), part="audio_config")
 

@@ -18,6 +18,7 @@ LAYERS = [
     "numerics",
     "families",
     "spec",
+    "options",
     "engine",
     "io",
     "analysis",

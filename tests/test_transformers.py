@@ -191,7 +191,7 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
 
     from pe_cli.families.rope import LAYOUTS as AXES
     from pe_cli.families.rope.tokens import axes_positions
-    from pe_cli.spec import spec_from_options
+    from pe_cli.options import Options
 
     data = json.loads(tm.DATA.read_text())
     built = tm.build(rotary)
@@ -220,7 +220,7 @@ def test_the_command_line_takes_the_layout_from_the_config(rotary, cli, tmp_path
         args += ["--grid", grid]
         positions = tm.module_input(
             style,
-            axes_positions(spec_from_options({**options, "grid": grid})),
+            axes_positions(Options(options, grid=grid).spec()),
             table.get("positions", "rc"),
         )
     else:

@@ -147,7 +147,7 @@ def conformance(
     from pe_cli.core.errors import PeError
     from pe_cli.families.rope import LAYOUTS as AXES
     from pe_cli.families.rope.tokens import axes_positions
-    from pe_cli.spec import export_specs
+    from pe_cli.options import Options
 
     if not rotary.takes_positions:
         return Result(
@@ -184,7 +184,10 @@ def conformance(
     try:
         if style is None or not style.vision:
             kinds = tuple(
-                sorted({name.rsplit(".", 1)[0] for name in export_specs(options)} - {"cos", "sin"})
+                sorted(
+                    {name.rsplit(".", 1)[0] for name in Options(options).export_specs()}
+                    - {"cos", "sin"}
+                )
             )
             if set(kinds) != set(layer_types(module, node)):
                 return Result(
@@ -234,9 +237,11 @@ def _compare(module, options, positions_of):
     import torch
 
     from pe_cli import build as pe_build
-    from pe_cli.spec import export_specs
+    from pe_cli.options import Options
 
-    specs = {name.rsplit(".", 1)[-1]: spec for name, spec in export_specs(options).items()}
+    specs = {
+        name.rsplit(".", 1)[-1]: spec for name, spec in Options(options).export_specs().items()
+    }
     positions, layer_type = positions_of(specs)
     try:
         cos, sin = _module_table(module, positions, layer_type)

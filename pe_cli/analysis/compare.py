@@ -8,6 +8,7 @@ Nothing here prints; render.py shows the results, and each result's `to_json` is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,7 +28,8 @@ from ..families import (
     own_names,
 )
 from ..io.read import looks_like_file
-from ..spec import TableSpec, given_options, params_from_options
+from ..options import Options
+from ..spec import TableSpec
 from . import diagnose
 from .engines import EngineView, ModelEngines, engine_view, serving_dtype
 from .identify import Candidate, exact_reference, exceptions, identify
@@ -360,28 +362,24 @@ class Report:
     failed: bool  # outside --atol/--rtol (the command exits 1)
 
 
-def treatments(options: dict) -> list[tuple[str, dict]]:
+def treatments(options: Options) -> list[tuple[str, Options]]:
     """A model whose layers apply several tables, with neither --layer nor --layer-type: each
     treatment's name and the options that choose its first layer; [] otherwise."""
-    from ..spec import model_of
-
     if options.get("layer") is not None or options.get("layer_type"):
         return []
     try:
-        model = model_of(options)
+        model = options.model
     except BadInput:
         return []
     if not model or len(model["treatments"]) < 2:
         return []
-    return [(name, {**options, "layer": t["layers"][0]}) for name, t in model["treatments"].items()]
+    return [(name, options.but(layer=t["layers"][0])) for name, t in model["treatments"].items()]
 
 
-def _model_notes(options: dict) -> list[str]:
+def _model_notes(options: Options) -> list[str]:
     """What a model's tables do not show: the layers that rotate none, and query scales."""
-    from ..spec import model_of
-
     try:
-        model = model_of(options)
+        model = options.model
     except BadInput:  # its layers cannot be listed: nothing said of them
         return []
     if not model:
@@ -404,7 +402,7 @@ def _model_notes(options: dict) -> list[str]:
 def run(
     a: str | None,
     b: str | None,
-    options: dict,
+    options: Mapping,
     atol: float | None = None,
     rtol: float | None = None,
     dtype: str | None = None,
@@ -413,6 +411,7 @@ def run(
     identification; else A against B (B by default the exact table of A's convention and
     part). Built tables take their sizes from `options`, or from a file on the other side
     (the first file's shape, else 1024 x 512)."""
+    options = options if isinstance(options, Options) else Options(options)
     if a is not None and b is not None:
         for family in FAMILIES.values():
             found = family.compare_files(a, b)
@@ -426,18 +425,13 @@ def run(
         return Report(ModelEngines(views, _model_notes(options)), False)
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
     # no option chose the kind of table a built side is: compare FILE exact reads FILE's
-    kind_given = bool(set(given_options(options)) - {"--d-model", "--seq-len"})
+    kind_given = bool(set(options.given) - {"--d-model", "--seq-len"})
     rows, cols = next(iter(files.values())).shape if files else (1024, 512)
     if files and options.get("seq_len") is None:  # the file's length, not a config's
-        options = {**options, "seq_len": rows}
-    defaults = {"d_model": cols, "seq_len": rows, **params_from_options(options)}
+        options = options.but(seq_len=rows)
+    defaults = {"d_model": cols, "seq_len": rows, **options.params}
     threshold = atol if atol is not None else DEFAULT_THRESHOLD
     tolerance = atol is not None or rtol is not None
-    if a is None and b is None and (several := treatments(options)):
-        views = [
-            (name, run(None, None, chosen, atol, rtol, dtype).result) for name, chosen in several
-        ]
-        return Report(ModelEngines(views, _model_notes(options)), False)
     if a is None:
         exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None})
         served = serving_dtype(dtype)

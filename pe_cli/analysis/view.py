@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..families import FAMILIES
-from ..spec import TableSpec, spec_from_options
+from ..options import Options
+from ..spec import TableSpec
 from .compare import side
 from .metrics import Facts
 from .tables import Source, from_spec
@@ -33,9 +34,7 @@ class View:
 
 def table_of(source: str | None, options: dict) -> Source:
     """The table in `source` (a file), or the one the options describe when there is none."""
-    return (
-        side(source, {}) if source is not None else from_spec(spec_from_options(options), "table")
-    )
+    return side(source, {}) if source is not None else from_spec(Options(options).spec(), "table")
 
 
 def view(source: str | None, options: dict) -> View:

@@ -50,12 +50,11 @@ def compare(
     from ..core.errors import BadInput
     from ..io.read import looks_like_file
     from ..render import models
-    from ..spec import check_used, given_options, option_notes, spec_from_options
 
     if plot is None:
         refuse_without("--plot FILE", force=force)
     files = [s for s in (a, b) if s is not None and looks_like_file(s)]
-    given = given_options(table)
+    given = table.given
     if a is not None and len(files) == (1 if b is None else 2) and given:
         read = "is a file, read as it is" if len(files) == 1 else "are files, read as they are"
         alone = len(given) == 1
@@ -70,9 +69,9 @@ def compare(
 
         chosen = [t for _, t in treatments(table)] if a is None else []
         chosen = chosen or [table]
-        specs = [spec_from_options({**t, "compute_dtype": None}) for t in chosen]
-        check_used(specs, chosen[0])
-    notes = [] if files else option_notes(table)  # a file's length, not a config's, is used
+        specs = [t.spec(compute_dtype=None) for t in chosen]
+        chosen[0].check_used(specs)
+    notes = [] if files else table.notes  # a file's length, not a config's, is used
     if plot is not None:
         from ..plotting import file_format
 

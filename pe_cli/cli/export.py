@@ -24,19 +24,18 @@ def export(
     """
     from ..core.errors import BadInput
     from ..io.write import output_format
-    from ..spec import check_used, choose_one, export_specs, option_notes
 
-    tables = _with_schedule(export_specs(table), table)
+    tables = _with_schedule(table.export_specs(), table)
     found = output_format(path, fmt.value if fmt else None)
     if found != "safetensors" and len(tables) > 1:
         where = "stdout" if path == "-" else path
         raise BadInput(
             f"{where} is {found}, which holds one table, and these options give {len(tables)} "
-            f"({', '.join(tables)}); choose one with {choose_one(table)}, or write a "
+            f"({', '.join(tables)}); choose one with {table.choose_one()}, or write a "
             ".safetensors file"
         )
-    check_used(tables.values(), table)
-    write(path, tables, fmt, force, table, option_notes(table))
+    table.check_used(tables.values())
+    write(path, tables, fmt, force, table, table.notes)
 
 
 def _with_schedule(tables: dict, table: dict) -> dict:
@@ -46,12 +45,11 @@ def _with_schedule(tables: dict, table: dict) -> dict:
 
     from ..core.errors import BadInput
     from ..io.formats import Tables
-    from ..spec import model_of
 
     if table.get("layer") is not None or table.get("layer_type"):
         return tables
     try:
-        model = model_of(table)
+        model = table.model
     except BadInput:
         return tables
     if not model:

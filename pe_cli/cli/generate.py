@@ -27,13 +27,12 @@ def generate(
     """Build one table; print a summary, or write it with -o (a file, or - for a pipe)."""
     from .. import render
     from ..analysis.distance import library_distance
-    from ..spec import check_used, option_notes, spec_from_options
 
     if output is None:
         refuse_without("-o FILE (or -o - for a pipe)", format=fmt, force=force)
-    spec = spec_from_options(table)
-    check_used(spec, table)
-    notes = option_notes(table)
+    spec = table.spec()
+    table.check_used(spec)
+    notes = table.notes
     if output is None:
         from ..analysis.metrics import summarize
 

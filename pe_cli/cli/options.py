@@ -116,7 +116,11 @@ def table_options(*, repeat=(), from_file=(), skip=()):
 
         @functools.wraps(command)
         def with_table(**values):
-            table = {param.name: _aliased(param, values.pop(param.name)) for param in taken}
+            from ..options import Options
+
+            table = Options(
+                {param.name: _aliased(param, values.pop(param.name)) for param in taken}
+            )
             return command(**values, table=table)
 
         with_table.__signature__ = own.replace(parameters=params)

@@ -67,7 +67,6 @@ def show(
     from .. import render
     from ..analysis.metrics import summarizable
     from ..core.errors import BadInput
-    from ..spec import check_used, given_options, option_notes, spec_from_options
 
     # every option is checked before anything is printed
     shown_rows = parse_slice(rows, "--rows") if rows else None
@@ -108,7 +107,7 @@ def show(
             "--plot draws a figure instead of what show prints: drop --json and --heatmap"
         )
     if source is not None:
-        given = given_options(table)
+        given = table.given
         if given:
             raise BadInput(
                 f"show {source} shows the table in that file, and {', '.join(given)} "
@@ -119,12 +118,12 @@ def show(
     else:
         asked = table
         model, table = _model(table)
-        built = spec_from_options(table)
-        check_used(built, table)
+        built = table.spec()
+        table.check_used(built)
         summarizable(
             built.rows, built.cols, "show a shorter one (-l), or write it with generate -o FILE"
         )
-        notes = option_notes(table)
+        notes = table.notes
     if source is not None:
         model = None
     if plot is not None:
@@ -196,24 +195,22 @@ def _model(table: dict) -> tuple[dict | None, dict]:
     options of the table show looks at: where its layers apply several tables and neither
     --layer nor --layer-type chooses, its first treatment's."""
     from ..core.errors import BadInput
-    from ..spec import model_of
 
     try:
-        model = model_of(table)
+        model = table.model
     except BadInput:  # its layers cannot be listed: show is of the table the options choose
         return None, table
     from ..families.hf_config import LayerTypes
-    from ..spec import spec_from_options
 
     chosen = table.get("layer") is not None or table.get("layer_type")
     if model and model["treatments"] and not chosen:
         try:
-            several = len(model["treatments"]) > 1 or not spec_from_options(table)
+            several = len(model["treatments"]) > 1 or not table.spec()
         except LayerTypes:  # one treatment, of one of the config's layer types
             several = True
         if several:
             first = next(iter(model["treatments"].values()))
-            table = {**table, "layer": first["layers"][0]}
+            table = table.but(layer=first["layers"][0])
     return model, table
 
 
@@ -232,15 +229,14 @@ def _served(model: dict | None, asked: dict, table: dict, dtype: str) -> dict:
     """show --precision's views by treatment name: each of a model's where show looks at the
     model (none chosen with --layer or --layer-type), else the table it shows (named None)."""
     from ..analysis.serving import of_spec
-    from ..spec import spec_from_options
 
     chosen = asked.get("layer") is not None or asked.get("layer_type")
     if model and model["treatments"] and not chosen:
         return {
-            name: of_spec(spec_from_options({**table, "layer": t["layers"][0]}), dtype)
+            name: of_spec(table.but(layer=t["layers"][0]).spec(), dtype)
             for name, t in model["treatments"].items()
         }
-    return {None: of_spec(spec_from_options(table), dtype)}
+    return {None: of_spec(table.spec(), dtype)}
 
 
 def _shown_view(model: dict | None, table: dict, served: dict):
