@@ -623,3 +623,6 @@ def test_a_pair_broken_in_both_columns_is_not_mended(cli, tmp_path):
     text, found = _identified(cli, _save(tmp_path / "pair.npy", table))
     assert "pair twins" not in text
     assert not any(c["differing"] == 0 for c in found["candidates"])
+    said = " ".join(text.split())  # the notes agree: two columns hold one value, the rest turn
+    assert "2 of its 64 columns are constant" in said
+    assert "its 62 columns that change are sinusoids" in said and "its columns are" not in said

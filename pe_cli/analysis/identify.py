@@ -503,7 +503,8 @@ def _as_held(
 
 def _ranked(found: list[Candidate]) -> list[Candidate]:
     """The candidates in order: bit-identical ones first (the roundest base among them: two
-    frequency laws can round to the same float32 table), then those the table matches (within
+    frequency laws can round to the same float32 table), then those bit for bit but for a few
+    columns or rows (a buffer overwritten), then those the table matches (within
     match_margin), nearest first but the roundest base among those within twice the nearest's
     error (the same real table under two laws: concat at base 1000 is tensor2tensor at
     805.842), then the rest by RMS error (the largest error of a table right but for its

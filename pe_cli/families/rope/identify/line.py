@@ -177,10 +177,14 @@ def _unstarted(values, dtype: str) -> str:
         "its first row is neither one value (cos at position 0) nor zeros (sin at position 0): "
         "a 1-D RoPE table is read from position 0"
     )
+    import numpy as np
+
     count = _unsteady(values, dtype)
     if not count:
+        still = int(np.count_nonzero(np.all(values == values[:1], axis=0)))
+        which = f"its {values.shape[1] - still} columns that change" if still else "its columns"
         return (
-            f"its columns are sinusoids of the position, each turning at a steady rate, but {start}"
+            f"{which} are sinusoids of the position, each turning at a steady rate, but {start}"
             " (a table from another first position, --offset, is not read back)"
         )
     return f"{_unsteady_note(count, values.shape[1])}, and {start}"
