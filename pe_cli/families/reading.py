@@ -8,6 +8,25 @@ from __future__ import annotations
 
 import math
 
+from ..core.names import few
+
+
+def comes_near(view, spec, within: float) -> bool:
+    """Whether the exact table of `spec` is within `within` of the table at the rows scored,
+    or is but for a few of its columns or rows (core.names.few: a buffer overwritten there, which
+    the scorer lists as the exceptions to the table named). The distance is looked at first: a
+    whole table costs no more than it did."""
+    import numpy as np
+
+    if spec is None:
+        return False
+    if view.distance(spec) <= within:
+        return True
+    far = ~(np.abs(view.exact(spec) - view.seen) <= within)  # NaN is far
+    return few(int(np.count_nonzero(far.any(axis=0))), view.cols) or few(
+        int(np.count_nonzero(far.any(axis=1))), view.length
+    )
+
 
 def digits(value: float) -> int:
     """Significant digits needed to write a float64 exactly as it reads back."""
