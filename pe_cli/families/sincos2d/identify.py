@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 
+from ...core.names import few
 from ..proposals import Note, Proposal
-from ..reading import digits, divisors, plausible_bases, read_positions, rows_of
+from ..reading import comes_near, digits, divisors, plausible_bases, read_positions, rows_of
 from .family import FAMILY, LAYOUTS, _frequency_count, _patch_positions, _power_law_of
 
 
@@ -33,7 +34,7 @@ def read(view):
     # (one row or column of patches is a 1-D table) and their layouts; (distance, spec) of
     # the nearest of their tables
     read, nearest, near = {}, None, False
-    placed_at = {}  # (layout, base, patch positions) -> their distance
+    placed_at = {}  # (layout, base, patch positions) -> whether their table comes near
     for convention in FAMILY.conventions:
         grid = _read_grid(view, values, zeros, convention)
         if grid is None:
@@ -66,10 +67,12 @@ def read(view):
             key = (convention, base, _patch_positions(spec))
             first = key not in placed_at
             if first:
-                placed_at[key] = view.distance(spec)
-                if min(grid) > 1 and (nearest is None or placed_at[key] < nearest[0]):
-                    nearest = (placed_at[key], spec)
-            if placed_at[key] <= _NEAR:  # its exact table once, each spec's libraries
+                placed_at[key] = comes_near(view, spec, _NEAR)
+                if min(grid) > 1 and not placed_at[key]:
+                    distance = view.distance(spec)
+                    if nearest is None or distance < nearest[0]:
+                        nearest = (distance, spec)
+            if placed_at[key]:  # its exact table once, each spec's libraries
                 near = True
                 name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
                 yield Proposal(name, spec, itself=first)
@@ -181,10 +184,10 @@ def _read_bases(view, values, grid, zeros: int, convention: str) -> list[float]:
         pair[:, columns[axis, "sin"][:count]], pair[:, columns[axis, "cos"][:count]]
     )
     turns = np.angle(np.exp(1j * (angles[1] - angles[0])))  # each frequency's, in (-pi, pi]
-    ratios = turns[1:] / turns[0]
-    if not (turns[0] > 0 and (ratios > 0).all()):
+    index = _whole_pairs(pair, columns[axis, "sin"][:count], columns[axis, "cos"][:count], cols)
+    ratios = turns[index] / turns[0]
+    if not (len(index) and turns[0] > 0 and (ratios > 0).all()):
         return [1e4]
-    index = np.arange(1, count)
     fit = math.exp(
         -_frequency_count(cols) * float(np.sum(index * np.log(ratios)) / np.sum(index**2))
     )
@@ -194,6 +197,20 @@ def _read_bases(view, values, grid, zeros: int, convention: str) -> list[float]:
     near = 1e-3 if view.dtype in ("float32", "float64") else 0.05
     found = [b for b in plausible_bases(fit) if digits(b) <= 4 and abs(math.log(b / fit)) < near]
     return found or [1e4]
+
+
+def _whole_pairs(rows, sin: list[int], cos: list[int], cols: int):
+    """The frequencies past the first, whose turns over the first's a base is fitted to: those
+    whose (sin, cos) pairs have length 1 in these rows where a few are broken (core.names.few:
+    columns overwritten), none where the first is; all where more are off (the fit then says
+    what it says)."""
+    import numpy as np
+
+    whole = np.isclose(np.hypot(rows[:, sin], rows[:, cos]), 1, rtol=1e-2).all(axis=0)
+    index = np.arange(1, len(sin))
+    if few(int(np.count_nonzero(~whole)), cols):
+        index = index[whole[1:]] if whole[0] else index[:0]
+    return index
 
 
 def _placements(view, values, grid, zeros: int, convention: str) -> list[dict]:

@@ -7,9 +7,10 @@ from __future__ import annotations
 from itertools import product
 
 from ...core.dtypes import FORMATS
+from ...core.names import few
 from ..proposals import Proposal
-from ..reading import divisors, rows_of, shortest_decimals
-from .family import FAMILY, _cogvideox_counts, _frequency_count
+from ..reading import comes_near, divisors, rows_of, shortest_decimals
+from .family import AXES, FAMILY, _cogvideox_counts, _columns, _frequency_count
 
 _NEAR = 1e-2  # a reading's table is proposed only this close to the table's values
 
@@ -18,6 +19,8 @@ def read(view):
     """The grid read off the table: a t block changes every H*W rows, an h block every W
     (each looked up at the divisors of the row count, so a long table is read from a few
     of its rows and scored on its sample)."""
+    import numpy as np
+
     yield from _cogvideox(view)
 
     values = view.values
@@ -27,20 +30,36 @@ def read(view):
         return
     steps = [d for d in divisors(rows) if d < rows]
     probe = rows_of(view, values, [0, *steps])
+    columns = _columns(n, cols)
 
-    def moves(column: int) -> int:  # the first divisor of the rows where `column` moves
-        return next(
-            (d for d, row in zip(steps, probe[1:]) if row[column] != probe[0][column]), rows
-        )
+    def moves(axis: str) -> int:
+        """The first divisor of the rows where the axis's block moves: more than a few of its
+        columns (a broken one does not say), in a row of sin/cos pairs (not one overwritten)."""
+        block = columns[axis, "sin"] + columns[axis, "cos"]
+        for d, row in zip(steps, probe[1:]):
+            moved = int(np.count_nonzero(row[block] != probe[0][block]))
+            if moved and not few(moved, cols) and _pairs(row, columns, cols):
+                return d
+        return rows
 
-    plane = moves(0)  # t's first frequency (1)
-    width = min(moves(2 * n), plane) if 2 * n < cols else 1
+    plane = moves("t")
+    width = min(moves("h"), plane) if 2 * n < cols else 1
     if rows % plane or plane % width:
         return
     grid = (rows // plane, plane // width, width)
     spec = view.spec(family=FAMILY.name, grid=grid, d_model=cols, dtype="float64")
-    if spec is not None and view.distance(spec) <= _NEAR:
+    if comes_near(view, spec, _NEAR):
         yield Proposal(f"sincos3d, grid {'x'.join(map(str, grid))}", spec)
+
+
+def _pairs(row, columns: dict, cols: int) -> bool:
+    """Whether a row's (sin, cos) pairs have length 1, but for a few broken columns."""
+    import numpy as np
+
+    sin = [c for axis in AXES for c in columns[axis, "sin"]]
+    cos = [c for axis in AXES for c in columns[axis, "cos"]]
+    off = int(np.count_nonzero(~np.isclose(np.hypot(row[sin], row[cos]), 1, rtol=1e-2)))
+    return not off or few(off, cols)
 
 
 def _cogvideox(view):
@@ -115,7 +134,7 @@ def _cogvideox(view):
             dtype="float64",
         )
         # not this layout, or scale, where it is further
-        if spec is not None and view.distance(spec) <= _NEAR:
+        if comes_near(view, spec, _NEAR):
             yield Proposal(f"sincos3d cogvideox, grid {grid}", spec)
 
 
