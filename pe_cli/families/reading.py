@@ -28,6 +28,19 @@ def comes_near(view, spec, within: float) -> bool:
     )
 
 
+def leading_zero_rows(values) -> int:
+    """How many rows of zeros the table starts with (a class row, text rows): a row of zeros
+    but in a few columns (core.names.few: columns overwritten) among them; every row where
+    all are zeros."""
+    import numpy as np
+
+    nonzero = np.count_nonzero(values, axis=1)
+    for row, count in enumerate(nonzero.tolist()):
+        if count and not few(count, values.shape[1]):
+            return row
+    return len(values)
+
+
 def digits(value: float) -> int:
     """Significant digits needed to write a float64 exactly as it reads back."""
     return next(k for k in range(1, 18) if float(f"{value:.{k}g}") == value)
