@@ -9,7 +9,7 @@ from itertools import product
 from ...core.dtypes import FORMATS
 from ...core.names import few
 from ..proposals import Proposal
-from ..reading import comes_near, divisors, rows_of, shortest_decimals
+from ..reading import comes_near, divisors, leading_zero_rows, rows_of, shortest_decimals
 from .family import AXES, FAMILY, _cogvideox_counts, _columns, _frequency_count
 
 _NEAR = 1e-2  # a reading's table is proposed only this close to the table's values
@@ -29,15 +29,17 @@ def read(view):
     if rows < 2:
         return
     steps = [d for d in divisors(rows) if d < rows]
-    probe = rows_of(view, values, [0, *steps])
+    probe = rows_of(view, values, steps)
     columns = _columns(n, cols)
+    # the first row of sin/cos pairs (row 0 where it is not overwritten) stands for position 0
+    start = next((row for row in values[:2] if _pairs(row, columns, cols)), values[0])
 
     def moves(axis: str) -> int:
         """The first divisor of the rows where the axis's block moves: more than a few of its
         columns (a broken one does not say), in a row of sin/cos pairs (not one overwritten)."""
         block = columns[axis, "sin"] + columns[axis, "cos"]
-        for d, row in zip(steps, probe[1:]):
-            moved = int(np.count_nonzero(row[block] != probe[0][block]))
+        for d, row in zip(steps, probe):
+            moved = int(np.count_nonzero(row[block] != start[block]))
             if moved and not few(moved, cols) and _pairs(row, columns, cols):
                 return d
         return rows
@@ -56,8 +58,8 @@ def _pairs(row, columns: dict, cols: int) -> bool:
     """Whether a row's (sin, cos) pairs have length 1, but for a few broken columns."""
     import numpy as np
 
-    sin = [c for axis in AXES for c in columns[axis, "sin"]]
-    cos = [c for axis in AXES for c in columns[axis, "cos"]]
+    pairs = [p for axis in AXES for p in zip(columns[axis, "sin"], columns[axis, "cos"])]
+    sin, cos = [s for s, _ in pairs], [c for _, c in pairs]
     off = int(np.count_nonzero(~np.isclose(np.hypot(row[sin], row[cos]), 1, rtol=1e-2)))
     return not off or few(off, cols)
 
@@ -73,26 +75,31 @@ def _cogvideox(view):
     if cols % 16 or cols < 16:
         return
     nt, ns = _cogvideox_counts(cols)
-    zero = ~values.any(axis=1)
-    if zero.all():
+    text = leading_zero_rows(values)
+    if text == len(values):
         return
-    text = int(np.argmin(zero))
     count = view.length - text  # the grid's rows
 
-    def changes(column: int, within) -> int | None:  # the first grid row where `column` moves
-        moved = np.flatnonzero(within[:, column] != within[0, column])
-        return int(moved[0]) if len(moved) else None
+    def moving(block, within) -> list[int]:  # the rows where more than a few of block's move
+        moved = np.count_nonzero(within[:, block] != within[0, block], axis=1)
+        return [int(r) for r in np.flatnonzero(moved) if not few(int(moved[r]), cols)]
+
+    def changes(block, within) -> int | None:  # the first grid row where the block moves
+        return next(iter(moving(block, within)), None)
 
     grid_rows = values[text:]
     if len(grid_rows) < 2:
         return
-    width = changes(2 * nt + 2 * ns, grid_rows) or count  # the h block: every W rows
-    plane = changes(0, grid_rows)  # the t block: every H x W rows
+    t, h = slice(0, 2 * nt), slice(2 * nt + 2 * ns, 2 * nt + 4 * ns)
+    width = changes(h, grid_rows) or count  # the h block: every W rows
+    plane = changes(t, grid_rows)  # the t block: every H x W rows
     if plane is None and count > len(grid_rows):  # beyond the rows at hand: look there
         for height in range(1, count // width):  # (all of count: one frame, no row to look at)
-            if count % (height * width) == 0 and view.at([text + height * width])[0, 0] != 0:
-                plane = height * width
-                break
+            if count % (height * width) == 0:
+                at = view.at([text, text + height * width])
+                if moving(t, at):
+                    plane = height * width
+                    break
     plane = plane or count
     width = min(width, plane)  # one row of patches: its h block never moves
     if count % plane or plane % width:
