@@ -225,3 +225,18 @@ def test_a_long_grid_upside_down_says_what_was_read_on_its_sample(cli, tmp_path)
     # pe-cli), as the note writes it (3 digits)
     upright = _mae(64, 64, d).astype(np.float64)
     assert 1 < distance <= float(f"{np.max(np.abs(table - upright)):.3g}")
+
+
+def test_a_long_grid_broken_in_one_column_is_named_with_it(cli, tmp_path):
+    """Past WHOLE_ELEMENTS the candidates are scored on a sample and the best checked over every
+    row: the exact table, checked so, is named with its exception before the library variants
+    measured on the sample alone (whose errors, over fewer rows, read a little lower)."""
+    spec = pe_cli.TableSpec(family="sincos2d", grid="48x48", d_model=1024)
+    table = pe_cli.build(spec).numpy().reshape(spec.rows, spec.cols)
+    assert table.size > WHOLE_ELEMENTS
+    table[:, 37] = 0.5
+    found, text = _compare(cli, tmp_path, table)
+    best = found["candidates"][0]
+    assert best["name"] == "sincos2d mae, grid 48x48" and best["confirmed"], text
+    assert "bit for bit (float32) except column 37" in " ".join(text.split()), text
+    assert not [n for n in found["notes"] if "sinusoids" in n or "constant" in n], text
