@@ -32,59 +32,63 @@ def read(view):
 
     values = view.values
     cols = values.shape[1]
-    zeros = leading_zero_rows(values)
-    if view.length < 2 or zeros == len(values):
+    starts, whole = _starts(values, cols)
+    if view.length < 2 or not starts:
         return
-    rows_of_zeros = dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}
     # what a note says where no table comes near: the grids of at least 2 x 2 patches read
     # (one row or column of patches is a 1-D table) and their layouts; (distance, spec) of
     # the nearest of their tables
     read, nearest, near = {}, None, False
     placed_at = {}  # (layout, base, patch positions) -> whether their table comes near
-    whole = _whole_rows(values[zeros:], cols)
-    for convention in FAMILY.conventions:
-        grid = _read_grid(view, values, zeros, convention, whole)
-        if grid is None:
-            continue
-        if min(grid) > 1:
-            read.setdefault(grid, []).append(convention)
-        placements = [
-            (base, placed)
-            for base in _read_bases(view, values, grid, zeros, convention, whole)
-            for placed in [
-                {},
-                *(_placements(view, values, grid, zeros, convention, whole) if base == 1e4 else []),
-            ]
-        ]
-        for base, placed in placements:
-            spec = view.spec(
-                family=FAMILY.name,
-                grid=grid,
-                d_model=cols,
-                convention=convention,
-                base=base,
-                dtype="float64",
-                **rows_of_zeros,
-                **placed,
-            )
-            if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+    for zeros in starts:
+        zero = dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}
+        for convention in FAMILY.conventions:
+            grid = _read_grid(view, values, zeros, convention, whole)
+            if grid is None:
                 continue
-            # another way to say the same exact positions is the same exact table, but a
-            # library's float32 arithmetic may differ between them: each is its own
-            key = (convention, base, _patch_positions(spec))
-            first = key not in placed_at
-            if first:
-                placed_at[key] = comes_near(view, spec, _NEAR)
-                if min(grid) > 1 and not placed_at[key]:
-                    distance = view.distance(spec)
-                    if nearest is None or distance < nearest[0]:
-                        nearest = (distance, spec)
-            if placed_at[key]:  # its exact table once, each spec's libraries
-                near = True
-                name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
-                yield Proposal(name, spec, itself=first)
+            if min(grid) > 1:
+                read.setdefault(grid, []).append(convention)
+            placements = [
+                (base, placed)
+                for base in _read_bases(view, values, grid, zeros, convention, whole)
+                for placed in [
+                    {},
+                    *(
+                        _placements(view, values, grid, zeros, convention, whole)
+                        if base == 1e4
+                        else []
+                    ),
+                ]
+            ]
+            for base, placed in placements:
+                spec = view.spec(
+                    family=FAMILY.name,
+                    grid=grid,
+                    d_model=cols,
+                    convention=convention,
+                    base=base,
+                    dtype="float64",
+                    **zero,
+                    **placed,
+                )
+                if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+                    continue
+                # another way to say the same exact positions is the same exact table, but a
+                # library's float32 arithmetic may differ between them: each is its own
+                key = (convention, base, _patch_positions(spec))
+                first = key not in placed_at
+                if first:
+                    placed_at[key] = comes_near(view, spec, _NEAR)
+                    if min(grid) > 1 and not placed_at[key]:
+                        distance = view.distance(spec)
+                        if nearest is None or distance < nearest[0]:
+                            nearest = (distance, spec)
+                if placed_at[key]:  # its exact table once, each spec's libraries
+                    near = True
+                    name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
+                    yield Proposal(name, spec, itself=first)
     if not near:
-        note = _unread(view, zeros, read, nearest)
+        note = _unread(view, starts[0], read, nearest)
         if note:
             yield Note(note)
 
@@ -127,6 +131,25 @@ def _unread(view, zeros, read, nearest) -> str | None:
 # a reading's table is scored only where it is this close to the table's values (a grid read
 # in the wrong layout, or at the wrong positions, is off by about 1)
 _NEAR = 1e-2
+
+
+def _starts(values, cols: int) -> tuple[list[int], object]:
+    """Where the patches may start: past the rows of zeros the table starts with, and, where
+    the rows after them up to the first row of sin/cos pairs are few (core.names.few: a class
+    or text row overwritten), past those too; none where every row is zeros. With the test
+    of rows that passes over those overwritten (_whole_rows)."""
+    import numpy as np
+
+    zeros = leading_zero_rows(values)
+    whole = _whole_rows(values[zeros:], cols)
+    if zeros == len(values):
+        return [], whole
+    kept = np.flatnonzero(whole(values[zeros:]))
+    after = zeros + int(kept[0]) if len(kept) else zeros
+    overwritten = int(np.count_nonzero(values[zeros:after].any(axis=1)))
+    if after > zeros and few(overwritten, len(values)):
+        return [zeros, after], whole
+    return [zeros], whole
 
 
 def _whole_rows(values, cols: int):
