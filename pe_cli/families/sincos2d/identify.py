@@ -13,7 +13,7 @@ from ..reading import (
     comes_near,
     digits,
     divisors,
-    leading_zero_rows,
+    grid_starts,
     plausible_bases,
     read_positions,
     rows_of,
@@ -32,7 +32,7 @@ def read(view):
 
     values = view.values
     cols = values.shape[1]
-    starts, whole = _starts(values, cols)
+    starts, whole = grid_starts(values, cols)
     if view.length < 2 or not starts:
         return
     # what a note says where no table comes near: the grids of at least 2 x 2 patches read
@@ -131,39 +131,6 @@ def _unread(view, zeros, read, nearest) -> str | None:
 # a reading's table is scored only where it is this close to the table's values (a grid read
 # in the wrong layout, or at the wrong positions, is off by about 1)
 _NEAR = 1e-2
-
-
-def _starts(values, cols: int) -> tuple[list[int], object]:
-    """Where the patches may start: past the rows of zeros the table starts with, and, where
-    the rows after them up to the first row of sin/cos pairs are few (core.names.few: a class
-    or text row overwritten), past those too; none where every row is zeros. With the test
-    of rows that passes over those overwritten (_whole_rows)."""
-    import numpy as np
-
-    zeros = leading_zero_rows(values)
-    whole = _whole_rows(values[zeros:], cols)
-    if zeros == len(values):
-        return [], whole
-    kept = np.flatnonzero(whole(values[zeros:]))
-    after = zeros + int(kept[0]) if len(kept) else zeros
-    overwritten = int(np.count_nonzero(values[zeros:after].any(axis=1)))
-    if after > zeros and few(overwritten, len(values)):
-        return [zeros, after], whole
-    return [zeros], whole
-
-
-def _whole_rows(values, cols: int):
-    """A test of rows (an array of them: a mask) for those of sin/cos pairs, their squares
-    summing to d/2, where all but a few of the rows at hand are (core.names.few: rows
-    overwritten, which a reading passes over); where more are not, every row passes (a table
-    of another norm, read as it is)."""
-    import numpy as np
-
-    def sincos(rows):
-        return np.isclose(np.sum(rows**2, axis=1), cols / 2, rtol=0.1)
-
-    off = int(np.count_nonzero(~sincos(values)))
-    return sincos if off and few(off, len(values)) else (lambda rows: np.ones(len(rows), bool))
 
 
 def _read_grid(view, values, zeros: int, convention: str, whole) -> tuple[int, int] | None:

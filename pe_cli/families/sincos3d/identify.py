@@ -9,7 +9,7 @@ from itertools import product
 from ...core.dtypes import FORMATS
 from ...core.names import few
 from ..proposals import Proposal
-from ..reading import comes_near, divisors, leading_zero_rows, rows_of, shortest_decimals
+from ..reading import comes_near, divisors, grid_starts, rows_of, shortest_decimals
 from .family import AXES, FAMILY, _cogvideox_counts, _columns, _frequency_count
 
 _NEAR = 1e-2  # a reading's table is proposed only this close to the table's values
@@ -65,23 +65,31 @@ def _pairs(row, columns: dict, cols: int) -> bool:
 
 
 def _cogvideox(view):
-    """CogVideoX's layout: text rows of zeros, then the grid: W where the h block first
-    changes, H x W where the t block does (looked up in the rows of a long table), and each
-    interpolation scale from the angle of the first frequency at position 1."""
+    """CogVideoX's layout: text rows of zeros, then the grid (each reading of where it starts:
+    past a text row overwritten too)."""
+    values = view.values
+    if values.shape[1] % 16 or values.shape[1] < 16:
+        return
+    starts, whole = grid_starts(values, values.shape[1])
+    for text in starts:
+        yield from _cogvideox_after(view, text, whole)
+
+
+def _cogvideox_after(view, text: int, whole):
+    """CogVideoX's grid after `text` rows of zeros: W where the h block first changes, H x W
+    where the t block does (looked up in the rows of a long table; rows that fail `whole`,
+    overwritten, passed over), and each interpolation scale from the angle of the first
+    frequency at position 1."""
     import numpy as np
 
     values = view.values
-    rows, cols = values.shape
-    if cols % 16 or cols < 16:
-        return
+    cols = values.shape[1]
     nt, ns = _cogvideox_counts(cols)
-    text = leading_zero_rows(values)
-    if text == len(values):
-        return
     count = view.length - text  # the grid's rows
 
     def moving(block, within) -> list[int]:  # the rows where more than a few of block's move
         moved = np.count_nonzero(within[:, block] != within[0, block], axis=1)
+        moved[~whole(within)] = 0
         return [int(r) for r in np.flatnonzero(moved) if not few(int(moved[r]), cols)]
 
     def changes(block, within) -> int | None:  # the first grid row where the block moves
@@ -112,22 +120,41 @@ def _cogvideox(view):
     at = [text + min(step, count - 1), text + step * max(along - 1, 0)]
     at += [text + min(plane, count - 1), text + count - plane]
     probe = view.at(at)
+    # a row overwritten: another of the same coordinate on the axis read (the next row of
+    # patches, or frame, for a patch scale; the next patch of the frame for the frame scale)
+    strides = [width if height > 1 and width > 1 else plane] * 2 + [1 if plane > 1 else 0] * 2
+    for k in np.flatnonzero(~whole(probe)):
+        for row in range(at[k] + strides[k], text + count, strides[k] or count)[:3]:
+            again = view.at([row])
+            if whole(again)[0]:
+                probe[k] = again[0]
+                break
 
-    def scales(first, last, k: int, sin_col: int, cos_col: int) -> list[float]:
+    def scales(first, last, k: int, sin_col: int, cos_col: int, count: int) -> list[float]:
         # the shortest decimals within what the last angle says (to the dtype's epsilon)
         if k < 1:
             return [1.0]
+        # frequency 1's pair, or where a broken column is in it the next one's (10000^(-1/n))
+        i = next(
+            (
+                i
+                for i in (0, 1)
+                if np.allclose(np.hypot(probe[:, sin_col + i], probe[:, cos_col + i]), 1, rtol=1e-2)
+            ),
+            0,
+        )
+        w, sin_col, cos_col = 10000.0 ** (-i / count), sin_col + i, cos_col + i
         angle = float(np.arctan2(first[sin_col], first[cos_col]))
         if not angle > 0:
             return [1.0]
         at_k = float(np.arctan2(last[sin_col], last[cos_col]))
         at_k += 2 * np.pi * round((k * angle - at_k) / (2 * np.pi))
-        read = k / at_k
+        read = k * w / at_k
         near = shortest_decimals(read, 4 * FORMATS[view.dtype].epsilon / at_k)
         return near[:SCALES_TRIED] or [float(f"{read:.6g}")]
 
-    spatial = scales(probe[0], probe[1], along - 1, columns, columns + ns)
-    temporal = scales(probe[2], probe[3], frames - 1, 0, nt)
+    spatial = scales(probe[0], probe[1], along - 1, columns, columns + ns, ns)
+    temporal = scales(probe[2], probe[3], frames - 1, 0, nt, nt)
     grid = f"{frames}x{height}x{width}"
     for space, time in product(spatial, temporal):
         spec = view.spec(
