@@ -216,10 +216,18 @@ def _read_bases(view, values, grid, zeros: int, convention: str, whole) -> list[
         pair[:, columns[axis, "sin"][:count]], pair[:, columns[axis, "cos"][:count]]
     )
     turns = np.angle(np.exp(1j * (angles[1] - angles[0])))  # each frequency's, in (-pi, pi]
-    index = _whole_pairs(pair, columns[axis, "sin"][:count], columns[axis, "cos"][:count], cols)
-    ratios = turns[index] / turns[0]
-    if not (len(index) and turns[0] > 0 and (ratios > 0).all()):
+    # each frequency's turn over the first whole pair's (the first frequency's, 1, but where a
+    # column of it is broken), fitted as T^(-(i - first) / n)
+    index = np.flatnonzero(
+        _whole_pairs(pair, columns[axis, "sin"][:count], columns[axis, "cos"][:count], cols)
+    )
+    if len(index) < 2:
         return [1e4]
+    first, index = index[0], index[1:]
+    ratios = turns[index] / turns[first]
+    if not (turns[first] > 0 and (ratios > 0).all()):
+        return [1e4]
+    index = index - first
     fit = math.exp(
         -_frequency_count(cols) * float(np.sum(index * np.log(ratios)) / np.sum(index**2))
     )
@@ -232,17 +240,13 @@ def _read_bases(view, values, grid, zeros: int, convention: str, whole) -> list[
 
 
 def _whole_pairs(rows, sin: list[int], cos: list[int], cols: int):
-    """The frequencies past the first, whose turns over the first's a base is fitted to: those
-    whose (sin, cos) pairs have length 1 in these rows where a few are broken (core.names.few:
-    columns overwritten), none where the first is; all where more are off (the fit then says
-    what it says)."""
+    """Which frequencies' (sin, cos) pairs a reading uses (a mask): those of length 1 in these
+    rows, where the rest are few (core.names.few: columns overwritten, left out); all where
+    more are off (the reading then says what it says)."""
     import numpy as np
 
     whole = np.isclose(np.hypot(rows[:, sin], rows[:, cos]), 1, rtol=1e-2).all(axis=0)
-    index = np.arange(1, len(sin))
-    if few(int(np.count_nonzero(~whole)), cols):
-        index = index[whole[1:]] if whole[0] else index[:0]
-    return index
+    return whole if few(int(np.count_nonzero(~whole)), cols) else np.ones_like(whole)
 
 
 def _placements(view, values, grid, zeros: int, convention: str, whole) -> list[dict]:
@@ -258,11 +262,13 @@ def _placements(view, values, grid, zeros: int, convention: str, whole) -> list[
     columns = LAYOUTS[convention].columns(_frequency_count(values.shape[1]))
     frequencies = [float(w) for w in _power_law_of(values.shape[1], 10000.0)]  # diffusers' base
 
-    def axis(c, rows):  # the patches k of whole rows, and their positions
+    def axis(c, rows):  # the patches k of whole rows, and their positions (from whole pairs)
         found = rows_of(view, values, rows)
         k = np.flatnonzero(whole(found))
-        angles = np.arctan2(found[k][:, columns[c, "sin"]], found[k][:, columns[c, "cos"]])
-        return k, read_positions(angles, frequencies)
+        sin, cos = found[k][:, columns[c, "sin"]], found[k][:, columns[c, "cos"]]
+        used = _whole_pairs(found[k], columns[c, "sin"], columns[c, "cos"], values.shape[1])
+        at = [w for w, u in zip(frequencies, used) if u]
+        return k, read_positions(np.arctan2(sin, cos)[:, used], at)
 
     read = [axis("y", zeros + np.arange(height) * width), axis("x", zeros + np.arange(width))]
     if any(not len(k) for k, _ in read):
