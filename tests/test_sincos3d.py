@@ -380,3 +380,39 @@ def test_cogvideox_half_tables_are_identified(cli, tmp_path, dtype, grid, text, 
 def test_cogvideox_refusals(cli, args, message):
     code, _, err = cli("generate", "--family", "sincos3d", "--grid", "2x3x4", *args)
     assert code == 2 and message in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "column 0",  # t's sin at frequency 1: the frame scale is read from the next pair
+        "column 48",  # w's: the patch scale too
+        "row 2",  # a text row
+        "row 100",  # a patch's row
+    ],
+)
+def test_cogvideox_broken_in_a_column_or_row_is_named_with_it(broken):
+    """CogVideoX's table with a column or a row overwritten (a text row among them) is read
+    past it, interpolation scales and all, and named with it as the exception."""
+    import pe_cli
+    from pe_cli.analysis import identify as core
+
+    spec = TableSpec(
+        family="sincos3d",
+        convention="cogvideox",
+        grid="3x6x8",
+        d_model=192,
+        text_tokens=4,
+        interpolation_scale=1.875,
+        temporal_interpolation_scale=2.0,
+    )
+    table = build(spec).numpy().reshape(spec.rows, spec.cols).copy()
+    axis, at = broken.split()
+    if axis == "column":
+        table[:, int(at)] = 0.5
+    else:
+        table[int(at)] = 0.25
+    found = pe_cli.identify(table)
+    best = found.candidates[0]
+    assert best.spec.replace(dtype="float64") == spec.replace(dtype="float64"), best.name
+    assert core.exceptions(best, found.target) == {f"{axis}s": [int(at)]}

@@ -223,6 +223,7 @@ class Bench:
         self.cols = view.cols
         self.deferred: list[tuple] = []  # a long table's variant candidates, tried last
         self.skipped = ""  # the note saying they were not built, said where they are not
+        self.checked = 0  # candidates the confirming passes checked over every row
 
     def read(self, reader, notes: list[str]) -> list[Candidate]:
         """Run a reader to its end: its proposals scored (each answered), its notes kept."""
@@ -510,7 +511,9 @@ def _ranked(found: list[Candidate]) -> list[Candidate]:
     805.842), then the rest by RMS error (the largest error of a table right but for its
     slowest column can exceed one wrong in every element: a scaled RoPE table's plain law,
     2.0, and an angle table, 1.0); among equals exact, library, recipe, and the library that
-    publishes an arithmetic before those that copy it."""
+    publishes an arithmetic before those that copy it. One bit for bit but for a few columns
+    or rows comes before those that are not, and, on a long table, one checked so over every
+    row before those measured on the sample only (their errors are over other rows)."""
     best = min((c.difference.max_abs for c in found if not _far(c)), default=0.0)
 
     def order(c: Candidate):
@@ -519,6 +522,7 @@ def _ranked(found: list[Candidate]) -> list[Candidate]:
         return (
             not c.identical,
             not d.identical,
+            not (c.confirmed and _excepted(c)),  # named with its exceptions, over every row
             not _excepted(c),
             far,
             not alike,
@@ -669,6 +673,7 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         passes.append(_Pass(c, blocks, np.zeros(target.rows), np.zeros(target.cols, bool)))
     if not passes:
         return found
+    bench.checked += len(passes)
     for first, block in target.blocks():
         for one in passes:
             one.add(first, block)
@@ -701,10 +706,12 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         or exceptions(c, target) is not None
     ]
     measured = len(bench.rows)
+    said = f"{target.label} has {target.rows} rows: candidates were scored on"
+    target.notes[:] = [n for n in target.notes if not n.startswith(said)]  # a second pass's
     target.notes.append(
-        f"{target.label} has {target.rows} rows: candidates were scored on {measured} of them (the first "
+        f"{said} {measured} of them (the first "
         f"{SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two, zero rows); the best "
-        f"{len(passes)} checked for bit-identity on every row; errors are over the rows scored and those "
+        f"{bench.checked} checked for bit-identity on every row; errors are over the rows scored and those "
         "where a candidate differs most"
     )
     return found

@@ -8,6 +8,71 @@ from __future__ import annotations
 
 import math
 
+from ..core.names import few
+
+
+def comes_near(view, spec, within: float) -> bool:
+    """Whether the exact table of `spec` is within `within` of the table at the rows scored,
+    or is but for a few of its columns or rows (core.names.few: a buffer overwritten there, which
+    the scorer lists as the exceptions to the table named). The distance is looked at first: a
+    whole table costs no more than it did."""
+    import numpy as np
+
+    if spec is None:
+        return False
+    if view.distance(spec) <= within:
+        return True
+    far = ~(np.abs(view.exact(spec) - view.seen) <= within)  # NaN is far
+    return few(int(np.count_nonzero(far.any(axis=0))), view.cols) or few(
+        int(np.count_nonzero(far.any(axis=1))), view.length
+    )
+
+
+def leading_zero_rows(values) -> int:
+    """How many rows of zeros the table starts with (a class row, text rows): a row of zeros
+    but in a few columns (core.names.few: columns overwritten) among them; every row where
+    all are zeros."""
+    import numpy as np
+
+    nonzero = np.count_nonzero(values, axis=1)
+    for row, count in enumerate(nonzero.tolist()):
+        if count and not few(count, values.shape[1]):
+            return row
+    return len(values)
+
+
+def grid_starts(values, cols: int) -> tuple[list[int], object]:
+    """Where the patches may start: past the rows of zeros the table starts with, and, where
+    the rows after them up to the first row of sin/cos pairs are few (core.names.few: a class
+    or text row overwritten), past those too; none where every row is zeros. With the test
+    of rows that passes over those overwritten (whole_rows). For tables of sin/cos pairs."""
+    import numpy as np
+
+    zeros = leading_zero_rows(values)
+    whole = whole_rows(values[zeros:], cols)
+    if zeros == len(values):
+        return [], whole
+    kept = np.flatnonzero(whole(values[zeros:]))
+    after = zeros + int(kept[0]) if len(kept) else zeros
+    overwritten = int(np.count_nonzero(values[zeros:after].any(axis=1)))
+    if after > zeros and few(overwritten, len(values)):
+        return [zeros, after], whole
+    return [zeros], whole
+
+
+def whole_rows(values, cols: int):
+    """A test of rows (an array of them: a mask) for those of sin/cos pairs, their squares
+    summing to d/2, where all but a few of the rows at hand that are not zeros are (core.names
+    .few: rows overwritten, which a reading passes over); where more are not, every row passes
+    (a table of another norm, read as it is)."""
+    import numpy as np
+
+    def sincos(rows):
+        return np.isclose(np.sum(rows**2, axis=1), cols / 2, rtol=0.1)
+
+    off = int(np.count_nonzero(~sincos(values) & values.any(axis=1)))
+    return sincos if off and few(off, len(values)) else (lambda rows: np.ones(len(rows), bool))
+
 
 def digits(value: float) -> int:
     """Significant digits needed to write a float64 exactly as it reads back."""

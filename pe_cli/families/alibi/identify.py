@@ -4,7 +4,9 @@ from); identification's streamed pass confirms it over every row."""
 
 from __future__ import annotations
 
+from ...core.names import few
 from ..proposals import Proposal
+from ..reading import comes_near
 from .family import FAMILY
 
 
@@ -22,11 +24,30 @@ def read(view):
     heads, length = rows // cols, cols
     values = view.values
     part = _part(values.reshape(-1, length, length) if len(values) == rows else values)
-    if part is not None:
+    for tried in [part] if part is not None else _broken_parts(values):
         spec = view.spec(
-            family=FAMILY.name, heads=heads, seq_len=length, part=part, dtype="float64"
+            family=FAMILY.name, heads=heads, seq_len=length, part=tried, dtype="float64"
         )
-        yield Proposal(f"alibi {part} (Press et al. slopes)", spec)
+        # a bias read past a few broken columns or rows is proposed where it comes near
+        if part is not None or comes_near(view, spec, _NEAR * max(1.0, length)):
+            yield Proposal(f"alibi {tried} (Press et al. slopes)", spec)
+
+
+_NEAR = 1e-2  # a bias read past broken columns or rows is this close elsewhere (x its length)
+
+
+def _broken_parts(values) -> list[str]:
+    """The parts a bias may be where neither form holds in every element: both, where the
+    values are at most 0 (an ALiBi bias's are) but in a few columns or rows; none otherwise."""
+    import numpy as np
+
+    above = values > 0
+    if not above.any():
+        return ["causal", "symmetric"]
+    columns, rows = np.count_nonzero(above.any(axis=0)), np.count_nonzero(above.any(axis=1))
+    if few(int(columns), values.shape[1]) or few(int(rows), len(values)):
+        return ["causal", "symmetric"]
+    return []
 
 
 def _part(values):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from ...core.dtypes import FORMATS
+from ...core.names import few
 from ...numerics.frequencies import power_law
 from ..proposals import Proposal
 from ..reading import float32_near, plausible_bases, read_positions
@@ -25,10 +26,13 @@ def read(view):
     n = cols // 8
     sin = np.stack([values[:, 8 * i : 8 * i + 4] for i in range(n)], axis=2)  # (count, 4, n)
     cos = np.stack([values[:, 8 * i + 4 : 8 * i + 8] for i in range(n)], axis=2)
-    if not np.allclose(sin**2 + cos**2, 1, atol=1e-2):
+    # (coordinate, frequency) pairs of length 1 in every row: all, or all but a few broken
+    # columns, left out of the reading (the scorer lists where the table is not the one read)
+    whole = np.isclose(sin**2 + cos**2, 1, atol=1e-2).all(axis=0)  # (4, n)
+    if not whole.all() and not few(int(np.count_nonzero(~whole)), cols):
         return
     angles = np.arctan2(sin, cos)
-    first = np.abs(angles[..., 0])
+    first = np.where(whole[:, 0] & whole[:, 1], np.abs(angles[..., 0]), 0)
     r, c = np.unravel_index(np.argmax(first), first.shape)
     if first[r, c] < 1e-3:  # every box at 0: any base fits
         bases = [BASE]
@@ -44,8 +48,14 @@ def read(view):
         bases = [b for power in powers.tolist() for b in plausible_bases(power)] + [BASE]
     for base in dict.fromkeys(bases):
         law = [float(w) for w in power_law([Fraction(-i, n) for i in range(n)], base)]
-        estimate = np.stack([read_positions(angles[:, k], law) for k in range(4)], axis=1)
-        for boxes in _readings(values, estimate, base, view):
+        estimate = np.stack(
+            [
+                read_positions(angles[:, k][:, whole[k]], [w for w, o in zip(law, whole[k]) if o])
+                for k in range(4)
+            ],
+            axis=1,
+        )
+        for boxes in _readings(values, estimate, base, view, whole):
             spec = view.spec(
                 family=FAMILY.name,
                 d_model=cols,
@@ -57,11 +67,12 @@ def read(view):
             yield Proposal("GLIGEN box features", spec)
 
 
-def _readings(values, estimate, base: float, view) -> list:
+def _readings(values, estimate, base: float, view, whole) -> list:
     """The float32 boxes the table's rows are, as the exact table and each library's arithmetic
     make them: each coordinate the float32 near its estimate (within 3 steps; in a half
     table, its shortest decimals first) whose sines and cosines that arithmetic makes as
-    the table has them (a library's float32 angles put the estimate an ulp or two off)."""
+    the table has them (a library's float32 angles put the estimate an ulp or two off), in
+    its `whole` (coordinate, frequency) pairs."""
     import numpy as np
 
     count, cols = values.shape
@@ -89,7 +100,8 @@ def _readings(values, estimate, base: float, view) -> list:
         picked = np.empty((count, 4), dtype=np.float32)
         # the coordinate's own columns: its sines (8i + c) and cosines (8i + 4 + c)
         for c in range(4):
-            same = np.all(made[:, :, c::4] == values[:, None, c::4], axis=2)  # (count, 7)
+            own = [j for i in np.flatnonzero(whole[c]) for j in (8 * i + c, 8 * i + 4 + c)]
+            same = np.all(made[:, :, own] == values[:, None, own], axis=2)  # (count, 7)
             if not same.any(axis=1).all():
                 break
             picked[:, c] = tried[np.arange(count), c, np.argmax(same, axis=1)]

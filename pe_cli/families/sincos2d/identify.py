@@ -7,8 +7,17 @@ from __future__ import annotations
 
 import math
 
+from ...core.names import few
 from ..proposals import Note, Proposal
-from ..reading import digits, divisors, plausible_bases, read_positions, rows_of
+from ..reading import (
+    comes_near,
+    digits,
+    divisors,
+    grid_starts,
+    plausible_bases,
+    read_positions,
+    rows_of,
+)
 from .family import FAMILY, LAYOUTS, _frequency_count, _patch_positions, _power_law_of
 
 
@@ -20,61 +29,66 @@ def read(view):
     patches. Each reading is scored on the rows the scorer scores (every row, or a long
     table's sample); where none comes near, a note says what was read and how far off the
     nearest table is."""
-    import numpy as np
 
     values = view.values
     cols = values.shape[1]
-    live = np.flatnonzero(values.any(axis=1))
-    if view.length < 2 or not len(live):
+    starts, whole = grid_starts(values, cols)
+    if view.length < 2 or not starts:
         return
-    zeros = int(live[0])
-    rows_of_zeros = dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}
     # what a note says where no table comes near: the grids of at least 2 x 2 patches read
     # (one row or column of patches is a 1-D table) and their layouts; (distance, spec) of
     # the nearest of their tables
     read, nearest, near = {}, None, False
-    placed_at = {}  # (layout, base, patch positions) -> their distance
-    for convention in FAMILY.conventions:
-        grid = _read_grid(view, values, zeros, convention)
-        if grid is None:
-            continue
-        if min(grid) > 1:
-            read.setdefault(grid, []).append(convention)
-        placements = [
-            (base, placed)
-            for base in _read_bases(view, values, grid, zeros, convention)
-            for placed in [
-                {},
-                *(_placements(view, values, grid, zeros, convention) if base == 1e4 else []),
-            ]
-        ]
-        for base, placed in placements:
-            spec = view.spec(
-                family=FAMILY.name,
-                grid=grid,
-                d_model=cols,
-                convention=convention,
-                base=base,
-                dtype="float64",
-                **rows_of_zeros,
-                **placed,
-            )
-            if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+    placed_at = {}  # (layout, base, patch positions) -> whether their table comes near
+    for zeros in starts:
+        zero = dict(cls_token=True) if zeros == 1 else dict(text_tokens=zeros) if zeros else {}
+        for convention in FAMILY.conventions:
+            grid = _read_grid(view, values, zeros, convention, whole)
+            if grid is None:
                 continue
-            # another way to say the same exact positions is the same exact table, but a
-            # library's float32 arithmetic may differ between them: each is its own
-            key = (convention, base, _patch_positions(spec))
-            first = key not in placed_at
-            if first:
-                placed_at[key] = view.distance(spec)
-                if min(grid) > 1 and (nearest is None or placed_at[key] < nearest[0]):
-                    nearest = (placed_at[key], spec)
-            if placed_at[key] <= _NEAR:  # its exact table once, each spec's libraries
-                near = True
-                name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
-                yield Proposal(name, spec, itself=first)
+            if min(grid) > 1:
+                read.setdefault(grid, []).append(convention)
+            placements = [
+                (base, placed)
+                for base in _read_bases(view, values, grid, zeros, convention, whole)
+                for placed in [
+                    {},
+                    *(
+                        _placements(view, values, grid, zeros, convention, whole)
+                        if base == 1e4
+                        else []
+                    ),
+                ]
+            ]
+            for base, placed in placements:
+                spec = view.spec(
+                    family=FAMILY.name,
+                    grid=grid,
+                    d_model=cols,
+                    convention=convention,
+                    base=base,
+                    dtype="float64",
+                    **zero,
+                    **placed,
+                )
+                if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+                    continue
+                # another way to say the same exact positions is the same exact table, but a
+                # library's float32 arithmetic may differ between them: each is its own
+                key = (convention, base, _patch_positions(spec))
+                first = key not in placed_at
+                if first:
+                    placed_at[key] = comes_near(view, spec, _NEAR)
+                    if min(grid) > 1 and not placed_at[key]:
+                        distance = view.distance(spec)
+                        if nearest is None or distance < nearest[0]:
+                            nearest = (distance, spec)
+                if placed_at[key]:  # its exact table once, each spec's libraries
+                    near = True
+                    name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
+                    yield Proposal(name, spec, itself=first)
     if not near:
-        note = _unread(view, zeros, read, nearest)
+        note = _unread(view, starts[0], read, nearest)
         if note:
             yield Note(note)
 
@@ -119,12 +133,14 @@ def _unread(view, zeros, read, nearest) -> str | None:
 _NEAR = 1e-2
 
 
-def _read_grid(view, values, zeros: int, convention: str) -> tuple[int, int] | None:
+def _read_grid(view, values, zeros: int, convention: str, whole) -> tuple[int, int] | None:
     """(rows, columns) of patches of a table in this layout, after `zeros` rows of zeros, or
     None where it is not a grid in it. The grid's width W is the first row of patches (a
     divisor of their count) where the row coordinate's columns at the first frequency move;
     they must hold still over the first W rows at hand, the column coordinate's columns move
-    from the first patch to the second and every row of patches start where the first does."""
+    from the first patch to the second and every row of patches start where the first does.
+    Rows that fail `whole` (overwritten) are passed over: the first whole one of the first row
+    of patches stands for it."""
     import numpy as np
 
     cols = values.shape[1]
@@ -137,25 +153,36 @@ def _read_grid(view, values, zeros: int, convention: str) -> tuple[int, int] | N
     if max(y) >= cols:  # a table narrower than one sin/cos pair
         return None
     patches = view.length - zeros
+    kept = np.flatnonzero(whole(values[zeros:]))
+    if not len(kept):
+        return None
+    first = zeros + int(kept[0])  # the first whole row (a patch of the first row of them)
     steps = [d for d in divisors(patches) if d < patches]  # where a new row of patches may start
     probe = rows_of(view, values, [zeros + d for d in [0, *steps]])
-    moved = [d for d, row in zip(steps, probe[1:]) if not np.array_equal(row[y], probe[0][y])]
+    start = values[first]
+    moved = [
+        d
+        for d, row, fine in zip(steps, probe[1:], whole(probe[1:]))
+        if fine and not np.array_equal(row[y], start[y])
+    ]
     width = moved[0] if moved else patches
     held = values[zeros : zeros + width]
-    if not (held[:, y] == held[0, y]).all():
+    held = held[whole(held)]
+    if first - zeros >= width or not (held[:, y] == start[y]).all():
         return None
     if x and len(held) > 1 and np.array_equal(held[1, x], held[0, x]):
         return None  # one patch to the next, the column coordinate stands still
-    if x and not (values[zeros::width, x] == values[zeros, x]).all():
+    starts = values[first::width]
+    if x and not (starts[whole(starts)][:, x] == start[x]).all():
         return None  # each row of patches at hand starts where the first does
-    if x and width < patches:
-        repeat = probe[1 + steps.index(width)]
-        if not np.array_equal(repeat[x], probe[0][x]):
+    if x and first + width < view.length:
+        repeat = rows_of(view, values, [first + width])
+        if whole(repeat)[0] and not np.array_equal(repeat[0, x], start[x]):
             return None
     return patches // width, width
 
 
-def _read_bases(view, values, grid, zeros: int, convention: str) -> list[float]:
+def _read_bases(view, values, grid, zeros: int, convention: str, whole) -> list[float]:
     """The round bases T whose frequencies T**(-i/n) the angles say, from one patch to the
     next along a row (or a column, for a grid one patch wide): each frequency's turn over
     the first's, fitted as a power law through the first (least squares of the logarithms),
@@ -176,15 +203,31 @@ def _read_bases(view, values, grid, zeros: int, convention: str) -> list[float]:
     )
     if count < 2:
         return [1e4]
-    pair = rows_of(view, values, [zeros, zeros + step])
+    # two neighbouring patches, the first two of the first 8 that are whole (not overwritten)
+    along = width if axis == "x" else height
+    neighbours = (
+        rows_of(view, values, [zeros + j * step, zeros + (j + 1) * step])
+        for j in range(min(along, 8) - 1)
+    )
+    pair = next((rows for rows in neighbours if whole(rows).all()), None)
+    if pair is None:
+        return [1e4]
     angles = np.arctan2(
         pair[:, columns[axis, "sin"][:count]], pair[:, columns[axis, "cos"][:count]]
     )
     turns = np.angle(np.exp(1j * (angles[1] - angles[0])))  # each frequency's, in (-pi, pi]
-    ratios = turns[1:] / turns[0]
-    if not (turns[0] > 0 and (ratios > 0).all()):
+    # each frequency's turn over the first whole pair's (the first frequency's, 1, but where a
+    # column of it is broken), fitted as T^(-(i - first) / n)
+    index = np.flatnonzero(
+        _whole_pairs(pair, columns[axis, "sin"][:count], columns[axis, "cos"][:count], cols)
+    )
+    if len(index) < 2:
         return [1e4]
-    index = np.arange(1, count)
+    first, index = index[0], index[1:]
+    ratios = turns[index] / turns[first]
+    if not (turns[first] > 0 and (ratios > 0).all()):
+        return [1e4]
+    index = index - first
     fit = math.exp(
         -_frequency_count(cols) * float(np.sum(index * np.log(ratios)) / np.sum(index**2))
     )
@@ -196,10 +239,21 @@ def _read_bases(view, values, grid, zeros: int, convention: str) -> list[float]:
     return found or [1e4]
 
 
-def _placements(view, values, grid, zeros: int, convention: str) -> list[dict]:
+def _whole_pairs(rows, sin: list[int], cos: list[int], cols: int):
+    """Which frequencies' (sin, cos) pairs a reading uses (a mask): those of length 1 in these
+    rows, where the rest are few (core.names.few: columns overwritten, left out); all where
+    more are off (the reading then says what it says)."""
+    import numpy as np
+
+    whole = np.isclose(np.hypot(rows[:, sin], rows[:, cos]), 1, rtol=1e-2).all(axis=0)
+    return whole if few(int(np.count_nonzero(~whole)), cols) else np.ones_like(whole)
+
+
+def _placements(view, values, grid, zeros: int, convention: str, whole) -> list[dict]:
     """diffusers' parameters that put the patches where the table's angles say: the first
-    row's and column's positions read back, as (first + k) * step on each axis; step
-    base_size / G (or 1 / interpolation_scale), first the centre of pos_embed_max_size."""
+    row's and column's positions read back (of their whole rows: not those overwritten), as
+    (first + k) * step on each axis; step base_size / G (or 1 / interpolation_scale), first
+    the centre of pos_embed_max_size."""
     import numpy as np
 
     height, width = grid
@@ -208,22 +262,27 @@ def _placements(view, values, grid, zeros: int, convention: str) -> list[dict]:
     columns = LAYOUTS[convention].columns(_frequency_count(values.shape[1]))
     frequencies = [float(w) for w in _power_law_of(values.shape[1], 10000.0)]  # diffusers' base
 
-    def axis(c, rows):
+    def axis(c, rows):  # the patches k of whole rows, and their positions (from whole pairs)
         found = rows_of(view, values, rows)
-        angles = np.arctan2(found[:, columns[c, "sin"]], found[:, columns[c, "cos"]])
-        return read_positions(angles, frequencies)
+        k = np.flatnonzero(whole(found))
+        sin, cos = found[k][:, columns[c, "sin"]], found[k][:, columns[c, "cos"]]
+        used = _whole_pairs(found[k], columns[c, "sin"], columns[c, "cos"], values.shape[1])
+        at = [w for w, u in zip(frequencies, used) if u]
+        return k, read_positions(np.arctan2(sin, cos)[:, used], at)
 
     read = [axis("y", zeros + np.arange(height) * width), axis("x", zeros + np.arange(width))]
-    steps = [float(p[-1] - p[0]) / (len(p) - 1) if len(p) > 1 else None for p in read]
+    if any(not len(k) for k, _ in read):
+        return []
+    steps = [float(p[-1] - p[0]) / (k[-1] - k[0]) if len(k) > 1 else None for k, p in read]
     if any(s is not None and s <= 0 for s in steps):
         return []
     steps = [s if s is not None else next(t for t in steps if t is not None) for s in steps]
-    firsts = [p[0] / s for p, s in zip(read, steps)]
+    firsts = [p[0] / s - k[0] for (k, p), s in zip(read, steps)]
     if any(abs(f - round(f)) > 1e-3 for f in firsts):
         return []
     firsts = [round(f) for f in firsts]
 
-    def whole(x: float) -> int | None:  # the float-read figure as the whole number it stands for
+    def integral(x: float) -> int | None:  # the float-read figure as the whole number it is
         return round(x) if abs(x - round(x)) < 1e-3 * max(1.0, abs(x)) else None
 
     found = []
@@ -232,7 +291,7 @@ def _placements(view, values, grid, zeros: int, convention: str) -> list[dict]:
             return []
         # PixArt's base_size is the grid's own size (scale 1 / step) first
         for scale in dict.fromkeys([float(f"{1 / steps[0]:.6g}"), 1.0, 2.0]):
-            bases = {whole(s * size * scale) for s, size in zip(steps, grid)}
+            bases = {integral(s * size * scale) for s, size in zip(steps, grid)}
             if len(bases) == 1 and None not in bases:
                 found.append(dict(base_size=bases.pop(), interpolation_scale=scale))
         if abs(steps[0] - steps[1]) < 1e-6 * steps[0]:
@@ -240,7 +299,7 @@ def _placements(view, values, grid, zeros: int, convention: str) -> list[dict]:
     elif abs(steps[0] - steps[1]) < 1e-4 * steps[0]:  # a crop of an M x M grid: base_size / M apart
         extents = {2 * f + size + extra for f, size in zip(firsts, grid) for extra in (0, 1)}
         for m in sorted(extents):
-            base = whole(steps[0] * m)
+            base = integral(steps[0] * m)
             if base is not None:
                 found.append(dict(pos_embed_max_size=m, base_size=base))
     found = [
