@@ -28,7 +28,7 @@ from ...core.dtypes import DTYPE_ALIASES
 from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformers, vllm
+from . import checks, diffusers, exact, frameworks, inputs, llamacpp, mlx, show, transformers, vllm
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
@@ -181,6 +181,7 @@ class Rope(Family):
         **mlx.VARIANTS,
         **llamacpp.VARIANTS,
         **vllm.VARIANTS,
+        **frameworks.VARIANTS,
         **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")
