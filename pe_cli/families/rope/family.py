@@ -28,7 +28,20 @@ from ...core.dtypes import DTYPE_ALIASES
 from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from . import checks, diffusers, exact, frameworks, inputs, llamacpp, mlx, show, transformers, vllm
+from . import (
+    checks,
+    diffusers,
+    exact,
+    frameworks,
+    inputs,
+    litgpt,
+    llamacpp,
+    mlx,
+    show,
+    torchtitan,
+    transformers,
+    vllm,
+)
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
@@ -182,6 +195,8 @@ class Rope(Family):
         **llamacpp.VARIANTS,
         **vllm.VARIANTS,
         **frameworks.VARIANTS,
+        **litgpt.VARIANTS,
+        **torchtitan.VARIANTS,
         **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")

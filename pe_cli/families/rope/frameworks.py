@@ -30,7 +30,8 @@ in float32 (xq.float() * freqs_cis) and keeps no half table.
 from __future__ import annotations
 
 from ..base import variant
-from .pairing import both_parts
+from .pairing import both_parts, lay_out
+from .tokens import line_positions
 from .transformers import hf_table
 
 VARIANTS: dict = {}
@@ -45,7 +46,7 @@ _LLAMA_MODELS_KEYS = {
 }
 
 
-def _plain_rotary(spec, name: str) -> str | None:
+def plain_rotary(spec, name: str) -> str | None:
     if spec.axes:
         return f"--variant {name} builds one position axis (no M-RoPE or vision layout)"
     if spec.ids is not None:
@@ -65,7 +66,7 @@ def _llama3_fixed(rope, what: str, fixed: dict) -> str | None:
 def _megatron_refusal(spec) -> str | None:
     rope = dict(spec.rope)
     kind = rope.get("rope_type", "default")
-    why = _plain_rotary(spec, "megatron-core")
+    why = plain_rotary(spec, "megatron-core")
     if why:
         return why
     if kind not in ("default", "llama3", "yarn"):
@@ -109,7 +110,7 @@ def _megatron_rope(spec, device):
 def _llama_models_refusal(spec) -> str | None:
     rope = dict(spec.rope)
     kind = rope.get("rope_type", "default")
-    why = _plain_rotary(spec, "llama-models")
+    why = plain_rotary(spec, "llama-models")
     if why:
         return why
     if kind not in ("default", "llama3"):
@@ -146,3 +147,23 @@ def _llama_models_refusal(spec) -> str | None:
 @both_parts
 def _llama_models_rope(spec, device):
     return hf_table(spec.replace(arithmetic="polar"))
+
+
+def framework_table(spec, inv_freq, attention: float, polar: bool):
+    """The part of a 1-D table a framework builds from its own float32 inv_freq: float32
+    positions times inv_freq (torch.outer's products), cos and sin (or torch.polar in complex64)
+    times the attention factor, laid out in spec's pairing; float32, the dtype cast after."""
+    import torch
+
+    positions = torch.from_numpy(line_positions(spec))
+    if spec.part == "inv_freq":
+        return inv_freq.float()[None, :]
+    angles = positions[:, None].float() * inv_freq.float()[None, :]
+    if spec.part == "angle":
+        return lay_out(angles, spec.convention).float()
+    if polar:
+        value = torch.polar(torch.ones_like(angles), angles) * attention
+        plane = value.real if spec.part == "cos" else value.imag
+    else:
+        plane = (angles.cos() if spec.part == "cos" else angles.sin()) * attention
+    return lay_out(plane, spec.convention).float()
