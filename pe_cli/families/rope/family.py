@@ -34,6 +34,7 @@ from . import (
     exact,
     frameworks,
     inputs,
+    keras_hub,
     litgpt,
     llamacpp,
     mlx,
@@ -197,6 +198,7 @@ class Rope(Family):
         **frameworks.VARIANTS,
         **litgpt.VARIANTS,
         **torchtitan.VARIANTS,
+        **keras_hub.VARIANTS,
         **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")

@@ -1,7 +1,8 @@
-"""--variant litgpt and --variant torchtitan against the frameworks themselves: litgpt's
-build_rope_cache and torchtitan's ComplexRoPE (freqs_cis) and CosSinRoPE caches, built in their
-own venv (tests/framework_tables.py, all cases in one process), bit for bit; and what the
-variants refuse."""
+"""--variant litgpt, --variant torchtitan and --variant keras-hub against the frameworks
+themselves: litgpt's build_rope_cache and torchtitan's ComplexRoPE (freqs_cis) and CosSinRoPE
+caches, built in their own venv (tests/framework_tables.py, all cases in one process), and
+keras-hub's rotary layers on Keras's torch backend (tests/kerashub_tables.py), bit for bit; and
+what the variants refuse."""
 
 import numpy as np
 import pytest
@@ -42,10 +43,15 @@ MODELS = {
     "deepseek-yarn": (64, 10000.0, DEEPSEEK_YARN),
     "gpt-oss-yarn": (64, 150000.0, GPT_OSS_YARN),
     "partial": (80, 10000.0, {"partial_rotary_factor": 0.4}),
+    "dynamic": (
+        128,
+        10000.0,
+        {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": 8},
+    ),
 }
 # framework: the models it builds, the convention of its cache
 FRAMEWORKS = {
-    "litgpt": (list(MODELS), "half"),
+    "litgpt": ([name for name in MODELS if name != "dynamic"], "half"),
     "torchtitan-complex": (
         [
             "llama3.1",
@@ -144,3 +150,58 @@ def test_they_refuse_what_the_framework_cannot_do(variant, changes, said):
     spec = dict(family="rope", variant=variant, d_model=128, seq_len=16, base=10000.0)
     with pytest.raises(BadInput, match=said):
         build(TableSpec(**{**spec, **changes}))
+
+
+# ---------------------------------------------------------------------------------------------
+# keras-hub on Keras's torch backend
+
+KERAS_MODELS = ["llama3.1", "llama3-wide", "theta-1e4", "theta-1e6", "linear", "qwen2.5-yarn"]
+KERAS_MODELS += ["gpt-oss-yarn", "dynamic"]
+MODELS["dynamic"] = (
+    128,
+    10000.0,
+    {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": 8},
+)
+
+
+def _keras_cases():
+    for name in KERAS_MODELS:
+        head_dim, theta, rope = MODELS[name]
+        for dtype in ("float32", "bfloat16", "float16"):
+            for rows in (4096, 131072) if name == "llama3.1" and dtype == "bfloat16" else (4096,):
+                yield {
+                    "name": f"keras-hub-{name}-{dtype}-{rows}",
+                    "head_dim": head_dim,
+                    "rows": rows,
+                    "base": theta,
+                    "rope": rope,
+                    "dtype": dtype,
+                }
+
+
+@pytest.fixture(scope="session")
+def keras_hub_tables():
+    from . import kerashub_tables
+
+    why = kerashub_tables.unavailable()
+    if why:
+        pytest.skip(why)
+    return kerashub_tables.tables(list(_keras_cases()))
+
+
+@pytest.mark.parametrize("case", list(_keras_cases()), ids=lambda case: case["name"])
+def test_keras_hub_is_keras_hub_bit_for_bit(keras_hub_tables, case):
+    cos, sin = keras_hub_tables[case["name"]]
+    spec = dict(
+        family="rope",
+        variant="keras-hub",
+        d_model=case["head_dim"],
+        seq_len=case["rows"],
+        base=case["base"],
+        rope=case["rope"],
+        dtype=case["dtype"],
+    )
+    for part, theirs in (("cos", cos), ("sin", sin)):
+        ours = build(TableSpec(**spec, part=part)).float64().astype(np.float32)
+        ours = ours[:, : ours.shape[1] // 2]
+        assert np.array_equal(ours.view(np.uint32), np.ascontiguousarray(theirs).view(np.uint32))
