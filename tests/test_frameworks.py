@@ -213,3 +213,33 @@ def test_they_refuse_what_the_framework_cannot_do(variant, changes, said):
         spec["convention"] = "single"
     with pytest.raises(BadInput, match=said):
         build(TableSpec(**{**spec, **changes}))
+
+
+# ---------------------------------------------------------------------------------------------
+# compare FILE names a table the framework wrote, and rebuilds it
+
+
+def _named(cli, tmp_path, table, name):
+    from .test_engines import _named_and_rebuilt
+
+    if isinstance(table, torch.Tensor):  # a half table: safetensors keeps its dtype
+        from safetensors.torch import save_file
+
+        save_file({"cos": table.contiguous()}, tmp_path / name)
+        table = None
+    found = _named_and_rebuilt(cli, tmp_path, table, name=name, every=True)
+    assert found[0]["confirmed"] and found[0]["differing"] == 0
+    return {c["name"] for c in found if c["confirmed"] and c["differing"] == 0}
+
+
+def test_compare_names_megatron_core_tables(cli, tmp_path, megatron, monkeypatch):
+    cos, _ = _megatron_planes(megatron, "llama3.1", 1024, False, "bfloat16", 0, monkeypatch)
+    same = _named(cli, tmp_path, torch.from_numpy(cos).to(torch.bfloat16), "table.safetensors")
+    assert {"library hf-rope", "library megatron-core"} <= same
+
+
+def test_compare_names_llama_models_freqs_cis(cli, tmp_path, llama_models):
+    llama3, _ = llama_models
+    freqs_cis = llama3(128, 1024, 500000.0, True)  # its real part: cos, one column a frequency
+    same = _named(cli, tmp_path, freqs_cis.real.contiguous().numpy(), "table.npy")
+    assert "library llama-models" in same

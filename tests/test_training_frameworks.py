@@ -205,3 +205,29 @@ def test_keras_hub_is_keras_hub_bit_for_bit(keras_hub_tables, case):
         ours = build(TableSpec(**spec, part=part)).float64().astype(np.float32)
         ours = ours[:, : ours.shape[1] // 2]
         assert np.array_equal(ours.view(np.uint32), np.ascontiguousarray(theirs).view(np.uint32))
+
+
+# ---------------------------------------------------------------------------------------------
+# compare FILE names a table the framework wrote, and rebuilds it
+
+
+def _named(cli, tmp_path, table, what):
+    from .test_engines import _named_and_rebuilt
+
+    folder = tmp_path / what
+    folder.mkdir()
+    found = _named_and_rebuilt(cli, folder, np.ascontiguousarray(table), every=True)
+    assert found[0]["confirmed"] and found[0]["differing"] == 0
+    return found[0]["name"], {c["name"] for c in found if c["confirmed"] and c["differing"] == 0}
+
+
+def test_compare_names_the_frameworks_tables(cli, tmp_path, framework_tables, keras_hub_tables):
+    cos, _ = framework_tables["torchtitan-complex-llama3.1-4096"]
+    best, same = _named(cli, tmp_path, cos[:1024], "torchtitan")  # freqs_cis's real part
+    assert "library torchtitan" in same
+    cos, _ = framework_tables["litgpt-llama3.1-4096"]
+    best, same = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], "litgpt")
+    assert "library litgpt" in same
+    cos, _ = keras_hub_tables["keras-hub-theta-1e6-float32-4096"]
+    best, same = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], "keras")
+    assert best == "library keras-hub"
