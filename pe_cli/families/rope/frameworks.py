@@ -94,7 +94,6 @@ def _megatron_refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "megatron-core",
-    engine="megatron-core",
     follows="transformers",
     source="megatron-core 0.16.1 RotaryEmbedding (llama3 rope_scaling) and YarnRotaryEmbedding, "
     "cos and sin as apply_rotary_pos_emb casts them: transformers' arithmetic",
@@ -136,7 +135,6 @@ def _llama_models_refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "llama-models",
-    engine="llama-models",
     follows="transformers",
     source="llama-models 0.3.0 precompute_freqs_cis (llama3 and llama4 model.py): "
     "torch.polar in complex64, transformers' arithmetic with --rope-arithmetic polar",
