@@ -201,6 +201,7 @@ def test_they_follow_transformers():
         ),
         ("megatron-core", {"rope": {**YARN, "partial_rotary_factor": 0.5}}, "whole head dim"),
         ("megatron-core", {"offset": 2**24}, "whole only up to 2.24"),
+        ("megatron-core", {"rope": YARN, "convention": "interleaved"}, "pairs half only"),
         ("llama-models", {"dtype": "bfloat16"}, "complex64"),
         ("llama-models", {"rope": YARN}, "no rope_type yarn"),
         ("llama-models", {"rope": {"partial_rotary_factor": 0.5}}, "partial_rotary_factor"),

@@ -84,6 +84,8 @@ def _megatron_refusal(spec) -> str | None:
         fixed = {"low_freq_factor": 1.0, "high_freq_factor": 4.0}
         fixed["original_max_position_embeddings"] = 8192.0
         return _llama3_fixed(rope, "megatron-core's RotaryEmbedding._apply_scaling", fixed)
+    if kind == "yarn" and spec.convention != "half":
+        return "megatron-core's YarnRotaryEmbedding pairs half only (it asserts not interleaved)"
     if kind == "yarn" and rope.get("partial_rotary_factor", 1.0) != 1.0:
         return "megatron-core's YarnRotaryEmbedding takes its frequencies over the whole head dim"
     if spec.dtype not in ("float32", "bfloat16", "float16"):
