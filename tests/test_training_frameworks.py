@@ -228,6 +228,10 @@ def test_compare_names_the_frameworks_tables(cli, tmp_path, framework_tables, ke
     cos, _ = framework_tables["litgpt-llama3.1-4096"]
     best, same = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], "litgpt")
     assert "library litgpt" in same
+    for name in ("qwen2.5-yarn", "gpt-oss-yarn"):  # YaRN's ramp the other way round
+        cos, _ = framework_tables[f"litgpt-{name}-4096"]
+        best, same = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], name)
+        assert best == "library litgpt"
     cos, _ = keras_hub_tables["keras-hub-theta-1e6-float32-4096"]
     best, same = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], "keras")
     assert best == "library keras-hub"
