@@ -28,7 +28,21 @@ from ...core.dtypes import DTYPE_ALIASES
 from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from . import checks, diffusers, exact, inputs, llamacpp, mlx, show, transformers, vllm
+from . import (
+    checks,
+    diffusers,
+    exact,
+    frameworks,
+    inputs,
+    keras_hub,
+    litgpt,
+    llamacpp,
+    mlx,
+    show,
+    torchtitan,
+    transformers,
+    vllm,
+)
 from .keys import rope_parameters
 from .layouts import LAYOUTS, layout_of
 from .models import PRESETS
@@ -181,6 +195,10 @@ class Rope(Family):
         **mlx.VARIANTS,
         **llamacpp.VARIANTS,
         **vllm.VARIANTS,
+        **frameworks.VARIANTS,
+        **litgpt.VARIANTS,
+        **torchtitan.VARIANTS,
+        **keras_hub.VARIANTS,
         **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")

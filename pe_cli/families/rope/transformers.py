@@ -20,7 +20,8 @@ def hf_part(freqs, part: str, attention_factor):  # cos or sin of the angles, ti
     return (freqs.cos() if part == "cos" else freqs.sin()) * attention_factor
 
 
-def _rope_table(spec, lowered: str | None = None):
+def hf_table(spec, lowered: str | None = None):
+    """transformers' table of a spec, with one stage in --compute-dtype where `lowered` says."""
     # lowered: which stage runs in --compute-dtype (the precision failures reported in ports)
     import torch
 
@@ -69,7 +70,7 @@ _HF = dict(parameters=frozenset({"base", "offset"}))
 )
 @both_parts
 def _hf_rope(spec, device):
-    return _rope_table(spec)
+    return hf_table(spec)
 
 
 for _stage, _what in (
@@ -84,4 +85,4 @@ for _stage, _what in (
         source=f"hf-rope with {_what} in --compute-dtype (default bfloat16)",
         conventions=("half", "interleaved", "single"),
         **_HF,
-    )(both_parts(lambda spec, device, stage=_stage: _rope_table(spec, stage)))
+    )(both_parts(lambda spec, device, stage=_stage: hf_table(spec, stage)))

@@ -18,6 +18,7 @@ from .common import BASES, Fit
 from .factors import library_factors
 from .grids import cos_sin_cos, may_be_angles, rotation_sin
 from .reread import reread
+from .reversed import reversed_yarn
 from .scalings import rotary_dims, scalings
 
 
@@ -321,7 +322,8 @@ def _fitted(
     def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
         if lead or slip or shown:
             return []
-        return library_factors(view, plane, convention, part, attention, read)
+        found = library_factors(view, plane, convention, part, attention, read)
+        return found or reversed_yarn(w, resolved)
 
     _constant(plane, w, resolved, read)
     fits = scalings(plane, dtype, w, resolved, attention, part, end, read, search)
