@@ -42,3 +42,21 @@ def holds(cli, path, recorded, what="") -> None:
         for part, mine, theirs in zip(("cos", "sin"), built[name], applied.tables):
             assert mine.shape == tuple(theirs.shape), (what, index, part)
             assert np.array_equal(mine, theirs.numpy()), (what, index, part)
+    encoder(cli, path, recorded, what)
+
+
+def encoder(cli, path, recorded, what="") -> None:
+    """An encoder-decoder model's encoder layers that rotate (Moonshine's) rotate by the table
+    pe-cli gives for its decoder (the config's one set of rope parameters), at as many
+    positions as the encoder had frames."""
+    for index, applied in enumerate(recorded.encoder):
+        if applied is None:
+            continue
+        tables = [t.reshape(-1, *t.shape[-2:])[0].numpy() for t in applied.tables]
+        for part, theirs in zip(("cos", "sin"), tables):
+            code, out, err = cli(
+                "generate", "--rope-config", path, "--layer", 0, "--variant", "hf-rope",
+                "--part", part, "-l", len(theirs), "-o", "-",
+            )  # fmt: skip
+            assert code == 0, (what, "encoder", index, err)
+            assert np.array_equal(np.load(io.BytesIO(out)), theirs), (what, "encoder", index)

@@ -15,6 +15,7 @@ import dataclasses
 import importlib
 import inspect
 import logging
+import pkgutil
 import re
 import warnings
 from functools import cache
@@ -128,6 +129,19 @@ PUBLISHED = {
             "flow_head_config": {"condition_dim": SHRUNK["num_attention_heads"] * 64},
         },
     ),
+    # num_hidden_layers is the layers of one of its two stacks, which its class multiplies by
+    # the runs of the stacks (2 H cycles x (3 L cycles + 1)): one layer a stack makes 8 runs
+    "hrm_text": {"num_hidden_layers": 1},
+    # its sliding layers' sizes go by names of their own (swa_*, the released checkpoint's,
+    # which its class makes per_layer_config): shrunk alike, head dims kept; its attention
+    # needs as many key heads as query heads
+    "dots3_note_text": {
+        "num_key_value_heads": SHRUNK["num_attention_heads"],
+        **{
+            f"swa_{key}": SHRUNK["num_attention_heads"] if "heads" in key else SHRUNK[key]
+            for key in ("num_attention_heads", "num_key_value_heads", "q_lora_rank", "kv_lora_rank")
+        },
+    },
     # its indexed_attention layers need the QSA indexer's sizes, which the default leaves None
     "qwen4_exp_text": {
         "indexer_n_heads": 2,
@@ -136,6 +150,21 @@ PUBLISHED = {
         "indexer_budget": 4,
         "indexer_compress_ratio": 2,
     },
+}
+# models whose parts (vision and audio towers, a codec, a protein encoder: their sub-configs)
+# make the model too large when only the decoder is shrunk: each part built small as well
+# (small_config), with these keys beside, where the part's own sizes must agree with the
+# others'
+PARTS = {
+    # Mimi's transposed convolutions group its hidden_size channels in upsample_groups; the
+    # depth decoder projects the backbone's states
+    "csm": {
+        "codec_config": {"upsample_groups": SHRUNK["hidden_size"]},
+        "depth_decoder_config": {"backbone_hidden_size": SHRUNK["hidden_size"]},
+    },
+    "idefics": {},
+    "phi4_multimodal": {},
+    "evolla": {},
 }
 LARGEST = 64_000_000  # parameters of a small model
 LAYERS = 8  # at most this many decoder layers: each schedule's period and first layers
@@ -161,6 +190,8 @@ class Schedule:
     layers: list  # per decoder layer: Applied, or None where it applies no rotation
     scales: list  # per decoder layer: the query's scale by position (tokens,), or None
     given: dict = dataclasses.field(default_factory=dict)  # small_config's keys beyond SHRUNK
+    # an encoder-decoder model's encoder layers: Applied, or None (empty for the others)
+    encoder: list = dataclasses.field(default_factory=list)
 
 
 def _fields(cls) -> set:
@@ -202,6 +233,20 @@ def small_config(cls, **given):
     return cls(**values)
 
 
+def _small_parts(cls, given: dict) -> dict:
+    """Each sub-config of the class built small (its own sub-configs too), with `given`'s keys
+    for it."""
+    from transformers.configuration_utils import PreTrainedConfig
+
+    default, parts = cls(), {}
+    for key in getattr(cls, "sub_configs", None) or {}:
+        sub = _get(default, key)
+        if isinstance(sub, PreTrainedConfig):
+            sub_cls = type(sub)
+            parts[key] = small_config(sub_cls, **_small_parts(sub_cls, {}), **given.get(key, {}))
+    return parts
+
+
 def _derived_head_dim(cls) -> dict:
     """head_dim as hidden_size // num_attention_heads, where the class leaves it None and its
     attention reads it as given (HunYuan, Ministral: their published configs all set it)."""
@@ -218,11 +263,21 @@ def _sublayer(name: str) -> bool:
     return re.search(r"\.self_attn\.\d+$", name) is not None
 
 
-def _decoder_layers(model, config):
-    """The model's ModuleList of decoder layers."""
+def _decoder_layers(model, config) -> tuple[int, list]:
+    """How many decoder layers the model has, and (module, index) for each module that is one:
+    its ModuleList of num_hidden_layers layers (the decoder's, where an encoder has as many).
+    HRM runs its two stacks of num_layers_per_stack layers in turn, cycle after cycle, and
+    counts each run of a layer as one (num_hidden_layers, its cache slots): there a module's
+    index is its place in its stack, and the cycle_offset it is called with is added to it."""
     import torch
 
     count = getattr(config, "num_hidden_layers", None)
+    stack = _get(config, "num_layers_per_stack")
+    if stack and count != stack:
+        stacks = [
+            m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == stack
+        ]
+        return count, [(layer, i) for m in stacks for i, layer in enumerate(m)]
     found = [
         (name, m)
         for name, m in model.named_modules()
@@ -237,7 +292,22 @@ def _decoder_layers(model, config):
         ]
     if not found:
         raise LookupError("no list of decoder layers")
-    return min(found, key=lambda item: item[0].count("."))[1]
+    layers = min(found, key=lambda item: (item[0].count("."), "decoder" not in item[0]))[1]
+    return count, list(zip(layers, range(count)))
+
+
+def _encoder_layers(model) -> list:
+    """An encoder-decoder model's encoder layers (Moonshine's), or none."""
+    import torch
+
+    if not getattr(model.config, "is_encoder_decoder", False):
+        return []
+    found = [
+        (name, m)
+        for name, m in model.named_modules()
+        if isinstance(m, torch.nn.ModuleList) and "encoder" in name and name.endswith("layers")
+    ]
+    return list(min(found, key=lambda item: item[0].count("."))[1]) if found else []
 
 
 _TABLE_ARGUMENTS = ("cos", "sin", "freqs_cis", "position_embeddings")
@@ -267,23 +337,65 @@ EMBEDDED = {
 }
 
 
+# what a model's forward needs beside its tokens (torch, config -> keyword arguments)
+BESIDE = {
+    # the time conditioning each layer's adaptive norm reads (the full model makes it from
+    # the transcription delay)
+    "voxtral_realtime_text": lambda torch, config: {
+        "t_cond": torch.zeros(1, 1, config.hidden_size)
+    },
+    # exactly one image input, and which images each token sees: one image's encoder states
+    # (two patches), seen by every token
+    "idefics": lambda torch, config: {
+        "image_encoder_embeddings": torch.randn(1, 1, 2, config.vision_config.embed_dim),
+        "image_attention_mask": torch.ones(1, TOKENS, 1, dtype=torch.long),
+    },
+}
+
+
 def _inputs(model, config) -> dict:
     """TOKENS positions of one sequence: token ids, or where the model takes none (an audio
     model's layers over encoder states) or takes more a position (EMBEDDED) states of its
-    hidden size, as many frames as make TOKENS after its upsampling."""
+    hidden size, as many frames as make TOKENS after its upsampling; an encoder-decoder
+    model's decoder takes the tokens, its encoder a second of audio."""
     import torch
 
     taken = inspect.signature(model.forward).parameters
+    beside = BESIDE.get(config.model_type, lambda torch, config: {})(torch, config)
+    tokens = torch.arange(TOKENS)[None] % config.vocab_size
+    if "decoder_input_ids" in taken and "input_values" in taken:
+        return {"input_values": torch.randn(1, 16000), "decoder_input_ids": tokens, **beside}
     if "input_ids" in taken and config.model_type not in EMBEDDED:
-        return {"input_ids": torch.arange(TOKENS)[None] % config.vocab_size}
+        return {"input_ids": tokens, **beside}
     frames = TOKENS // (_get(config, "upsampling_factor") or 1)
-    return {"inputs_embeds": torch.randn(1, frames, config.hidden_size)}
+    return {"inputs_embeds": torch.randn(1, frames, config.hidden_size), **beside}
 
 
 def _modeling_modules(model_type: str, model):
     """The modeling modules the model's classes come from."""
     names = {type(m).__module__ for m in model.modules()}
     return [importlib.import_module(n) for n in sorted(names) if ".modeling_" in n]
+
+
+def _model_class(config):
+    """The class a small model is built as: AutoModel's for its config, else the one model
+    class of the config's own modeling module built from that config class and named for it
+    (EvollaModel, VoxtralRealtimeTextModel: AutoModel has no entry for either config)."""
+    from transformers import PreTrainedModel
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        return MODEL_MAPPING[type(config)]
+    except (KeyError, ValueError):
+        pass
+    package = type(config).__module__.rsplit(".", 1)[0]
+    named = type(config).__name__.removesuffix("Config") + "Model"
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.name.startswith("modeling_"):
+            cls = getattr(importlib.import_module(f"{package}.{info.name}"), named, None)
+            if inspect.isclass(cls) and issubclass(cls, PreTrainedModel):
+                return cls
+    raise LookupError(f"no model class for {type(config).__name__}")
 
 
 @cache
@@ -296,7 +408,7 @@ def default(model_type: str) -> Schedule:
 def record(model_type: str, config=None) -> Schedule:
     """Run a small model of this type; what each decoder layer applied."""
     import torch
-    from transformers import CONFIG_MAPPING, AutoModel
+    from transformers import CONFIG_MAPPING
 
     _quiet()
     if config is None:
@@ -305,6 +417,8 @@ def record(model_type: str, config=None) -> Schedule:
         # latent attention), one expert a token
         kv, one = {"num_key_value_heads": heads}, {"num_experts_per_tok": 1}
         published, derived = PUBLISHED.get(model_type, {}), _derived_head_dim(cls)
+        if model_type in PARTS:
+            published = {**_small_parts(cls, PARTS[model_type]), **published}
         tries = [{**published, **more} for more in ({}, kv, one, {**kv, **one})]
         tries += [{**derived, **given} for given in tries] if derived else []
         for given in tries:
@@ -316,29 +430,40 @@ def record(model_type: str, config=None) -> Schedule:
             found.given = given
             return found
         raise failure
+    built = _model_class(config)
     with torch.device("meta"):  # sized before it is built: a size SHRUNK misses is refused
-        size = sum(p.numel() for p in AutoModel.from_config(config).parameters())
+        size = sum(p.numel() for p in built._from_config(config).parameters())
     if size > LARGEST:
         raise MemoryError(f"{size / 1e6:.0f}M parameters when built small")
     from transformers.initialization import no_init_weights
 
     torch.manual_seed(0)
     with no_init_weights():  # the tables a layer applies read no weight: none is drawn
-        model = AutoModel.from_config(config).eval()
-    layers = _decoder_layers(model, config)
+        model = built._from_config(config).eval()
+    count, layers = _decoder_layers(model, config)
+    encoder = _encoder_layers(model)
     current = {"layer": None}
     calls: dict = {}
     scales: dict = {}
 
     def entering(index):
-        def hook(module, args, kwargs=None):
-            current["layer"] = index
+        def hook(module, args, kwargs):
+            current["layer"] = (
+                index if isinstance(index, tuple) else index + kwargs.get("cycle_offset", 0)
+            )
 
         return hook
 
+    def leaving(module, args, output):
+        current["layer"] = None
+
     handles = [
-        layer.register_forward_pre_hook(entering(i), with_kwargs=True)
-        for i, layer in enumerate(layers)
+        hook
+        for layer, index in [*layers, *((m, ("encoder", i)) for i, m in enumerate(encoder))]
+        for hook in (
+            layer.register_forward_pre_hook(entering(index), with_kwargs=True),
+            layer.register_forward_hook(leaving),
+        )
     ]
     patched = []
     for module in _modeling_modules(model_type, model):
@@ -372,8 +497,9 @@ def record(model_type: str, config=None) -> Schedule:
     return Schedule(
         model_type,
         config,
-        [calls.get(i) for i in range(len(layers))],
-        [scales.get(i) for i in range(len(layers))],
+        [calls.get(i) for i in range(count)],
+        [scales.get(i) for i in range(count)],
+        encoder=[calls.get(("encoder", i)) for i in range(len(encoder))],
     )
 
 
