@@ -47,6 +47,7 @@ SHRUNK = {
     "index_n_heads": 2,
     "vocab_size_per_layer_input": 128,
     "hidden_size_per_layer_input": 8,
+    "encoder_hash_byte_group_vocab": 64,  # BLT's hash embeddings' rows, each n-gram size's
 }
 _GLM = {
     "rope_type": "default",
@@ -163,6 +164,12 @@ PARTS = {
         "depth_decoder_config": {"backbone_hidden_size": SHRUNK["hidden_size"]},
     },
     "idefics": {},
+    # BLT's local encoder and decoder cross-attend the global transformer's states (its head
+    # dim, 128, kept)
+    "blt": {
+        key: {"hidden_size_global": SHRUNK["num_attention_heads"] * 128}
+        for key in ("encoder_config", "decoder_config")
+    },
     "phi4_multimodal": {},
     "evolla": {},
 }
@@ -192,6 +199,9 @@ class Schedule:
     given: dict = dataclasses.field(default_factory=dict)  # small_config's keys beyond SHRUNK
     # an encoder-decoder model's encoder layers: Applied, or None (empty for the others)
     encoder: list = dataclasses.field(default_factory=list)
+    # a model made of parts, each a stack of layers from its own config part, and none of its
+    # own (BLT): its layers, by the part's key; `layers` is then empty
+    parts: dict = dataclasses.field(default_factory=dict)
 
 
 def _fields(cls) -> set:
@@ -296,6 +306,23 @@ def _decoder_layers(model, config) -> tuple[int, list]:
     return count, list(zip(layers, range(count)))
 
 
+def _part_layers(model, config) -> dict:
+    """{config part's key: its layers} for a model whose config has no num_hidden_layers and
+    whose parts each stack layers by their own config part (BLT's patcher, local encoder,
+    global transformer and local decoder), or {}."""
+    import torch
+
+    if _get(config, "num_hidden_layers") is not None:
+        return {}
+    keys = {type(_get(config, k)): k for k in getattr(config, "sub_configs", None) or {}}
+    return {
+        keys[type(m.config)]: list(m.layers)
+        for m in model.modules()
+        if type(getattr(m, "config", None)) in keys
+        and isinstance(getattr(m, "layers", None), torch.nn.ModuleList)
+    }
+
+
 def _encoder_layers(model) -> list:
     """An encoder-decoder model's encoder layers (Moonshine's), or none."""
     import torch
@@ -344,6 +371,9 @@ BESIDE = {
     "voxtral_realtime_text": lambda torch, config: {
         "t_cond": torch.zeros(1, 1, config.hidden_size)
     },
+    # its cache is built from the top config, which has no num_hidden_layers of its own (the
+    # parts have theirs): transformers' own BLT fails with one
+    "blt": lambda torch, config: {"use_cache": False},
     # exactly one image input, and which images each token sees: one image's encoder states
     # (two patches), seen by every token
     "idefics": lambda torch, config: {
@@ -440,17 +470,20 @@ def record(model_type: str, config=None) -> Schedule:
     torch.manual_seed(0)
     with no_init_weights():  # the tables a layer applies read no weight: none is drawn
         model = built._from_config(config).eval()
-    count, layers = _decoder_layers(model, config)
+    parts = _part_layers(model, config)
+    count, layers = (0, []) if parts else _decoder_layers(model, config)
     encoder = _encoder_layers(model)
     current = {"layer": None}
     calls: dict = {}
     scales: dict = {}
+    ran: set = set()  # the layers that ran
 
     def entering(index):
         def hook(module, args, kwargs):
             current["layer"] = (
                 index if isinstance(index, tuple) else index + kwargs.get("cycle_offset", 0)
             )
+            ran.add(current["layer"])
 
         return hook
 
@@ -459,7 +492,11 @@ def record(model_type: str, config=None) -> Schedule:
 
     handles = [
         hook
-        for layer, index in [*layers, *((m, ("encoder", i)) for i, m in enumerate(encoder))]
+        for layer, index in [
+            *layers,
+            *((m, ("encoder", i)) for i, m in enumerate(encoder)),
+            *((m, (key, i)) for key, stack in parts.items() for i, m in enumerate(stack)),
+        ]
         for hook in (
             layer.register_forward_pre_hook(entering(index), with_kwargs=True),
             layer.register_forward_hook(leaving),
@@ -500,6 +537,13 @@ def record(model_type: str, config=None) -> Schedule:
         [calls.get(i) for i in range(count)],
         [scales.get(i) for i in range(count)],
         encoder=[calls.get(("encoder", i)) for i in range(len(encoder))],
+        # a part none of whose layers ran (BLT's patcher, where it does not patch by entropy)
+        # is left out: it applies nothing, and is not NoPE
+        parts={
+            key: [calls.get((key, i)) for i in range(len(m))]
+            for key, m in parts.items()
+            if any((key, i) in ran for i in range(len(m)))
+        },
     )
 
 
@@ -584,8 +628,16 @@ def moves(cls, config):
 
 
 def applied(schedule: Schedule) -> list:
-    """What each layer applied, comparable: its cos and sin bytes, or None."""
-    return [None if a is None else [t.numpy().tobytes() for t in a.tables] for a in schedule.layers]
+    """What each layer applied (each part's, each encoder layer's too), comparable: its cos and
+    sin bytes, or None."""
+    return [
+        None if a is None else [t.numpy().tobytes() for t in a.tables]
+        for a in [
+            *schedule.layers,
+            *schedule.encoder,
+            *(a for p in schedule.parts.values() for a in p),
+        ]
+    ]
 
 
 def moved(model_type: str):
