@@ -291,14 +291,14 @@ def view(found: Scheme, source: str, options: dict) -> dict:
 
 
 def _unrotated(found: Scheme) -> list[dict]:
-    """The layers that apply no rotation, grouped by the reason (its layer index left out:
-    "NoPE: no_rope_layers = 0" once for every such layer)."""
+    """The layers that apply no rotation, grouped by the reason (its layer index said as i:
+    "NoPE: no_rope_layers[i] = 0" once for every such layer)."""
     import re
 
     groups: dict[str, list[int]] = {}
     for layer in found.layers:
         if layer.table is None:
-            groups.setdefault(re.sub(r"\[\d+\]", "", layer.why), []).append(layer.index)
+            groups.setdefault(re.sub(r"\[\d+\]", "[i]", layer.why), []).append(layer.index)
     return [
         {"layers": indices, "layers_said": compact(indices), "why": why}
         for why, indices in groups.items()
