@@ -160,14 +160,6 @@ def _layers(found: dict, count: int) -> str:
     return f"layers {found['layers_said']} ({len(found['layers'])} of {count})"
 
 
-# how a table lays out the pairs its attention rotates, said beside the pairing applied
-COLUMNS = {
-    "single": "one column per pair",
-    "half": "columns in half pairs",
-    "interleaved": "columns in interleaved pairs",
-}
-
-
 def _fold(command: str, width: int) -> str:
     """A command in lines of at most `width` columns, each but the last ending in ' \\'."""
     import shlex
@@ -195,7 +187,7 @@ def model(found: dict, shown: str | None = None) -> None:
     for name, t in found["treatments"].items():
         pairs, columns = t["applied_pairing"], t["table_pairing"]
         applied = f"{pairs} pairs" + (
-            f" (its table: {COLUMNS.get(columns, columns)})" if pairs != columns else ""
+            f" (its table: {t['table_said']})" if pairs != columns else ""
         )
         of = f", rope parameters {t['rope_parameters_of']}" if t["rope_parameters_of"] else ""
         dims, head = t["rotary_dims"], t["head_dim"]

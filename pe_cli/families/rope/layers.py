@@ -242,6 +242,7 @@ def _treatment(treatment: Treatment, source: str, part: str, model_type: str) ->
         "rope": dict(table["rope"]),
         "settings": f"{kind}, theta {shown(table['base'])}" + (f", {said}" if said else ""),
         "table_pairing": pairing,
+        "table_said": COLUMNS.get(pairing, pairing),
         "applied_pairing": first.applied or pairing,
         "attention_factor": float(attention),
         "components": _components(model_type),
@@ -288,6 +289,15 @@ def view(found: Scheme, source: str, options: dict) -> dict:
             for name, t in found.scales.items()
         },
     }
+
+
+# how a table lays out the pairs its attention rotates, for the view to say beside the pairing
+# applied where they differ
+COLUMNS = {
+    "single": "one column per pair",
+    "half": "columns in half pairs",
+    "interleaved": "columns in interleaved pairs",
+}
 
 
 def _unrotated(found: Scheme) -> list[dict]:
