@@ -143,6 +143,17 @@ PUBLISHED = {
             for key in ("num_attention_heads", "num_key_value_heads", "q_lora_rank", "kv_lora_rank")
         },
     },
+    # its language models, built alone (candidates(): the model class named for the config):
+    # each layer's MLP kind, which DeepSeek-OCR 2's default leaves None (its first layer dense,
+    # as DeepSeek's first_k_dense_replace 1 makes it)
+    "deepseek_ocr2_text": {"mlp_layer_types": ["dense"] + ["sparse"] * 7},  # LAYERS layers
+    # text and vision experts' sizes, a list (a number is refused)
+    "ernie4_5_vl_moe_text": {"moe_intermediate_size": [16, 16]},
+    # its model builds a sliding-window mask whether or not a layer slides: the window its
+    # published configs give (it changes no rotation)
+    "step3p5": {"sliding_window": 512},
+    # the thinker's states it takes are embedding_size wide: its own hidden size here
+    "qwen2_5_omni_talker": {"embedding_size": SHRUNK["hidden_size"]},
     # its indexed_attention layers need the QSA indexer's sizes, which the default leaves None
     "qwen4_exp_text": {
         "indexer_n_heads": 2,
@@ -361,6 +372,7 @@ def _tables(bound) -> tuple:
 # models whose input_ids are not one token a position: states of the hidden size stand in
 EMBEDDED = {
     "kyutai_speech_to_text",  # a text token and 32 audio codebooks' at each position
+    "qwen3_omni_moe_talker_code_predictor",  # the talker's states, never input_ids
 }
 
 
@@ -411,21 +423,30 @@ def _model_class(config):
     """The class a small model is built as: AutoModel's for its config, else the one model
     class of the config's own modeling module built from that config class and named for it
     (EvollaModel, VoxtralRealtimeTextModel: AutoModel has no entry for either config)."""
-    from transformers import PreTrainedModel
     from transformers.models.auto.modeling_auto import MODEL_MAPPING
 
     try:
         return MODEL_MAPPING[type(config)]
     except (KeyError, ValueError):
         pass
-    package = type(config).__module__.rsplit(".", 1)[0]
-    named = type(config).__name__.removesuffix("Config") + "Model"
+    found = _own_class(type(config))
+    if found is None:
+        raise LookupError(f"no model class for {type(config).__name__}")
+    return found
+
+
+def _own_class(cls):
+    """The model class named for a config class in its own modeling module, or None."""
+    from transformers import PreTrainedModel
+
+    package = cls.__module__.rsplit(".", 1)[0]
+    named = cls.__name__.removesuffix("Config") + "Model"
     for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
         if info.name.startswith("modeling_"):
-            cls = getattr(importlib.import_module(f"{package}.{info.name}"), named, None)
-            if inspect.isclass(cls) and issubclass(cls, PreTrainedModel):
-                return cls
-    raise LookupError(f"no model class for {type(config).__name__}")
+            found = getattr(importlib.import_module(f"{package}.{info.name}"), named, None)
+            if inspect.isclass(found) and issubclass(found, PreTrainedModel):
+                return found
+    return None
 
 
 @cache
@@ -549,17 +570,19 @@ def record(model_type: str, config=None) -> Schedule:
 
 @cache
 def candidates() -> tuple[str, ...]:
-    """Model types of token models (a vocabulary) whose config class has rope parameters and an
-    AutoModel of its own."""
+    """Model types of token models (a vocabulary) whose config class has rope parameters and a
+    model class of its own: AutoModel's, or one named for the config in its modeling module
+    (a composite model's language model: Mllama's, Emu3's, ...)."""
     from transformers import CONFIG_MAPPING
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
     _quiet()
     return tuple(
         name
-        for name in sorted(MODEL_MAPPING_NAMES)
-        if name in CONFIG_MAPPING
-        and {"rope_parameters", "vocab_size"} <= _fields(CONFIG_MAPPING[name])
+        for name, cls in sorted(CONFIG_MAPPING.items())
+        if {"rope_parameters", "vocab_size"} <= _fields(cls)
+        and cls.model_type == name  # not an alias (EvollaModel: evolla's)
+        and (name in MODEL_MAPPING_NAMES or _own_class(cls) is not None)
     )
 
 
