@@ -176,14 +176,22 @@ PARTS = {
     },
     "idefics": {},
     # BLT's local encoder and decoder cross-attend the global transformer's states (its head
-    # dim, 128, kept)
+    # dim, 128, kept); two layers a part, as each part's layers are alike
     "blt": {
-        key: {"hidden_size_global": SHRUNK["num_attention_heads"] * 128}
-        for key in ("encoder_config", "decoder_config")
+        "patcher_config": {"num_hidden_layers": 2},
+        "global_config": {"num_hidden_layers": 2},
+        **{
+            key: {"hidden_size_global": SHRUNK["num_attention_heads"] * 128, "num_hidden_layers": 2}
+            for key in ("encoder_config", "decoder_config")
+        },
     },
     "phi4_multimodal": {},
     "evolla": {},
 }
+# models whose weights decide positions: BLT's patcher groups bytes into patches by the
+# entropy its weights give, and the global transformer's positions are the patches (memory
+# left uninitialised gave any count of them, or NaN logits and no run at all)
+WEIGHED = {"blt"}
 LARGEST = 64_000_000  # parameters of a small model
 LAYERS = 8  # at most this many decoder layers: each schedule's period and first layers
 
@@ -491,6 +499,10 @@ def record(model_type: str, config=None) -> Schedule:
     torch.manual_seed(0)
     with no_init_weights():  # the tables a layer applies read no weight: none is drawn
         model = built._from_config(config).eval()
+    if config.model_type in WEIGHED:  # but where weights decide positions: drawn from the seed
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.normal_(0.0, 0.02)
     parts = _part_layers(model, config)
     count, layers = (0, []) if parts else _decoder_layers(model, config)
     encoder = _encoder_layers(model)
@@ -627,7 +639,9 @@ def moves(cls, config):
     for field in dataclasses.fields(cls):
         name = field.name
         value = _get(config, name)
-        if _SIZES.search(name) or isinstance(value, dict):
+        # a part (a vision tower's config) is no key: set to None it is its class's default,
+        # at full size
+        if _SIZES.search(name) or isinstance(value, dict) or hasattr(value, "to_dict"):
             continue
         if value is not None and "None" in str(field.type):
             yield name, None
