@@ -527,7 +527,7 @@ def test_a_model_of_several_tables_gets_a_view_per_treatment(cli, tmp_path):
     [
         (
             "smollm3-3b",
-            "layers 3, 7, ..., 35, every 4th (9 of 36): no rotation (NoPE: no_rope_layers = 0)",
+            "layers 3, 7, ..., 35, every 4th (9 of 36): no rotation (NoPE: no_rope_layers[i] = 0)",
         ),
         ("devstral-small-2-24b-instruct", "every layer: queries multiplied by a llama4-beta scale"),
         ("llama-3.1-8b", None),

@@ -761,3 +761,23 @@ def test_a_command_reads_its_config_from_disk_once(cli, tmp_path, monkeypatch, c
     config = dict(PUBLISHED["llama-3.1-8b"], rope_theta=10000.0)
     path.write_text(json.dumps(config))
     assert hf_config.load(str(path))["rope_theta"] == 10000.0 and len(reads) == 2
+
+
+def test_a_config_whose_parts_rotate_each_by_its_own_names_them(cli, tmp_path):
+    """BLT's own rope parameters size no table (its config gives no head sizes): the parts that
+    do (patcher, local encoder, global transformer, local decoder) are named, to choose with
+    --config-part; a flat config without head sizes names no parts."""
+    transformers = pytest.importorskip("transformers")
+    path = tmp_path / "config.json"
+    path.write_text(transformers.BltConfig().to_json_string())
+    code, out, err = cli("show", "--rope-config", path)
+    assert code == 2 and not out and len(err.splitlines()) == 1
+    assert err.startswith("Error: the config gives no head_dim")
+    for key in ("patcher_config", "encoder_config", "global_config", "decoder_config"):
+        assert key in err
+    assert "(choose one with --config-part)" in err
+    code, out, err = cli("show", "--rope-config", path, "--config-part", "global_config")
+    assert code == 0, err
+    write(path, {"rope_theta": 1e4})
+    code, out, err = cli("show", "--rope-config", path)
+    assert code == 2 and "gives no head_dim" in err and "--config-part" not in err

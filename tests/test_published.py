@@ -214,3 +214,38 @@ def test_deepseek_v32s_indexer_is_named_apart(cli, tmp_path):
     code, out, err = cli("show", "--rope-config", path, "--json", "-l", 8)
     (treatment,) = json.loads(out)["model"]["treatments"].values()
     assert treatment["components"] == {}
+
+
+@pytest.mark.parametrize(
+    "name, said, unsaid",
+    [
+        (  # every layer one treatment: all its layers, not "layers all 43"
+            "deepseek-v4-flash",
+            ["main layers 0-1 (2 of 43)", "in interleaved pairs (its table: one column per pair)"],
+            ["layers all", "its table's", "(its table: columns"],
+        ),
+        (  # transformers' table is half-split; its attention rotates interleaved pairs
+            "deepseek-v3",
+            ["all 61 layers", "in interleaved pairs (its table: columns in half pairs)"],
+            ["layers all", "one column per pair", "no rotation"],
+        ),
+        (  # the NoPE layers' key, by index: rich took "[i]" for markup and printed "= 0" alone
+            "smollm3-3b",
+            ["layers 3, 7, ..., 35, every 4th (9 of 36): NoPE: no_rope_layers[i] = 0"],
+            ["no_rope_layers =", "its table", "all 36 layers"],
+        ),
+        ("llama-3.1-8b", ["all 32 layers", "rotates all 128 dims in half pairs"], ["its table"]),
+    ],
+)
+def test_the_model_view_says_layers_and_pairs_plainly(name, said, unsaid, cli, tmp_path):
+    """What the model view prints of a published config's layers and pairs, word for word, and
+    what it must not."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PUBLISHED[name]))
+    code, out, err = cli("show", "--rope-config", path, "-l", 16, env={"COLUMNS": "100"})
+    assert code == 0, err
+    text = " ".join(out.decode().split())
+    for line in said:
+        assert line in text, (name, line)
+    for line in unsaid:
+        assert line not in text, (name, line)

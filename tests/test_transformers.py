@@ -55,8 +55,9 @@ def test_data_is_transformers_own():
 @pytest.mark.parametrize("form", tc.FORMS)
 @pytest.mark.parametrize("rotary", MODULES, ids=lambda r: f"{r.model}.{r.name}")
 def test_rotary_module(rotary, form):
-    """From the model's default config.json as transformers 5 writes it in full, as its
-    authors publish it (the keys its class fills in left out), and in the legacy form
+    """From the model's default config.json as transformers 5 writes it in full, as
+    save_pretrained writes it (use_diff=True), as its authors publish it (the keys its class
+    fills in left out), and in the legacy form
     (rope_theta and rope_scaling with "type"); the module is the one transformers builds
     from that file."""
     result = next(r for r in tc.results(form) if r.rotary is rotary)  # every module's, run once

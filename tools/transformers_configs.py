@@ -48,6 +48,24 @@ def _default(field):
     return None
 
 
+def _made(cls, keys: set) -> dict:
+    """The values a class's __post_init__ gives the keys among `keys` whose field default is
+    None (Mllama's cross_attention_layers), where it gives them one alike at any layer count."""
+    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+    wanted = [k for k in keys if k in fields and _default(fields[k]) is None]
+    if not wanted:
+        return {}
+    try:
+        default, other = cls(), cls(num_hidden_layers=3)
+    except Exception:
+        return {}
+    return {
+        k: v
+        for k in wanted
+        if (v := getattr(default, k, None)) is not None and getattr(other, k, None) == v
+    }
+
+
 def _plain(value):
     try:
         json.dumps(value)
@@ -208,10 +226,13 @@ def config_facts(cls) -> dict | None:
     facts: dict = {}
     if rotary:
         wanted = set(KEYS) | {aliases[k] for k in KEYS if k in aliases} | schedule_keys()
+        made = _made(cls, schedule_keys())
         facts["defaults"] = {
-            k: _default(f)
+            k: made.get(k, _default(f))
             for k, f in sorted(fields.items())
-            if k in wanted and _plain(_default(f)) and _default(f) is not None
+            if k in wanted
+            and _plain(made.get(k, _default(f)))
+            and made.get(k, _default(f)) is not None
         }
         if aliases:
             facts["aliases"] = dict(sorted(aliases.items()))

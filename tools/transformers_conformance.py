@@ -64,7 +64,7 @@ def _module_table(module, positions, layer_type):
     return cos[0], sin[0]
 
 
-FORMS = ("full", "minimal", "legacy")
+FORMS = ("full", "saved", "minimal", "legacy")
 
 
 def _without_defaults(written: dict, default: dict) -> dict:
@@ -96,11 +96,14 @@ def _legacy_form(node: dict) -> dict:
 
 def written(config, form: str, path: str = "") -> str:
     """config.json as a model's authors may publish it: "full" as transformers 5 writes it,
-    "minimal" with every key its class would fill in left out, "legacy" minimal too, with
-    the rotary part's theta moved (so that it is written) and its rope parameters as
-    rope_theta and rope_scaling."""
+    "saved" as save_pretrained writes it (use_diff=True: the keys at PreTrainedConfig's own
+    defaults left out), "minimal" with every key its class would fill in left out, "legacy"
+    minimal too, with the rotary part's theta moved (so that it is written) and its rope
+    parameters as rope_theta and rope_scaling."""
     if form == "full":
         return config.to_json_string()
+    if form == "saved":
+        return config.to_json_string(use_diff=True)
     data = json.loads(config.to_json_string())
     if form == "legacy":
         node, keys = data, [k for k in path.split(".") if k]
@@ -138,8 +141,8 @@ def conformance(
     """Run the module at rows positions from each start, and pe-cli's hf-rope from the model's
     default config.json, for every layer type; for a multi-axis module also on a grid's
     positions (an image or video's t, h, w; an encoder's patches); compare bit for bit. In
-    the "minimal" and "legacy" forms (written()) the module is the one transformers builds
-    from that file."""
+    the "saved", "minimal" and "legacy" forms (written()) the module is the one transformers
+    builds from that file."""
     import tempfile
 
     import torch

@@ -15,6 +15,7 @@ import dataclasses
 import importlib
 import inspect
 import logging
+import pkgutil
 import re
 import warnings
 from functools import cache
@@ -46,6 +47,7 @@ SHRUNK = {
     "index_n_heads": 2,
     "vocab_size_per_layer_input": 128,
     "hidden_size_per_layer_input": 8,
+    "encoder_hash_byte_group_vocab": 64,  # BLT's hash embeddings' rows, each n-gram size's
 }
 _GLM = {
     "rope_type": "default",
@@ -128,6 +130,30 @@ PUBLISHED = {
             "flow_head_config": {"condition_dim": SHRUNK["num_attention_heads"] * 64},
         },
     ),
+    # num_hidden_layers is the layers of one of its two stacks, which its class multiplies by
+    # the runs of the stacks (2 H cycles x (3 L cycles + 1)): one layer a stack makes 8 runs
+    "hrm_text": {"num_hidden_layers": 1},
+    # its sliding layers' sizes go by names of their own (swa_*, the released checkpoint's,
+    # which its class makes per_layer_config): shrunk alike, head dims kept; its attention
+    # needs as many key heads as query heads
+    "dots3_note_text": {
+        "num_key_value_heads": SHRUNK["num_attention_heads"],
+        **{
+            f"swa_{key}": SHRUNK["num_attention_heads"] if "heads" in key else SHRUNK[key]
+            for key in ("num_attention_heads", "num_key_value_heads", "q_lora_rank", "kv_lora_rank")
+        },
+    },
+    # its language models, built alone (candidates(): the model class named for the config):
+    # each layer's MLP kind, which DeepSeek-OCR 2's default leaves None (its first layer dense,
+    # as DeepSeek's first_k_dense_replace 1 makes it)
+    "deepseek_ocr2_text": {"mlp_layer_types": ["dense"] + ["sparse"] * 7},  # LAYERS layers
+    # text and vision experts' sizes, a list (a number is refused)
+    "ernie4_5_vl_moe_text": {"moe_intermediate_size": [16, 16]},
+    # its model builds a sliding-window mask whether or not a layer slides: the window its
+    # published configs give (it changes no rotation)
+    "step3p5": {"sliding_window": 512},
+    # the thinker's states it takes are embedding_size wide: its own hidden size here
+    "qwen2_5_omni_talker": {"embedding_size": SHRUNK["hidden_size"]},
     # its indexed_attention layers need the QSA indexer's sizes, which the default leaves None
     "qwen4_exp_text": {
         "indexer_n_heads": 2,
@@ -137,6 +163,35 @@ PUBLISHED = {
         "indexer_compress_ratio": 2,
     },
 }
+# models whose parts (vision and audio towers, a codec, a protein encoder: their sub-configs)
+# make the model too large when only the decoder is shrunk: each part built small as well
+# (small_config), with these keys beside, where the part's own sizes must agree with the
+# others'
+PARTS = {
+    # Mimi's transposed convolutions group its hidden_size channels in upsample_groups; the
+    # depth decoder projects the backbone's states
+    "csm": {
+        "codec_config": {"upsample_groups": SHRUNK["hidden_size"]},
+        "depth_decoder_config": {"backbone_hidden_size": SHRUNK["hidden_size"]},
+    },
+    "idefics": {},
+    # BLT's local encoder and decoder cross-attend the global transformer's states (its head
+    # dim, 128, kept); two layers a part, as each part's layers are alike
+    "blt": {
+        "patcher_config": {"num_hidden_layers": 2},
+        "global_config": {"num_hidden_layers": 2},
+        **{
+            key: {"hidden_size_global": SHRUNK["num_attention_heads"] * 128, "num_hidden_layers": 2}
+            for key in ("encoder_config", "decoder_config")
+        },
+    },
+    "phi4_multimodal": {},
+    "evolla": {},
+}
+# models whose weights decide positions: BLT's patcher groups bytes into patches by the
+# entropy its weights give, and the global transformer's positions are the patches (memory
+# left uninitialised gave any count of them, or NaN logits and no run at all)
+WEIGHED = {"blt"}
 LARGEST = 64_000_000  # parameters of a small model
 LAYERS = 8  # at most this many decoder layers: each schedule's period and first layers
 
@@ -161,6 +216,11 @@ class Schedule:
     layers: list  # per decoder layer: Applied, or None where it applies no rotation
     scales: list  # per decoder layer: the query's scale by position (tokens,), or None
     given: dict = dataclasses.field(default_factory=dict)  # small_config's keys beyond SHRUNK
+    # an encoder-decoder model's encoder layers: Applied, or None (empty for the others)
+    encoder: list = dataclasses.field(default_factory=list)
+    # a model made of parts, each a stack of layers from its own config part, and none of its
+    # own (BLT): its layers, by the part's key; `layers` is then empty
+    parts: dict = dataclasses.field(default_factory=dict)
 
 
 def _fields(cls) -> set:
@@ -202,6 +262,20 @@ def small_config(cls, **given):
     return cls(**values)
 
 
+def _small_parts(cls, given: dict) -> dict:
+    """Each sub-config of the class built small (its own sub-configs too), with `given`'s keys
+    for it."""
+    from transformers.configuration_utils import PreTrainedConfig
+
+    default, parts = cls(), {}
+    for key in getattr(cls, "sub_configs", None) or {}:
+        sub = _get(default, key)
+        if isinstance(sub, PreTrainedConfig):
+            sub_cls = type(sub)
+            parts[key] = small_config(sub_cls, **_small_parts(sub_cls, {}), **given.get(key, {}))
+    return parts
+
+
 def _derived_head_dim(cls) -> dict:
     """head_dim as hidden_size // num_attention_heads, where the class leaves it None and its
     attention reads it as given (HunYuan, Ministral: their published configs all set it)."""
@@ -218,11 +292,21 @@ def _sublayer(name: str) -> bool:
     return re.search(r"\.self_attn\.\d+$", name) is not None
 
 
-def _decoder_layers(model, config):
-    """The model's ModuleList of decoder layers."""
+def _decoder_layers(model, config) -> tuple[int, list]:
+    """How many decoder layers the model has, and (module, index) for each module that is one:
+    its ModuleList of num_hidden_layers layers (the decoder's, where an encoder has as many).
+    HRM runs its two stacks of num_layers_per_stack layers in turn, cycle after cycle, and
+    counts each run of a layer as one (num_hidden_layers, its cache slots): there a module's
+    index is its place in its stack, and the cycle_offset it is called with is added to it."""
     import torch
 
     count = getattr(config, "num_hidden_layers", None)
+    stack = _get(config, "num_layers_per_stack")
+    if stack and count != stack:
+        stacks = [
+            m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == stack
+        ]
+        return count, [(layer, i) for m in stacks for i, layer in enumerate(m)]
     found = [
         (name, m)
         for name, m in model.named_modules()
@@ -237,7 +321,39 @@ def _decoder_layers(model, config):
         ]
     if not found:
         raise LookupError("no list of decoder layers")
-    return min(found, key=lambda item: item[0].count("."))[1]
+    layers = min(found, key=lambda item: (item[0].count("."), "decoder" not in item[0]))[1]
+    return count, list(zip(layers, range(count)))
+
+
+def _part_layers(model, config) -> dict:
+    """{config part's key: its layers} for a model whose config has no num_hidden_layers and
+    whose parts each stack layers by their own config part (BLT's patcher, local encoder,
+    global transformer and local decoder), or {}."""
+    import torch
+
+    if _get(config, "num_hidden_layers") is not None:
+        return {}
+    keys = {type(_get(config, k)): k for k in getattr(config, "sub_configs", None) or {}}
+    return {
+        keys[type(m.config)]: list(m.layers)
+        for m in model.modules()
+        if type(getattr(m, "config", None)) in keys
+        and isinstance(getattr(m, "layers", None), torch.nn.ModuleList)
+    }
+
+
+def _encoder_layers(model) -> list:
+    """An encoder-decoder model's encoder layers (Moonshine's), or none."""
+    import torch
+
+    if not getattr(model.config, "is_encoder_decoder", False):
+        return []
+    found = [
+        (name, m)
+        for name, m in model.named_modules()
+        if isinstance(m, torch.nn.ModuleList) and "encoder" in name and name.endswith("layers")
+    ]
+    return list(min(found, key=lambda item: item[0].count("."))[1]) if found else []
 
 
 _TABLE_ARGUMENTS = ("cos", "sin", "freqs_cis", "position_embeddings")
@@ -264,26 +380,81 @@ def _tables(bound) -> tuple:
 # models whose input_ids are not one token a position: states of the hidden size stand in
 EMBEDDED = {
     "kyutai_speech_to_text",  # a text token and 32 audio codebooks' at each position
+    "qwen3_omni_moe_talker_code_predictor",  # the talker's states, never input_ids
+}
+
+
+# what a model's forward needs beside its tokens (torch, config -> keyword arguments)
+BESIDE = {
+    # the time conditioning each layer's adaptive norm reads (the full model makes it from
+    # the transcription delay)
+    "voxtral_realtime_text": lambda torch, config: {
+        "t_cond": torch.zeros(1, 1, config.hidden_size)
+    },
+    # its cache is built from the top config, which has no num_hidden_layers of its own (the
+    # parts have theirs): transformers' own BLT fails with one
+    "blt": lambda torch, config: {"use_cache": False},
+    # exactly one image input, and which images each token sees: one image's encoder states
+    # (two patches), seen by every token
+    "idefics": lambda torch, config: {
+        "image_encoder_embeddings": torch.randn(1, 1, 2, config.vision_config.embed_dim),
+        "image_attention_mask": torch.ones(1, TOKENS, 1, dtype=torch.long),
+    },
 }
 
 
 def _inputs(model, config) -> dict:
     """TOKENS positions of one sequence: token ids, or where the model takes none (an audio
     model's layers over encoder states) or takes more a position (EMBEDDED) states of its
-    hidden size, as many frames as make TOKENS after its upsampling."""
+    hidden size, as many frames as make TOKENS after its upsampling; an encoder-decoder
+    model's decoder takes the tokens, its encoder a second of audio."""
     import torch
 
     taken = inspect.signature(model.forward).parameters
+    beside = BESIDE.get(config.model_type, lambda torch, config: {})(torch, config)
+    tokens = torch.arange(TOKENS)[None] % config.vocab_size
+    if "decoder_input_ids" in taken and "input_values" in taken:
+        return {"input_values": torch.randn(1, 16000), "decoder_input_ids": tokens, **beside}
     if "input_ids" in taken and config.model_type not in EMBEDDED:
-        return {"input_ids": torch.arange(TOKENS)[None] % config.vocab_size}
+        return {"input_ids": tokens, **beside}
     frames = TOKENS // (_get(config, "upsampling_factor") or 1)
-    return {"inputs_embeds": torch.randn(1, frames, config.hidden_size)}
+    return {"inputs_embeds": torch.randn(1, frames, config.hidden_size), **beside}
 
 
 def _modeling_modules(model_type: str, model):
     """The modeling modules the model's classes come from."""
     names = {type(m).__module__ for m in model.modules()}
     return [importlib.import_module(n) for n in sorted(names) if ".modeling_" in n]
+
+
+def _model_class(config):
+    """The class a small model is built as: AutoModel's for its config, else the one model
+    class of the config's own modeling module built from that config class and named for it
+    (EvollaModel, VoxtralRealtimeTextModel: AutoModel has no entry for either config)."""
+    from transformers.models.auto.modeling_auto import MODEL_MAPPING
+
+    try:
+        return MODEL_MAPPING[type(config)]
+    except (KeyError, ValueError):
+        pass
+    found = _own_class(type(config))
+    if found is None:
+        raise LookupError(f"no model class for {type(config).__name__}")
+    return found
+
+
+def _own_class(cls):
+    """The model class named for a config class in its own modeling module, or None."""
+    from transformers import PreTrainedModel
+
+    package = cls.__module__.rsplit(".", 1)[0]
+    named = cls.__name__.removesuffix("Config") + "Model"
+    for info in pkgutil.iter_modules(importlib.import_module(package).__path__):
+        if info.name.startswith("modeling_"):
+            found = getattr(importlib.import_module(f"{package}.{info.name}"), named, None)
+            if inspect.isclass(found) and issubclass(found, PreTrainedModel):
+                return found
+    return None
 
 
 @cache
@@ -296,7 +467,7 @@ def default(model_type: str) -> Schedule:
 def record(model_type: str, config=None) -> Schedule:
     """Run a small model of this type; what each decoder layer applied."""
     import torch
-    from transformers import CONFIG_MAPPING, AutoModel
+    from transformers import CONFIG_MAPPING
 
     _quiet()
     if config is None:
@@ -305,6 +476,8 @@ def record(model_type: str, config=None) -> Schedule:
         # latent attention), one expert a token
         kv, one = {"num_key_value_heads": heads}, {"num_experts_per_tok": 1}
         published, derived = PUBLISHED.get(model_type, {}), _derived_head_dim(cls)
+        if model_type in PARTS:
+            published = {**_small_parts(cls, PARTS[model_type]), **published}
         tries = [{**published, **more} for more in ({}, kv, one, {**kv, **one})]
         tries += [{**derived, **given} for given in tries] if derived else []
         for given in tries:
@@ -316,29 +489,51 @@ def record(model_type: str, config=None) -> Schedule:
             found.given = given
             return found
         raise failure
+    built = _model_class(config)
     with torch.device("meta"):  # sized before it is built: a size SHRUNK misses is refused
-        size = sum(p.numel() for p in AutoModel.from_config(config).parameters())
+        size = sum(p.numel() for p in built._from_config(config).parameters())
     if size > LARGEST:
         raise MemoryError(f"{size / 1e6:.0f}M parameters when built small")
     from transformers.initialization import no_init_weights
 
     torch.manual_seed(0)
     with no_init_weights():  # the tables a layer applies read no weight: none is drawn
-        model = AutoModel.from_config(config).eval()
-    layers = _decoder_layers(model, config)
+        model = built._from_config(config).eval()
+    if config.model_type in WEIGHED:  # but where weights decide positions: drawn from the seed
+        with torch.no_grad():
+            for parameter in model.parameters():
+                parameter.normal_(0.0, 0.02)
+    parts = _part_layers(model, config)
+    count, layers = (0, []) if parts else _decoder_layers(model, config)
+    encoder = _encoder_layers(model)
     current = {"layer": None}
     calls: dict = {}
     scales: dict = {}
+    ran: set = set()  # the layers that ran
 
     def entering(index):
-        def hook(module, args, kwargs=None):
-            current["layer"] = index
+        def hook(module, args, kwargs):
+            current["layer"] = (
+                index if isinstance(index, tuple) else index + kwargs.get("cycle_offset", 0)
+            )
+            ran.add(current["layer"])
 
         return hook
 
+    def leaving(module, args, output):
+        current["layer"] = None
+
     handles = [
-        layer.register_forward_pre_hook(entering(i), with_kwargs=True)
-        for i, layer in enumerate(layers)
+        hook
+        for layer, index in [
+            *layers,
+            *((m, ("encoder", i)) for i, m in enumerate(encoder)),
+            *((m, (key, i)) for key, stack in parts.items() for i, m in enumerate(stack)),
+        ]
+        for hook in (
+            layer.register_forward_pre_hook(entering(index), with_kwargs=True),
+            layer.register_forward_hook(leaving),
+        )
     ]
     patched = []
     for module in _modeling_modules(model_type, model):
@@ -372,24 +567,34 @@ def record(model_type: str, config=None) -> Schedule:
     return Schedule(
         model_type,
         config,
-        [calls.get(i) for i in range(len(layers))],
-        [scales.get(i) for i in range(len(layers))],
+        [calls.get(i) for i in range(count)],
+        [scales.get(i) for i in range(count)],
+        encoder=[calls.get(("encoder", i)) for i in range(len(encoder))],
+        # a part none of whose layers ran (BLT's patcher, where it does not patch by entropy)
+        # is left out: it applies nothing, and is not NoPE
+        parts={
+            key: [calls.get((key, i)) for i in range(len(m))]
+            for key, m in parts.items()
+            if any((key, i) in ran for i in range(len(m)))
+        },
     )
 
 
 @cache
 def candidates() -> tuple[str, ...]:
-    """Model types of token models (a vocabulary) whose config class has rope parameters and an
-    AutoModel of its own."""
+    """Model types of token models (a vocabulary) whose config class has rope parameters and a
+    model class of its own: AutoModel's, or one named for the config in its modeling module
+    (a composite model's language model: Mllama's, Emu3's, ...)."""
     from transformers import CONFIG_MAPPING
     from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
 
     _quiet()
     return tuple(
         name
-        for name in sorted(MODEL_MAPPING_NAMES)
-        if name in CONFIG_MAPPING
-        and {"rope_parameters", "vocab_size"} <= _fields(CONFIG_MAPPING[name])
+        for name, cls in sorted(CONFIG_MAPPING.items())
+        if {"rope_parameters", "vocab_size"} <= _fields(cls)
+        and cls.model_type == name  # not an alias (EvollaModel: evolla's)
+        and (name in MODEL_MAPPING_NAMES or _own_class(cls) is not None)
     )
 
 
@@ -434,7 +639,9 @@ def moves(cls, config):
     for field in dataclasses.fields(cls):
         name = field.name
         value = _get(config, name)
-        if _SIZES.search(name) or isinstance(value, dict):
+        # a part (a vision tower's config) is no key: set to None it is its class's default,
+        # at full size
+        if _SIZES.search(name) or isinstance(value, dict) or hasattr(value, "to_dict"):
             continue
         if value is not None and "None" in str(field.type):
             yield name, None
@@ -458,8 +665,16 @@ def moves(cls, config):
 
 
 def applied(schedule: Schedule) -> list:
-    """What each layer applied, comparable: its cos and sin bytes, or None."""
-    return [None if a is None else [t.numpy().tobytes() for t in a.tables] for a in schedule.layers]
+    """What each layer applied (each part's, each encoder layer's too), comparable: its cos and
+    sin bytes, or None."""
+    return [
+        None if a is None else [t.numpy().tobytes() for t in a.tables]
+        for a in [
+            *schedule.layers,
+            *schedule.encoder,
+            *(a for p in schedule.parts.values() for a in p),
+        ]
+    ]
 
 
 def moved(model_type: str):

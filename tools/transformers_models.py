@@ -80,6 +80,28 @@ def _built_from(module, name: str):
     return None
 
 
+def _builders(rotary: Rotary) -> list:
+    """Every config class whose model builds the rotary class in its own __init__ (BLT's
+    patcher, local encoder, global transformer and local decoder all build
+    BltRotaryEmbedding, each from its own config part), beside the first (_built_from)."""
+    import re
+
+    module = importlib.import_module(rotary.cls.__module__)
+    try:
+        lines = inspect.getsource(module).splitlines()
+    except OSError:
+        return []
+    found, signature = [], None
+    for line in lines:
+        if line.startswith("class "):
+            signature = None
+        elif opened := re.match(r"\s*def __init__\(self, config: (\w+)", line):
+            signature = getattr(module, opened.group(1), None)
+        elif f"{rotary.name}(" in line and inspect.isclass(signature) and signature not in found:
+            found.append(signature)
+    return found
+
+
 def _module_classes(word: str):
     """(model folder, modeling module, class name, class) of every nn.Module class defined in
     transformers' modeling files whose name holds `word`."""
@@ -270,10 +292,12 @@ def table_facts() -> dict:
             facts = layout(
                 out[0].reshape(-1, out[0].shape[-1]), out[1].reshape(-1, out[1].shape[-1]), False
             )
-        model_type = node.model_type
-        if found.get(model_type, facts) != facts:
-            raise ValueError(f"{model_type}: two rotary modules lay out their tables differently")
-        found[model_type] = facts
+        for model_type in [node.model_type, *(c.model_type for c in _builders(rotary))]:
+            if found.get(model_type, facts) != facts:
+                raise ValueError(
+                    f"{model_type}: two rotary modules lay out their tables differently"
+                )
+            found[model_type] = facts
     return {k: v for k, v in found.items() if v}
 
 

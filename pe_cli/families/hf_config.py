@@ -496,9 +496,20 @@ def settings_table(settings: Settings, layer_type: str | None, index: int | None
     if not head_dim:
         hidden, heads = settings.get("hidden_size"), settings.get("num_attention_heads")
         if not hidden or not heads:
+            others = [
+                k
+                for k, v in node.items()
+                if isinstance(v, dict) and _has_rope(v, {}) and v.get("model_type")
+            ]
             raise BadInput(
                 f"the config{f' part {path}' if path else ''} gives no {settings.names('head_dim')}, "
                 f"nor {settings.names('hidden_size')} and {settings.names('num_attention_heads')}"
+                + (
+                    f"; its parts rotate by rope parameters of their own: {', '.join(others)} "
+                    "(choose one with --config-part)"
+                    if others
+                    else ""
+                )
             )
         if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in (hidden, heads)):
             raise BadInput(

@@ -153,11 +153,11 @@ def result(found) -> bool:
 
 
 def _layers(found: dict, count: int) -> str:
-    """A treatment's layers as the view says them, and how many: all 36; 3, 7, ..., 35,
-    every 4th (9 of 36)."""
+    """A treatment's layers as the view says them, and how many: all 36 layers; layers 3, 7,
+    ..., 35, every 4th (9 of 36)."""
     if len(found["layers"]) == count:
-        return f"all {count}"
-    return f"{found['layers_said']} ({len(found['layers'])} of {count})"
+        return f"all {count} layers"
+    return f"layers {found['layers_said']} ({len(found['layers'])} of {count})"
 
 
 def _fold(command: str, width: int) -> str:
@@ -177,6 +177,7 @@ def model(found: dict, shown: str | None = None) -> None:
     settings and the command that builds it; the layers with no rotation; query scales; and
     which treatment the table after it is (`shown`)."""
     from rich.table import Table
+    from rich.text import Text
 
     count = len(found["layers"])
     rows: list[tuple[str, str]] = []
@@ -185,7 +186,9 @@ def model(found: dict, shown: str | None = None) -> None:
     commands = []
     for name, t in found["treatments"].items():
         pairs, columns = t["applied_pairing"], t["table_pairing"]
-        applied = f"{pairs} pairs" + (f" (its table's: {columns})" if pairs != columns else "")
+        applied = f"{pairs} pairs" + (
+            f" (its table: {t['table_said']})" if pairs != columns else ""
+        )
         of = f", rope parameters {t['rope_parameters_of']}" if t["rope_parameters_of"] else ""
         dims, head = t["rotary_dims"], t["head_dim"]
         rotated = f"rotates {dims} of {head} dims" if dims != head else f"rotates all {dims} dims"
@@ -197,7 +200,7 @@ def model(found: dict, shown: str | None = None) -> None:
             )
         factor = t["attention_factor"]
         rows += [
-            (name, f"layers {_layers(t, count)}{of}"),
+            (name, f"{_layers(t, count)}{of}"),
             ("", t["settings"]),
             (
                 "",
@@ -212,10 +215,10 @@ def model(found: dict, shown: str | None = None) -> None:
         commands.append((len(rows), t["command"]))
         rows.append(("", ""))
     for group in found["unrotated"]:
-        rows.append(("no rotation", f"layers {_layers(group, count)}: {group['why']}"))
+        rows.append(("no rotation", f"{_layers(group, count)}: {group['why']}"))
     for name, s in found["scales"].items():
         values = ", ".join(f"{k} {v:g}" for k, v in s["values"].items())
-        rows.append((name, f"layers {_layers(s, count)}: {s['kind']} ({values})"))
+        rows.append((name, f"{_layers(s, count)}: {s['kind']} ({values})"))
         commands.append((len(rows), s["command"]))
         rows.append(("", ""))
     for finding in found["findings"]:
@@ -229,7 +232,7 @@ def model(found: dict, shown: str | None = None) -> None:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
-    for label, text in rows:
-        grid.add_row(label, text)
+    for label, text in rows:  # as written: a key's index ("no_rope_layers[i]") is no markup
+        grid.add_row(Text(label), Text(text))
     out.print(grid)
     out.print()

@@ -242,6 +242,7 @@ def _treatment(treatment: Treatment, source: str, part: str, model_type: str) ->
         "rope": dict(table["rope"]),
         "settings": f"{kind}, theta {shown(table['base'])}" + (f", {said}" if said else ""),
         "table_pairing": pairing,
+        "table_said": COLUMNS.get(pairing, pairing),
         "applied_pairing": first.applied or pairing,
         "attention_factor": float(attention),
         "components": _components(model_type),
@@ -290,15 +291,24 @@ def view(found: Scheme, source: str, options: dict) -> dict:
     }
 
 
+# how a table lays out the pairs its attention rotates, for the view to say beside the pairing
+# applied where they differ
+COLUMNS = {
+    "single": "one column per pair",
+    "half": "columns in half pairs",
+    "interleaved": "columns in interleaved pairs",
+}
+
+
 def _unrotated(found: Scheme) -> list[dict]:
-    """The layers that apply no rotation, grouped by the reason (its layer index left out:
-    "NoPE: no_rope_layers = 0" once for every such layer)."""
+    """The layers that apply no rotation, grouped by the reason (its layer index said as i:
+    "NoPE: no_rope_layers[i] = 0" once for every such layer)."""
     import re
 
     groups: dict[str, list[int]] = {}
     for layer in found.layers:
         if layer.table is None:
-            groups.setdefault(re.sub(r"\[\d+\]", "", layer.why), []).append(layer.index)
+            groups.setdefault(re.sub(r"\[\d+\]", "[i]", layer.why), []).append(layer.index)
     return [
         {"layers": indices, "layers_said": compact(indices), "why": why}
         for why, indices in groups.items()

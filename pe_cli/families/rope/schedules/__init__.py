@@ -29,6 +29,7 @@ MODULES = (
     "llama4",
     "ministral3",
     "mistral_large4",
+    "mllama",
     "muse",
     "recurrent_gemma",
     "smollm3",
