@@ -381,6 +381,12 @@ class Family:
         table) of each engine's table for it, in `dtype`; empty for the audit instead."""
         return []
 
+    def rotation_planes(self, spec, rows: int):
+        """The specs of the cos and sin planes a rotary op applies from this table (one column
+        a pair, `rows` positions from 0, float32), for reading a rotation back; None where the
+        family's tables are no rotation."""
+        return None
+
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family
         writes: (rows, columns, notes) with each row's elements together in C order, or None."""

@@ -236,6 +236,19 @@ class Rope(Family):
 
         return compare_files(a, b)
 
+    def rotation_planes(self, spec, rows):
+        return tuple(
+            spec.replace(
+                part=part,
+                convention="single",
+                dtype="float32",
+                seq_len=rows,
+                offset=0,
+                compute_dtype=None,
+            )
+            for part in ("cos", "sin")
+        )
+
     def engines(self, spec, options, dtype="float32"):
         """With a model's config (--rope-config), each engine variant's table for it (those
         registered with an engine), in `dtype` and the config's pairing, or the engine's own

@@ -1,0 +1,482 @@
+"""What a rotation read back from activations is: the table its angles make, named as
+`compare FILE` names tables; whether the named library's table, applied to BEFORE in the dump's
+dtype, gives AFTER bit for bit; and findings, each a plain sentence with a code a test can hold.
+
+A table named here is named from the angles, and the angles of a dump carry its rounding: its
+candidates say which table the frequencies are, never that the dump is that table's bits. Only the
+rebuild (the library's table applied to BEFORE) can say bit for bit, and says it only where it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.errors import PeError
+from ..spec import TableSpec
+from .rotation import Activations, Reading, read_rotation
+
+SAMPLE_ROWS = 4096  # the rows of the named table identification reads
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...
+    text: str  # one plain sentence
+
+    def to_json(self):
+        return {"finding": self.code, "says": self.text}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a model's layer applies (--rope-config MODEL --layer N), to set the reading against."""
+
+    label: str  # "llama layer 3"
+    spec: TableSpec | None  # its cos table, convention single; None where it rotates nothing
+    pairing: str | None
+    rotary_dims: int
+    rates: np.ndarray | None  # each pair's angular frequency, from the exact Decimals
+    factor: float  # its attention factor: the amplitude of its cos and sin
+    why: str | None  # why it rotates nothing
+    command: str | None  # the generate command of its table
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A library's cos and sin applied to BEFORE in the dump's dtype, against AFTER."""
+
+    variant: str
+    identical: bool
+    max_abs: float
+    where: str  # the element where it is largest: "position 7, dim 3, head 2"
+
+
+@dataclass
+class Report:
+    source: str  # "AFTER.npy against BEFORE.npy", or the op probed
+    reading: Reading
+    identification: object | None  # compare.Identification of the angles' table
+    findings: list[Finding]
+    rebuilt: Rebuilt | None
+    expected: Expected | None
+    passed: str | None  # what the dims that do not turn are
+    offset: int = 0  # the positions the angles are read at, less the positions given
+    exact: bool = False  # the cos read back is the op's own bits (probe's unit vectors)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pairing(self) -> str | None:
+        return self.reading.pairing
+
+    @property
+    def rotary_dims(self) -> list[int]:
+        return self.reading.rotary_dims
+
+    @property
+    def candidates(self) -> list:
+        return [] if self.identification is None else self.identification.candidates
+
+    @property
+    def named(self):
+        """The best candidate where it explains the angles, else None."""
+        found = self.identification
+        return found.best if found is not None and found.explained else None
+
+    @property
+    def bound(self) -> float:
+        return self.reading.act.bound
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.findings]
+
+    def to_json(self):
+        named = self.named
+        rebuilt = self.rebuilt
+        return {
+            "source": self.source,
+            "dtype": self.reading.act.dtype,
+            "pairing": self.pairing,
+            "rotary_dims": self.rotary_dims,
+            "passed_through": self.passed,
+            "scale": None if self.reading.fit is None else self.reading.fit.scale,
+            "angle_error_bound": self.bound,
+            "exact": self.exact,
+            "command": None if named is None else named.command,
+            "rebuilt": None if rebuilt is None else rebuilt.__dict__,
+            "candidates": [c.to_json() for c in self.candidates],
+            "findings": [f.to_json() for f in self.findings],
+            "expected": None
+            if self.expected is None
+            else {
+                "model": self.expected.label,
+                "pairing": self.expected.pairing,
+                "rotary_dims": self.expected.rotary_dims,
+                "command": self.expected.command,
+            },
+            "notes": self.notes,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def report(
+    act: Activations,
+    source: str,
+    expected: Expected | None = None,
+    exact: bool = False,
+) -> Report:
+    """Read the rotation, name the table its angles make, and say what differs (from the
+    expected layer's where one is given)."""
+    reading = read_rotation(act)
+    found = Report(source, reading, None, [], None, expected, None, exact=exact)
+    if reading.fit is None:
+        widths = ", ".join(
+            f"{f.pairing.name} over {f.pairing.width} dims {f.misfit:.2g}" for f in reading.tried
+        )
+        found.findings.append(
+            Finding(
+                "not-a-rotation",
+                "no pairing of dims turns BEFORE into AFTER: the pairs' lengths change "
+                f"(misfit, relative: {widths})",
+            )
+        )
+        return found
+    if reading.turning is not None and not len(reading.turning):
+        found.findings.append(Finding("none", "no rotation: AFTER is BEFORE at every position"))
+    found.passed = _passed(reading)
+    if len(reading.turning):
+        found.offset, said = _offset(reading)
+        found.findings += said
+        found.identification = _name(reading, found.offset, exact)
+        found.findings += _own_findings(reading)
+        found.rebuilt = _rebuild(found)
+    if expected is not None:
+        found.findings += _against(found, expected)
+    codes = {}
+    for finding in found.findings:  # one sentence a kind: the reading's own comes first
+        codes.setdefault(finding.code, finding)
+    found.findings = list(codes.values())
+    return found
+
+
+def _passed(reading: Reading) -> str | None:
+    """What the dims that do not turn are: a partial-rotary tail past the rotary dim, or pairs
+    inside it whose angle is 0 at every position (proportional RoPE's zero frequencies)."""
+    fit, dim = reading.fit, reading.act.head_dim
+    said = []
+    if fit.pairing.width < dim:
+        said.append(
+            f"dims {fit.pairing.width}..{dim - 1} pass through (a partial-rotary tail: "
+            f"rotary dim {fit.pairing.width} of {dim})"
+        )
+    still = sorted(set(range(fit.pairing.pairs)) - set(int(k) for k in reading.turning))
+    if still and len(reading.turning):
+        dims = sorted(int(d) for k in still for d in (fit.pairing.first[k], fit.pairing.second[k]))
+        said.append(
+            f"{len(still)} of {fit.pairing.pairs} pairs turn by 0 at every position "
+            f"(dims {_runs(dims)}: zero-frequency pairs, as proportional RoPE's)"
+        )
+    return "; ".join(said) or None
+
+
+def _runs(values: list[int]) -> str:
+    from ..core.names import compact
+
+    return compact(values)
+
+
+def _offset(reading: Reading) -> tuple[int, list[Finding]]:
+    """Where each pair's angle at position 0 is not 0: the positions are offset by the integer
+    that explains every pair's phase, found from the slowest turning pair."""
+    line = reading.line
+    if line is None:
+        return 0, []
+    turning = reading.turning
+    rates, phases = line.rates[turning], line.phases[turning]
+    bound = max(4 * reading.act.bound, 2 * line.worst)
+    if np.max(np.abs(np.angle(np.exp(1j * phases)))) <= bound:
+        return 0, []
+    slowest = int(np.argmin(np.abs(rates)))
+    offset = int(round(float(np.angle(np.exp(1j * phases[slowest])) / rates[slowest])))
+    left = np.angle(np.exp(1j * (phases - offset * rates)))
+    if offset == 0 or np.max(np.abs(left)) > bound + abs(offset) * 1e-7:
+        return 0, [
+            Finding(
+                "phase",
+                "the angles at position 0 are not 0 and no whole offset of the positions "
+                f"explains them (up to {np.max(np.abs(phases)):.3g} rad)",
+            )
+        ]
+    first = int(reading.act.positions[0])
+    return offset, [
+        Finding(
+            "offset",
+            f"positions offset by {offset:+d}: the rotation at position {first} is the "
+            f"table's at position {first + offset}",
+        )
+    ]
+
+
+def _own_findings(reading: Reading) -> list[Finding]:
+    """What the reading shows on its own: a scale, turning backwards, heads apart."""
+    said = []
+    fit, act = reading.fit, reading.act
+    if abs(fit.scale - 1) > 8 * act.unit:
+        said.append(
+            Finding(
+                "scale",
+                f"every pair is also scaled by {fit.scale:.7g} (an attention factor applied "
+                "with the rotation, as YaRN's folded into q)",
+            )
+        )
+    line = reading.line
+    if line is not None:
+        rates = line.rates[reading.turning]
+        if np.all(rates < 0):
+            said.append(
+                Finding(
+                    "negated",
+                    "rotated by -theta: every pair turns backwards as position grows "
+                    "(sin's sign flipped, or the inverse rotation applied)",
+                )
+            )
+    if reading.heads:
+        said.append(
+            Finding(
+                "heads",
+                f"{', '.join(reading.heads)} turn otherwise than the rest, by up to "
+                f"{reading.head_worst:.3g} rad",
+            )
+        )
+    return said
+
+
+# ---------------------------------------------------------------------------------------------
+# The table the angles make
+
+
+def _name(reading: Reading, offset: int, exact: bool):
+    """compare FILE's identification of the cos table the angles make, as `--convention
+    single` lays it out (one column a pair). Where the cos read back is the op's own (exact,
+    from unit vectors at positions 0, 1, ...) it is handed as it is; else each pair's line in
+    position, rebuilt at positions 0.. in float32, whose rounding is what identification allows
+    for."""
+    from .api import _array
+    from .compare import DEFAULT_THRESHOLD, Identification
+    from .identify import identify
+
+    positions = reading.act.positions
+    cos = reading.fit.c.real / (reading.fit.scale or 1.0)
+    own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
+    if own and np.array_equal(cos.astype(np.float32), cos):
+        table = cos.astype(np.float32)
+    elif reading.line is not None:
+        rates = np.abs(reading.line.rates)
+        rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
+        rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
+        table = np.cos(np.outer(rows, rates)).astype(np.float32)
+    else:
+        return None
+    target = _array(table)
+    target.label = "the angles"
+    return Identification(target, identify(target, DEFAULT_THRESHOLD))
+
+
+# ---------------------------------------------------------------------------------------------
+# Bit for bit: a library's table applied to BEFORE
+
+
+def _rebuild(found: Report) -> Rebuilt | None:
+    """Each library variant of the named spec, its cos and sin applied to BEFORE as the
+    rotate_half form computes (x cos + rotate(x) sin, each product and the sum rounded to the
+    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest."""
+    named = found.named
+    reading = found.reading
+    act = reading.act
+    if named is None or act.dtype not in ("float32", "float16", "bfloat16"):
+        return None
+    from ..engine import build
+    from ..families import FAMILIES
+
+    spec = named.spec
+    rows = int(act.positions.max()) + found.offset + 1
+    nearest = None
+    for name, variant in FAMILIES[spec.family].variants.items():
+        if variant.kind != "library":
+            continue
+        try:
+            cos, sin = (
+                build(made.replace(variant=name)).float64()[act.positions + found.offset]
+                for made in FAMILIES[spec.family].rotation_planes(spec, rows)
+            )
+        except (PeError, ValueError, IndexError):
+            continue
+        if cos.shape[1] != reading.fit.pairing.pairs:
+            continue
+        if found.reading.line is not None and np.all(found.reading.line.rates < 0):
+            sin = -sin
+        scaled = reading.fit.scale
+        if abs(scaled - 1) > 8 * act.unit:
+            cos, sin = cos * scaled, sin * scaled
+        rebuilt = apply(act.before, cos, sin, reading.fit.pairing, act.dtype)
+        gap = np.abs(rebuilt - act.after)
+        worst = np.unravel_index(int(np.argmax(gap)), gap.shape)
+        where = f"position {int(act.positions[worst[0]])}, dim {int(worst[2])}" + (
+            f", {act.vectors[worst[1]]}" if act.vectors[worst[1]] else ""
+        )
+        done = Rebuilt(name, bool(np.array_equal(rebuilt, act.after)), float(gap.max()), where)
+        if done.identical:
+            return done
+        if nearest is None or done.max_abs < nearest.max_abs:
+            nearest = done
+    return nearest
+
+
+def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:
+    """x cos + rotate(x) sin on the pairing's dims, each product and the sum rounded to `dtype`
+    (numpy for float32 and float16, which round each operation; torch for bfloat16), cos and
+    sin rounded to it first; the dims past the rotary dim as they are. Returns float64."""
+    out = before.copy()
+    x, y = before[..., p.first], before[..., p.second]
+    c, s = cos[:, None, :], sin[:, None, :]
+    if dtype == "bfloat16":
+        import torch
+
+        def t(a):
+            return torch.from_numpy(np.ascontiguousarray(a)).to(torch.bfloat16)
+
+        tx, ty, tc, ts = t(x), t(y), t(c), t(s)
+        real = (tx * tc + (-ty) * ts).double().numpy()
+        imag = (ty * tc + tx * ts).double().numpy()
+    else:
+        kind = np.dtype(dtype)
+        nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
+        real = (nx * nc + (-ny) * ns).astype(np.float64)
+        imag = (ny * nc + nx * ns).astype(np.float64)
+    out[..., p.first], out[..., p.second] = real, imag
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Against what a model's layer applies
+
+
+def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
+    """What --rope-config MODEL [--layer N] rotates by: its table's spec and exact frequencies,
+    the pairing its attention applies, its rotary dims; or why it rotates nothing."""
+    from ..families import FAMILIES
+    from ..spec import model_of, spec_from_options
+
+    options = {"rope_config": rope_config, "layer": layer}
+    model = model_of(options) or {}
+    index = 0 if layer is None else layer
+    label = f"{model.get('model_type', rope_config)} layer {index}"
+    treatments = model.get("treatments", {})
+    names = model.get("layers", [])
+    if names and index < len(names) and names[index] is None:
+        why = next((u["why"] for u in model.get("unrotated", []) if index in u["layers"]), None)
+        return Expected(label, None, None, 0, None, 1.0, why or "no rotation", None)
+    treatment = treatments.get(names[index]) if names and index < len(names) else None
+    spec = spec_from_options(options, seq_len=rows)
+    family = FAMILIES[spec.family]
+    spec = family.rotation_planes(spec, rows)[0]
+    exact = family.frequencies(spec)
+    rates = np.array([float(w) for w in exact.values])
+    pairing = treatment["applied_pairing"] if treatment else None
+    dims = treatment["rotary_dims"] if treatment else 2 * int(np.count_nonzero(rates))
+    factor = treatment["attention_factor"] if treatment else float(exact.factor)
+    command = treatment["command"] if treatment else None
+    return Expected(label, spec, pairing, dims, rates, factor, None, command)
+
+
+def _against(found: Report, expected: Expected) -> list[Finding]:
+    reading = found.reading
+    turning = reading.turning if reading.turning is not None else []
+    if expected.spec is None:
+        if len(turning):
+            return [
+                Finding(
+                    "nope-rotated",
+                    f"{expected.label} applies no rotation ({expected.why}), and these "
+                    f"activations are rotated ({len(reading.rotary_dims)} dims turn)",
+                )
+            ]
+        return []
+    said = []
+    if reading.fit is None or not len(turning):
+        return [
+            Finding(
+                "not-rotated",
+                f"{expected.label} rotates {expected.rotary_dims} dims in "
+                f"{expected.pairing} pairing; these activations are not rotated",
+            )
+        ]
+    if expected.pairing is not None and reading.pairing != expected.pairing:
+        said.append(
+            Finding(
+                "pairing",
+                f"paired {reading.pairing}; {expected.label} applies {expected.pairing} pairing",
+            )
+        )
+    if len(reading.rotary_dims) != expected.rotary_dims:
+        said.append(
+            Finding(
+                "rotary-dims",
+                f"{len(reading.rotary_dims)} dims turn; {expected.label} turns "
+                f"{expected.rotary_dims}",
+            )
+        )
+    if reading.line is not None and expected.rates is not None:
+        said += _rates(reading, expected)
+    if abs(reading.fit.scale - expected.factor) > 8 * reading.act.unit:
+        said.append(
+            Finding(
+                "scale-differs",
+                f"scaled by {reading.fit.scale:.7g}; {expected.label}'s attention factor is "
+                f"{expected.factor:.7g}",
+            )
+        )
+    return said
+
+
+def _rates(reading: Reading, expected: Expected) -> list[Finding]:
+    """Each pair's rate against the model's, pair for pair in the order the pairing reads
+    them: twice, negated, or other frequencies."""
+    rates = reading.line.rates
+    model = expected.rates
+    if len(model) != len(rates):
+        return [
+            Finding(
+                "frequencies",
+                f"{len(rates)} pairs; {expected.label}'s table has {len(model)} frequencies",
+            )
+        ]
+    moving = np.flatnonzero(model != 0)
+    if not len(moving):
+        return []
+    ratio = rates[moving] / model[moving]
+    # a rate read from a line over P positions is good to about the angle bound over P
+    span = float(reading.act.positions[-1] - reading.act.positions[0]) or 1.0
+    slack = 4 * (reading.act.bound + reading.line.worst) / span / np.min(np.abs(model[moving]))
+    slack = max(slack, 1e-5)
+    for factor, code, text in (
+        (1.0, None, None),
+        (2.0, "twice", "rotated twice: every angle is twice {model}'s"),
+        (-1.0, "negated", "rotated by -theta: every angle is minus {model}'s"),
+        (-2.0, "twice", "rotated twice by -theta: every angle is -2 times {model}'s"),
+    ):
+        if np.all(np.abs(ratio - factor) <= slack * abs(factor)):
+            return [] if code is None else [Finding(code, text.format(model=expected.label))]
+    off = moving[np.abs(ratio - 1) > slack]
+    worst = moving[int(np.argmax(np.abs(ratio - 1)))]
+    return [
+        Finding(
+            "frequencies",
+            f"{len(off)} of {len(moving)} pairs turn at other rates than {expected.label}'s "
+            f"(pair {worst}: {rates[worst]:.6g} rad a position, the model's "
+            f"{model[worst]:.6g})",
+        )
+    ]
