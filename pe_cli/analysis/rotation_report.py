@@ -480,3 +480,68 @@ def _rates(reading: Reading, expected: Expected) -> list[Finding]:
             f"{model[worst]:.6g})",
         )
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# From files
+
+
+def from_files(
+    after: str,
+    before: str,
+    positions: str | None = None,
+    rope_config: str | None = None,
+    layer: int | None = None,
+) -> Report:
+    """`pe-cli compare AFTER --before BEFORE`: the two dumps read (never unpickled), the
+    positions of their rows, and the report, against the model's layer where one is given."""
+    from ..core.dtypes import FORMATS
+    from ..io.read import read
+    from .rotation import activations
+
+    first, second = read(before), read(after)
+    dtype = min(first.dtype, second.dtype, key=lambda name: FORMATS[name].precision)
+    rows = first.values.shape[-2] if first.values.ndim == 4 else first.values.shape[0]
+    ids = None if positions is None else read_positions(positions, rows)
+    act = activations(first.values, second.values, dtype, ids, (first.label, second.label))
+    expected = None
+    if rope_config is not None:
+        expected = expected_of(rope_config, layer, int(act.positions.max()) + 1)
+    return report(act, f"{second.label} against {first.label}", expected)
+
+
+def read_positions(text: str, rows: int) -> np.ndarray:
+    """START:STOP, or a file of ids (.npy of integers, or text: whitespace or commas)."""
+    from pathlib import Path
+
+    from ..core.errors import BadInput
+
+    if ":" in text and not Path(text).exists():
+        start, _, stop = text.partition(":")
+        try:
+            first = int(start or 0)
+            last = int(stop) if stop else first + rows
+        except ValueError:
+            raise BadInput(f"--positions {text}: START:STOP takes integers") from None
+        ids = np.arange(first, last)
+    else:
+        path = Path(text)
+        if not path.is_file():
+            raise BadInput(f"--positions {text}: neither START:STOP nor a file of ids")
+        if path.read_bytes()[:6] == b"\x93NUMPY":
+            try:
+                ids = np.load(path, allow_pickle=False)
+            except ValueError as e:
+                raise BadInput(f"--positions {text}: {e}") from None
+        else:
+            words = path.read_text().replace(",", " ").split()
+            try:
+                ids = np.array([int(w) for w in words])
+            except ValueError:
+                raise BadInput(f"--positions {text}: a file of ids holds integers") from None
+        if ids.dtype.kind not in "iu":
+            raise BadInput(f"--positions {text}: ids are integers, not {ids.dtype}")
+        ids = ids.reshape(-1)
+    if len(ids) != rows:
+        raise BadInput(f"--positions {text} gives {len(ids)} positions for {rows} rows")
+    return ids.astype(np.int64)
