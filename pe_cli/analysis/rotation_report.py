@@ -34,6 +34,7 @@ class Expected:
     """What a model's layer applies (--rope-config MODEL --layer N), to set the reading against."""
 
     label: str  # "llama layer 3"
+    head_dim: int
     spec: TableSpec | None  # its cos table, convention single; None where it rotates nothing
     pairing: str | None
     rotary_dims: int
@@ -269,7 +270,8 @@ def _name(reading: Reading, offset: int, exact: bool):
     from .identify import identify
 
     positions = reading.act.positions
-    cos = reading.fit.c.real / (reading.fit.scale or 1.0)
+    scaled = abs(reading.fit.scale - 1) > 8 * reading.act.unit
+    cos = reading.fit.c.real / reading.fit.scale if scaled else reading.fit.c.real
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
     if own and np.array_equal(cos.astype(np.float32), cos):
         table = cos.astype(np.float32)
@@ -378,7 +380,8 @@ def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
     names = model.get("layers", [])
     if names and index < len(names) and names[index] is None:
         why = next((u["why"] for u in model.get("unrotated", []) if index in u["layers"]), None)
-        return Expected(label, None, None, 0, None, 1.0, why or "no rotation", None)
+        head_dim = next(iter(treatments.values()), {}).get("head_dim", 0)
+        return Expected(label, head_dim, None, None, 0, None, 1.0, why or "no rotation", None)
     treatment = treatments.get(names[index]) if names and index < len(names) else None
     spec = spec_from_options(options, seq_len=rows)
     family = FAMILIES[spec.family]
@@ -389,7 +392,8 @@ def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
     dims = treatment["rotary_dims"] if treatment else 2 * int(np.count_nonzero(rates))
     factor = treatment["attention_factor"] if treatment else float(exact.factor)
     command = treatment["command"] if treatment else None
-    return Expected(label, spec, pairing, dims, rates, factor, None, command)
+    head_dim = treatment["head_dim"] if treatment else spec.d_model
+    return Expected(label, head_dim, spec, pairing, dims, rates, factor, None, command)
 
 
 def _against(found: Report, expected: Expected) -> list[Finding]:

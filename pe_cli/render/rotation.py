@@ -41,7 +41,7 @@ def _said(found) -> list[str]:
         said.append(f"  {found.passed}")
     named = found.named
     if named is not None:
-        exact = " bit for bit (its cos is the op's own)" if found.exact and named.identical else ""
+        exact = ", bit for bit (its cos is the op's own)" if found.exact and named.identical else ""
         said.append(f"  its angles are those of {named.name}, {named.identity}{exact}")
         if named.command:
             said.append(f"    {named.command}")
