@@ -149,17 +149,53 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("how", sorted(CASES))
-def test_each_broken_port_is_found(tmp_path, how):
+def test_each_broken_port_is_found(tmp_path, how, dtype):
     """Each deliberately broken port is found, and only what it broke is said (against the
-    model's layer); the correct port says none of it."""
+    model's layer); the correct port says none of it. In float32 and in bfloat16, where
+    transformers rotates in the activations' dtype."""
+    import torch
+
     config, path = _llama(tmp_path)
-    x = _queries()
+    x = _queries(dtype=getattr(torch, dtype))
     expected = rotation_report.expected_of(path, None, 8)
-    found = _read(x, _broken(config, x, how), expected)
+    found = _read(x, _broken(config, x, how), expected, dtype)
     assert set(found.codes()) == CASES[how], [f.text for f in found.findings]
-    correct = _read(x, _llama_rotation(config, x), expected)
+    correct = _read(x, _llama_rotation(config, x), expected, dtype)
     assert correct.codes() == []
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_dumps_are_named_and_rebuilt_and_their_angles_are_within_the_bound(tmp_path, dtype):
+    """A half-precision dump: the table is named, transformers' rotation in that dtype rebuilds
+    AFTER bit for bit, and every angle read back is within the bound the report states of the
+    true angle p * theta**(-2k/d), computed in mpmath."""
+    import mpmath
+    import torch
+
+    config, path = _llama(tmp_path)
+    x = _queries(dtype=getattr(torch, dtype))
+    found = _read(x, _llama_rotation(config, x), None, dtype)
+    assert found.pairing == "half" and found.rotary_dims == list(range(64))
+    assert found.named.spec.base == 10000 and found.codes() == []
+    assert found.rebuilt.identical and found.rebuilt.variant == "hf-rope"
+    with mpmath.workdps(30):
+        truth = np.array(
+            [
+                [
+                    float(
+                        mpmath.fmod(p * mpmath.power(10000, mpmath.mpf(-2 * k) / 64), 2 * mpmath.pi)
+                    )
+                    for k in range(32)
+                ]
+                for p in range(POSITIONS)
+            ]
+        )
+    missed = np.abs(np.angle(np.exp(1j * (found.reading.angles - truth))))
+    assert missed.max() <= found.bound
+    assert found.gap.max_abs <= found.bound  # what the report says of the named table
+    assert found.bound == 6 * {"bfloat16": 2.0**-8, "float16": 2.0**-11}[dtype]
 
 
 def test_offset_and_negation_are_found_without_a_model(tmp_path):

@@ -174,10 +174,11 @@ def fit(act: Activations, p: Pairing) -> Fit:
 
 
 def _changed_dims(act: Activations) -> np.ndarray:
-    """The dims AFTER differs from BEFORE in, beyond the rounding of the dtype."""
-    size = np.max(np.abs(act.before), axis=(0, 1)) + np.max(np.abs(act.after), axis=(0, 1))
-    moved = np.max(np.abs(act.after - act.before), axis=(0, 1))
-    return np.flatnonzero(moved > 4 * act.unit * np.maximum(size, 1e-300))
+    """The dims AFTER differs from BEFORE in, anywhere, by more than one rounding of the dtype:
+    a dim passed through (a partial-rotary tail, a zero-frequency pair: x cos 0 + r sin 0 is x)
+    is BEFORE's own, while the slowest pair that turns moves by its sine times its partner."""
+    moved = np.abs(act.after - act.before) > act.unit * (np.abs(act.before) + np.abs(act.after))
+    return np.flatnonzero(np.any(moved, axis=(0, 1)))
 
 
 def fits(act: Activations) -> list[Fit]:
@@ -273,8 +274,11 @@ def read_rotation(act: Activations) -> Reading:
     if max(best.misfit, best.tail) > tolerance:
         return Reading(act, None, tried, None, None, None)
     angles = best.angles
-    zero = np.max(np.abs(angles), axis=0) <= act.bound  # turns by 0 at every position
-    turning = np.flatnonzero(~zero)
+    changed = set(_changed_dims(act).tolist())
+    p = best.pairing
+    turning = np.array(
+        [k for k in range(p.pairs) if {int(p.first[k]), int(p.second[k])} & changed], dtype=int
+    )
     found = Reading(act, best, tried, angles, turning, line(angles, act.positions))
     if best.spread > tolerance:
         found.heads, found.head_worst = _odd_vectors(act, best)

@@ -54,6 +54,14 @@ class Rebuilt:
     where: str  # the element where it is largest: "position 7, dim 3, head 2"
 
 
+@dataclass(frozen=True)
+class Gap:
+    """The angles read back against the named table's exact angles."""
+
+    max_abs: float  # radians, the largest over every position and turning pair
+    where: str  # "position 7, dims 3 and 35"
+
+
 @dataclass
 class Report:
     source: str  # "AFTER.npy against BEFORE.npy", or the op probed
@@ -65,6 +73,7 @@ class Report:
     passed: str | None  # what the dims that do not turn are
     offset: int = 0  # the positions the angles are read at, less the positions given
     exact: bool = False  # the cos read back is the op's own bits (probe's unit vectors)
+    gap: Gap | None = None  # how far the angles are from the named table's exact ones
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -106,6 +115,7 @@ class Report:
             "exact": self.exact,
             "command": None if named is None else named.command,
             "rebuilt": None if rebuilt is None else rebuilt.__dict__,
+            "angle_gap": None if self.gap is None else self.gap.__dict__,
             "candidates": [c.to_json() for c in self.candidates],
             "findings": [f.to_json() for f in self.findings],
             "expected": None
@@ -153,6 +163,7 @@ def report(
         found.findings += said
         found.identification = _name(reading, found.offset, exact)
         found.findings += _own_findings(reading)
+        found.gap = _gap(found)
         found.rebuilt = _rebuild(found)
     if expected is not None:
         found.findings += _against(found, expected)
@@ -200,10 +211,9 @@ def _offset(reading: Reading) -> tuple[int, list[Finding]]:
     bound = max(4 * reading.act.bound, 2 * line.worst)
     if np.max(np.abs(np.angle(np.exp(1j * phases)))) <= bound:
         return 0, []
-    slowest = int(np.argmin(np.abs(rates)))
-    offset = int(round(float(np.angle(np.exp(1j * phases[slowest])) / rates[slowest])))
+    offset = _whole_offset(rates, phases, len(reading.act.positions))
     left = np.angle(np.exp(1j * (phases - offset * rates)))
-    if offset == 0 or np.max(np.abs(left)) > bound + abs(offset) * 1e-7:
+    if offset == 0 or np.max(np.abs(left)) > bound:
         return 0, [
             Finding(
                 "phase",
@@ -219,6 +229,21 @@ def _offset(reading: Reading) -> tuple[int, list[Finding]]:
             f"table's at position {first + offset}",
         )
     ]
+
+
+def _whole_offset(rates: np.ndarray, phases: np.ndarray, rows: int) -> int:
+    """The whole number of positions o whose angles o w_k are nearest every pair's phase
+    (the largest miss over the pairs smallest), among |o| up to 16 times the rows and 4096."""
+    reach = min(max(16 * rows, 4096), 1 << 17)
+    best, miss = 0, np.inf
+    for start in range(-reach, reach + 1, 8192):  # in slices: 8192 x pairs at a time
+        tried = np.arange(start, min(start + 8192, reach + 1))
+        gaps = np.abs(np.angle(np.exp(1j * (phases[None, :] - np.outer(tried, rates)))))
+        worst = gaps.max(axis=1)
+        k = int(np.argmin(worst))
+        if worst[k] < miss:
+            best, miss = int(tried[k]), float(worst[k])
+    return best
 
 
 def _own_findings(reading: Reading) -> list[Finding]:
@@ -279,12 +304,43 @@ def _name(reading: Reading, offset: int, exact: bool):
         rates = np.abs(reading.line.rates)
         rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
         rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
-        table = np.cos(np.outer(rows, rates)).astype(np.float32)
+        # the rates of a half-precision dump are good to what its rounding leaves: a table in
+        # float16 lets identification allow for that (a float32 one would be held to float32's)
+        kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
+        table = np.cos(np.outer(rows, rates)).astype(kind)
     else:
         return None
     target = _array(table)
     target.label = "the angles"
     return Identification(target, identify(target, DEFAULT_THRESHOLD))
+
+
+def _gap(found: Report) -> Gap | None:
+    """The largest difference between the angles read back and the named table's exact ones
+    ((position + offset) w_k, from its frequencies in Decimal; turned backwards where the
+    reading is), and where."""
+    from ..families import FAMILIES
+
+    named, reading = found.named, found.reading
+    if named is None:
+        return None
+    exact = FAMILIES[named.spec.family].frequencies(named.spec)
+    if exact is None or len(exact.values) != reading.fit.pairing.pairs:
+        return None
+    rates = np.array([float(w) for w in exact.values])
+    if any(f.code == "negated" for f in found.findings):
+        rates = -rates
+    positions = (reading.act.positions + found.offset).astype(np.float64)
+    turning = reading.turning
+    wanted = np.outer(positions, rates[turning])
+    gaps = np.abs(np.angle(np.exp(1j * (reading.angles[:, turning] - wanted))))
+    row, column = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
+    k = int(turning[column])
+    p = reading.fit.pairing
+    where = (
+        f"position {int(reading.act.positions[row])}, dims {int(p.first[k])} and {int(p.second[k])}"
+    )
+    return Gap(float(gaps.max()), where)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -462,19 +518,19 @@ def _rates(reading: Reading, expected: Expected) -> list[Finding]:
     if not len(moving):
         return []
     ratio = rates[moving] / model[moving]
-    # a rate read from a line over P positions is good to about the angle bound over P
+    # a rate read from a line over P positions is good to about the angles' error over P
     span = float(reading.act.positions[-1] - reading.act.positions[0]) or 1.0
-    slack = 4 * (reading.act.bound + reading.line.worst) / span / np.min(np.abs(model[moving]))
-    slack = max(slack, 1e-5)
+    slack = 4 * (reading.act.bound + reading.line.worst) / span
     for factor, code, text in (
         (1.0, None, None),
         (2.0, "twice", "rotated twice: every angle is twice {model}'s"),
         (-1.0, "negated", "rotated by -theta: every angle is minus {model}'s"),
         (-2.0, "twice", "rotated twice by -theta: every angle is -2 times {model}'s"),
     ):
-        if np.all(np.abs(ratio - factor) <= slack * abs(factor)):
+        want = factor * model[moving]
+        if np.all(np.abs(rates[moving] - want) <= slack + 1e-5 * np.abs(want)):
             return [] if code is None else [Finding(code, text.format(model=expected.label))]
-    off = moving[np.abs(ratio - 1) > slack]
+    off = moving[np.abs(rates[moving] - model[moving]) > slack + 1e-5 * np.abs(model[moving])]
     worst = moving[int(np.argmax(np.abs(ratio - 1)))]
     return [
         Finding(

@@ -61,6 +61,11 @@ def _said(found) -> list[str]:
                 f"  {r.variant}'s cos and sin applied to BEFORE ({reading.act.dtype}) differ "
                 f"from AFTER by up to {r.max_abs:.3g} (at {r.where})"
             )
+    if found.gap is not None:
+        said.append(
+            f"  its angles are within {found.gap.max_abs:.2g} rad of that table's exact "
+            f"angles (the largest at {found.gap.where})"
+        )
     if dims:
         said.append(
             f"  angles read back to within {found.bound:.2g} rad of the cos and sin applied "
