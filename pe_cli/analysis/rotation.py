@@ -122,18 +122,38 @@ def activations(
 
 @dataclass(frozen=True)
 class Pairing:
-    name: str  # "half" or "interleaved"
+    name: str  # ROTARY_PAIRINGS: the pairs the op turns
     width: int  # the rotary dim R: dims 0..R-1 pair up, the rest pass through
     first: np.ndarray  # the dim of each pair's real part
     second: np.ndarray  # and of its imaginary part
+    written: str = ""  # the pairing its output is laid out in, where another (DeepSeek's)
 
     @property
     def pairs(self) -> int:
         return len(self.first)
 
+    @property
+    def out(self) -> tuple[np.ndarray, np.ndarray]:
+        """The dims each pair is written to."""
+        return rotary_pairs(self.width, self.written) if self.written else (self.first, self.second)
 
-def pairing(name: str, width: int) -> Pairing:
-    return Pairing(name, width, *rotary_pairs(width, name))
+
+def pairing(name: str, width: int, written: str = "") -> Pairing:
+    return Pairing(name, width, *rotary_pairs(width, name), written)
+
+
+def _hypotheses(width: int) -> list[Pairing]:
+    """Each pairing written back in place, then each read in one pairing and written in another
+    (transformers' DeepSeek-V3 turns interleaved pairs and writes them de-interleaved, in half
+    order: q and k alike, so q.k is unchanged)."""
+    found = [pairing(name, width) for name in ROTARY_PAIRINGS]
+    found += [
+        pairing(name, width, other)
+        for name in ROTARY_PAIRINGS
+        for other in ROTARY_PAIRINGS
+        if other != name
+    ]
+    return found
 
 
 @dataclass
@@ -156,8 +176,13 @@ def _complex(values: np.ndarray, p: Pairing) -> np.ndarray:
     return values[..., p.first] + 1j * values[..., p.second]
 
 
+def _written(values: np.ndarray, p: Pairing) -> np.ndarray:
+    first, second = p.out
+    return values[..., first] + 1j * values[..., second]
+
+
 def fit(act: Activations, p: Pairing) -> Fit:
-    z, w = _complex(act.before, p), _complex(act.after, p)
+    z, w = _complex(act.before, p), _written(act.after, p)
     power = np.sum(np.abs(z) ** 2, axis=1)  # (positions, pairs)
     c = np.divide(
         np.sum(w * np.conj(z), axis=1), power, out=np.zeros(power.shape, complex), where=power > 0
@@ -189,7 +214,7 @@ def fits(act: Activations) -> list[Fit]:
     if len(changed):
         last = int(changed[-1]) + 1
         widths.add(last + last % 2)
-    found = [fit(act, pairing(name, width)) for name in ROTARY_PAIRINGS for width in sorted(widths)]
+    found = [fit(act, p) for width in sorted(widths) for p in _hypotheses(width)]
     tolerance = _tolerance(act)
     # a fit within the rounding is as good as any other; among those the narrowest rotary dim
     # (the dims past it are seen unchanged) and the pairing tried first
@@ -199,6 +224,7 @@ def fits(act: Activations) -> list[Fit]:
             max(f.misfit, f.tail) > tolerance,
             max(f.misfit, f.tail) if max(f.misfit, f.tail) > tolerance else 0.0,
             f.pairing.width,
+            bool(f.pairing.written),
             ROTARY_PAIRINGS.index(f.pairing.name),
         ),
     )
@@ -288,7 +314,7 @@ def read_rotation(act: Activations) -> Reading:
 def _odd_vectors(act: Activations, f: Fit) -> tuple[list[str], float]:
     """The vectors whose own rotation is not the common one: those that disagree with most of
     the others (each vector's angles, where its pairs are not too short to read)."""
-    z, w = _complex(act.before, f.pairing), _complex(act.after, f.pairing)
+    z, w = _complex(act.before, f.pairing), _written(act.after, f.pairing)
     lengths = np.abs(z)
     readable = lengths > 0.1 * np.sqrt(np.mean(lengths**2))
     own = np.angle(w * np.conj(z))  # (positions, vectors, pairs)

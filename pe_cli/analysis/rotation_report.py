@@ -108,6 +108,9 @@ class Report:
             "source": self.source,
             "dtype": self.reading.act.dtype,
             "pairing": self.pairing,
+            "written": None
+            if self.reading.fit is None
+            else self.reading.fit.pairing.written or None,
             "rotary_dims": self.rotary_dims,
             "passed_through": self.passed,
             "scale": None if self.reading.fit is None else self.reading.fit.scale,
@@ -399,6 +402,7 @@ def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -
     sin rounded to it first; the dims past the rotary dim as they are. Returns float64."""
     out = before.copy()
     x, y = before[..., p.first], before[..., p.second]
+    first, second = p.out
     c, s = cos[:, None, :], sin[:, None, :]
     if dtype == "bfloat16":
         import torch
@@ -414,7 +418,7 @@ def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -
         nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
         real = (nx * nc + (-ny) * ns).astype(np.float64)
         imag = (ny * nc + nx * ns).astype(np.float64)
-    out[..., p.first], out[..., p.second] = real, imag
+    out[..., first], out[..., second] = real, imag
     return out
 
 

@@ -88,7 +88,11 @@ def _said(found) -> list[str]:
 
 def _pairs(p) -> str:
     first, second = int(p.first[0]), int(p.second[0])
-    return f"dim {first} with {second}, ..."
+    said = f"dim {first} with {second}, ..."
+    if p.written:
+        out = p.out
+        said += f"; written back in {p.written} order: to dims {int(out[0][0])} and {int(out[1][0])}, ..."
+    return said
 
 
 def rotation(found) -> None:
