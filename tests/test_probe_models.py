@@ -153,3 +153,33 @@ def test_the_other_pairing_is_caught(name, tmp_path):
             op, rope_config=path, variant="hf-rope", layer=case.layer, seq_len=POSITIONS
         )
     assert f"applies {case.pairing} pairing" in str(caught.value)
+
+
+@pytest.mark.parametrize("denominator", [128, 32])
+def test_gemma4_proportional_against_a_partial_rotary_port(tmp_path, denominator):
+    """Gemma 4's full attention turns 16 frequency pairs of 128 dims, (i, i + 64), the rest at
+    zero frequency. A port that treats it as partial rotary turns dims 0-31 as (i, i + 16):
+    with the model's frequencies (coreai-models #66: "only the dim pairing differs") or with
+    the partial denominator too. Both are caught, by the dims they turn; the pairing is right."""
+    import torch
+
+    from pe_cli.analysis.rotation_report import expected_of
+
+    case = CASES["gemma4-full"]
+    _, path = _op(case, tmp_path)
+    theta = 1_000_000.0
+    rates = theta ** (-torch.arange(0, 32, 2, dtype=torch.float32) / denominator)
+
+    def port(x, positions):
+        angles = positions[:, None].float() * rates
+        cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+        part = x[..., :32]
+        turned = torch.cat([-part[..., 16:], part[..., :16]], -1)
+        return torch.cat([part * cos + turned * sin, x[..., 32:]], -1)
+
+    expected = expected_of(path, case.layer, POSITIONS)
+    found = pe_cli.probe(port, head_dim=128, seq_len=POSITIONS, expected=expected)
+    assert found.pairing == "half"
+    assert "rotary-dims" in found.codes() and "pairing" not in found.codes()
+    with pytest.raises(AssertionError, match="turns dims 0-31; .* turns dims 0-15, 64-79"):
+        assert_rotation(port, rope_config=path, layer=case.layer, seq_len=POSITIONS)

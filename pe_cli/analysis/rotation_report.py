@@ -485,12 +485,15 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
                 f"paired {reading.pairing}; {expected.label} applies {expected.pairing} pairing",
             )
         )
-    if len(reading.rotary_dims) != expected.rotary_dims:
+    theirs = _turning_dims(expected, reading.pairing)
+    if reading.rotary_dims != theirs:
+        from ..core.names import compact
+
         said.append(
             Finding(
                 "rotary-dims",
-                f"{len(reading.rotary_dims)} dims turn; {expected.label} turns "
-                f"{expected.rotary_dims}",
+                f"turns dims {compact(reading.rotary_dims)}; {expected.label} turns dims "
+                f"{compact(theirs)}",
             )
         )
     if reading.line is not None and expected.rates is not None:
@@ -504,6 +507,15 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
             )
         )
     return said
+
+
+def _turning_dims(expected: Expected, pairing: str) -> list[int]:
+    """The dims the model's layer turns: its pairs of nonzero frequency, in its pairing."""
+    from ..families import rotary_pairs
+
+    first, second = rotary_pairs(2 * len(expected.rates), expected.pairing or pairing)
+    moving = expected.rates != 0
+    return sorted(int(d) for d in (*first[moving], *second[moving]))
 
 
 def _rates(reading: Reading, expected: Expected) -> list[Finding]:
