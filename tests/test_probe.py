@@ -89,8 +89,8 @@ def test_assert_rotation_passes_the_model_and_says_what_a_broken_port_does(tmp_p
         assert_rotation(_llama_op(config, sign=-1.0), rope_config=path, variant="hf-rope")
     said = str(negated.value)
     assert "rotated by -theta" in said
-    assert "its sin differs from hf-rope's" in said  # its cos is right, its sin is not
-    assert "its cos differs" not in said
+    assert "its sine differs from hf-rope's" in said  # its cos is right, its sin is not
+    assert "its cosine differs" not in said
     assert "--variant hf-rope --part cos --convention single -l 256" in said
     with pytest.raises(AssertionError, match=r"positions offset by \+3"):
         assert_rotation(_llama_op(config, shift=3), rope_config=path, variant="hf-rope")
@@ -111,7 +111,7 @@ def test_a_cos_computed_otherwise_is_placed(tmp_path):
         return x * cos + halves * sin
 
     assert_rotation(port, rope_config=path)
-    with pytest.raises(AssertionError, match=r"its cos differs from hf-rope's at \d+ positions"):
+    with pytest.raises(AssertionError, match=r"its cosine differs from hf-rope's at \d+ positions"):
         assert_rotation(port, rope_config=path, variant="hf-rope")
 
 

@@ -64,7 +64,7 @@ def probe(
 class Mismatch:
     """Where the op's cos or sin is not the expected table's."""
 
-    part: str  # "cos" or "sin"
+    part: str  # "cosine" or "sine"
     positions: list[int]
     dims: list[int]
     max_abs: float
@@ -109,22 +109,21 @@ def check_rotation(
 
 def _mismatches(found: Report, expected: Expected, variant: str | None) -> list[Mismatch]:
     from ..core.dtypes import match_margin
-    from ..engine import build
-    from ..families import FAMILIES
+    from .rotation_report import planes
 
     reading = found.reading
     rows = len(reading.act.positions)
-    specs = FAMILIES[expected.spec.family].rotation_planes(expected.spec, rows)
+    spec = expected.spec
     pairing = reading.fit.pairing
     said = []
-    for spec, values in zip(specs, (reading.fit.c.real, reading.fit.c.imag)):
-        if variant is None:
-            # the error float32 (or half) arithmetic makes of an angle p * w: compare's rule
-            want = build(spec.replace(dtype="float64")).float64()
-            limit = match_margin(rows, reading.act.dtype)
-        else:
-            want = build(spec.replace(variant=variant)).float64()
-            limit = 0.0
+    if variant is None:
+        exact = planes(spec.replace(variant="exact", dtype="float64"), rows, None)
+        # the error float32 (or half) arithmetic makes of an angle p * w: compare's rule
+        limit = match_margin(rows, reading.act.dtype)
+    else:
+        exact, limit = planes(spec, rows, variant), 0.0
+    parts = ("cosine", "sine")
+    for part, values, want in zip(parts, (reading.fit.c.real, reading.fit.c.imag), exact):
         if want.shape != values.shape:
             continue  # another number of pairs: the rotary-dims finding has said so
         gap = np.abs(values - want * expected.factor)
@@ -134,7 +133,7 @@ def _mismatches(found: Report, expected: Expected, variant: str | None) -> list[
             dims = sorted(
                 {int(d) for k in set(pairs_off) for d in (pairing.first[k], pairing.second[k])}
             )
-            said.append(Mismatch(spec.part, sorted(set(rows_off.tolist())), dims, float(gap.max())))
+            said.append(Mismatch(part, sorted(set(rows_off.tolist())), dims, float(gap.max())))
     return said
 
 

@@ -293,11 +293,10 @@ def _name(reading: Reading, offset: int, exact: bool):
     from unit vectors at positions 0, 1, ...) it is handed as it is; else each pair's line in
     position, rebuilt at positions 0.. in float32, whose rounding is what identification allows
     for."""
-    from .api import _array
-    from .compare import DEFAULT_THRESHOLD, Identification
-    from .identify import identify
+    from ..families import lay_out
 
     positions = reading.act.positions
+    p = reading.fit.pairing
     scaled = abs(reading.fit.scale - 1) > 8 * reading.act.unit
     cos = reading.fit.c.real / reading.fit.scale if scaled else reading.fit.c.real
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
@@ -313,6 +312,21 @@ def _name(reading: Reading, offset: int, exact: bool):
         table = np.cos(np.outer(rows, rates)).astype(kind)
     else:
         return None
+    found = _identified(table)
+    if own and not (found.best is not None and found.best.identical) and not p.written:
+        # a library that lays its table out only in pairs (llama.cpp's) is named from the
+        # cos laid out in the pairing the op turns
+        laid = _identified(lay_out(table, p.name))
+        if laid.best is not None and laid.best.identical:
+            return laid
+    return found
+
+
+def _identified(table: np.ndarray):
+    from .api import _array
+    from .compare import DEFAULT_THRESHOLD, Identification
+    from .identify import identify
+
     target = _array(table)
     target.label = "the angles"
     return Identification(target, identify(target, DEFAULT_THRESHOLD))
@@ -359,7 +373,6 @@ def _rebuild(found: Report) -> Rebuilt | None:
     act = reading.act
     if named is None or act.dtype not in ("float32", "float16", "bfloat16"):
         return None
-    from ..engine import build
     from ..families import FAMILIES
 
     spec = named.spec
@@ -369,10 +382,7 @@ def _rebuild(found: Report) -> Rebuilt | None:
         if variant.kind != "library":
             continue
         try:
-            cos, sin = (
-                build(made.replace(variant=name)).float64()[act.positions + found.offset]
-                for made in FAMILIES[spec.family].rotation_planes(spec, rows)
-            )
+            cos, sin = planes(spec, rows, name, act.positions + found.offset)
         except (PeError, ValueError, IndexError):
             continue
         if cos.shape[1] != reading.fit.pairing.pairs:
@@ -394,6 +404,21 @@ def _rebuild(found: Report) -> Rebuilt | None:
         if nearest is None or done.max_abs < nearest.max_abs:
             nearest = done
     return nearest
+
+
+def planes(spec: TableSpec, rows: int, variant: str | None, positions=None):
+    """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
+    (every row where None), float64."""
+    from ..engine import build
+    from ..families import FAMILIES
+
+    cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
+    picked = []
+    for made in (cos, sin):
+        values = build(made).float64()
+        values = values if columns is None else values[:, columns]
+        picked.append(values if positions is None else values[positions])
+    return picked
 
 
 def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:
@@ -445,7 +470,7 @@ def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
     treatment = treatments.get(names[index]) if names and index < len(names) else None
     spec = spec_from_options(options, seq_len=rows)
     family = FAMILIES[spec.family]
-    spec = family.rotation_planes(spec, rows)[0]
+    spec = family.rotation_planes(spec, rows)[0]  # its cos, one column a pair
     exact = family.frequencies(spec)
     rates = np.array([float(w) for w in exact.values])
     pairing = treatment["applied_pairing"] if treatment else None

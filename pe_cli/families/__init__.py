@@ -26,6 +26,7 @@ DEFAULT_FAMILY = next(iter(FAMILIES))
 # the pairings a rotary op may apply, and the dims each turns, for reading a rotation back
 ROTARY_PAIRINGS = _pairing.ROTARY
 rotary_pairs = _pairing.rotary_pairs
+lay_out = _pairing.lay_out
 
 
 def _names(collection) -> tuple[str, ...]:

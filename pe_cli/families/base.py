@@ -381,10 +381,11 @@ class Family:
         table) of each engine's table for it, in `dtype`; empty for the audit instead."""
         return []
 
-    def rotation_planes(self, spec, rows: int):
-        """The specs of the cos and sin planes a rotary op applies from this table (one column
-        a pair, `rows` positions from 0, float32), for reading a rotation back; None where the
-        family's tables are no rotation."""
+    def rotation_planes(self, spec, rows: int, variant: str | None = None):
+        """The cos and sin planes a rotary op applies from this table, built by `variant` (the
+        spec's own where None), for reading a rotation back: (cos spec, sin spec, columns),
+        `rows` positions from 0 in float32, whose `columns` hold one column a pair; None where
+        the family's tables are no rotation."""
         return None
 
     def reading(self, shape: tuple[int, ...], label: str):
