@@ -53,7 +53,8 @@ def probe(
     act = activations(before, after, dtype, None, ("x", "fn(x, positions)"))
     act.vectors[:] = [f"e_{h}" for h in range(head_dim)]
     name = getattr(fn, "__qualname__", None) or type(fn).__name__
-    return report(act, f"{name} on unit vectors", expected, exact=True)
+    labels = ("x", "fn(x)")
+    return report(act, f"{name} on unit vectors", expected, exact=True, labels=labels)
 
 
 # ---------------------------------------------------------------------------------------------

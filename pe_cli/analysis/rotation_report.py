@@ -73,6 +73,7 @@ class Report:
     passed: str | None  # what the dims that do not turn are
     offset: int = 0  # the positions the angles are read at, less the positions given
     exact: bool = False  # the cos read back is the op's own bits (probe's unit vectors)
+    labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two sides are called
     gap: Gap | None = None  # how far the angles are from the named table's exact ones
     notes: list[str] = field(default_factory=list)
 
@@ -141,11 +142,12 @@ def report(
     source: str,
     expected: Expected | None = None,
     exact: bool = False,
+    labels: tuple[str, str] = ("BEFORE", "AFTER"),
 ) -> Report:
     """Read the rotation, name the table its angles make, and say what differs (from the
     expected layer's where one is given)."""
     reading = read_rotation(act)
-    found = Report(source, reading, None, [], None, expected, None, exact=exact)
+    found = Report(source, reading, None, [], None, expected, None, exact=exact, labels=labels)
     if reading.fit is None:
         widths = ", ".join(
             f"{f.pairing.name} over {f.pairing.width} dims {f.misfit:.2g}" for f in reading.tried
@@ -608,7 +610,8 @@ def from_files(
     expected = None
     if rope_config is not None:
         expected = expected_of(rope_config, layer, int(act.positions.max()) + 1)
-    return report(act, f"{second.label} against {first.label}", expected)
+    labels = (first.label, second.label)
+    return report(act, f"{second.label} against {first.label}", expected, labels=labels)
 
 
 def read_positions(text: str, rows: int) -> np.ndarray:

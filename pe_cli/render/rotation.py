@@ -41,30 +41,31 @@ def _said(found) -> list[str]:
         said.append(f"  {found.passed}")
     named = found.named
     if named is not None:
-        exact = ", bit for bit (its cos is the op's own)" if found.exact and named.identical else ""
-        said.append(f"  its angles are those of {named.name}, {named.identity}{exact}")
+        exact = ", bit for bit (the op's own cos)" if found.exact and named.identical else ""
+        said.append(f"  its cos table: {named.name}, {named.identity}{exact}")
         if named.command:
             said.append(f"    {named.command}")
         elif named.built_by:
             said.append(f"    {named.built_by}")
     elif dims:
-        said.append("  no built-in table explains its angles")
+        said.append("  its cos table: no built-in table explains its angles")
     if found.rebuilt is not None:
         r = found.rebuilt
+        before, after = found.labels
         if r.identical:
             said.append(
-                f"  AFTER is BEFORE rotated by {r.variant}'s cos and sin, bit for bit "
+                f"  {after} is {before} rotated by {r.variant}'s cos and sin, bit for bit "
                 f"({reading.act.dtype})"
             )
         else:
             said.append(
-                f"  {r.variant}'s cos and sin applied to BEFORE ({reading.act.dtype}) differ "
-                f"from AFTER by up to {r.max_abs:.3g} (at {r.where})"
+                f"  {r.variant}'s cos and sin applied to {before} ({reading.act.dtype}) differ "
+                f"from {after} by up to {r.max_abs:.3g} (at {r.where})"
             )
     if found.gap is not None:
         said.append(
             f"  its angles are within {found.gap.max_abs:.2g} rad of that table's exact "
-            f"angles (the largest at {found.gap.where})"
+            f"ones (the largest at {found.gap.where})"
         )
     if dims:
         said.append(
