@@ -22,6 +22,7 @@ Nothing here names a table or prints; rotation_report.py names the angles and sa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,19 +37,34 @@ from ..families import ROTARY_PAIRINGS, rotary_pairs
 ANGLE_ULPS = 6
 
 
+BLOCK_ELEMENTS = 1 << 21  # the elements of each side read at once (16 MiB in float64)
+
+
 @dataclass(frozen=True)
 class Activations:
-    """BEFORE and AFTER as (positions, vectors, head_dim) float64, and what each vector is."""
+    """BEFORE and AFTER, read in blocks of rows as (rows, vectors, head_dim) float64, and what
+    each vector is. `read(start, stop)` gives rows start..stop-1 of both."""
 
-    before: np.ndarray
-    after: np.ndarray
+    read: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+    shape: tuple[int, int, int]  # (positions, vectors, head_dim)
     dtype: str  # the narrower of the two files' dtypes: the rounding the rotation carries
     positions: np.ndarray  # the position of each row (int64)
     vectors: list[str]  # "head 3", "batch 0 head 3", or "" where there is one vector
 
     @property
     def head_dim(self) -> int:
-        return self.before.shape[2]
+        return self.shape[2]
+
+    @property
+    def block_rows(self) -> int:
+        return max(1, BLOCK_ELEMENTS // (self.shape[1] * self.shape[2]))
+
+    def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(first row, BEFORE's rows, AFTER's rows) of each block, in order."""
+        rows = self.shape[0]
+        for start in range(0, rows, self.block_rows):
+            x, y = self.read(start, min(rows, start + self.block_rows))
+            yield start, x, y
 
     @property
     def unit(self) -> float:
@@ -62,27 +78,46 @@ class Activations:
         return ANGLE_ULPS * self.unit
 
 
-def as_vectors(values: np.ndarray, label: str) -> tuple[np.ndarray, list[str]]:
-    """An activation in one of the layouts people dump as (positions, vectors, head_dim):
-    (positions, head_dim), (positions, heads, head_dim), or torch's (batch, heads, positions,
-    head_dim)."""
-    if values.ndim == 2:
-        return values[:, None, :], [""]
-    if values.ndim == 3:
-        return values, [f"head {h}" for h in range(values.shape[1])]
-    if values.ndim == 4:
-        batch, heads, positions, dim = values.shape
-        moved = np.moveaxis(values, 2, 0).reshape(positions, batch * heads, dim)
+def layout(shape: tuple[int, ...], label: str) -> tuple[tuple[int, int, int], list[str]]:
+    """The (positions, vectors, head_dim) an activation of this shape is read as, and each
+    vector's name: (positions, head_dim), (positions, heads, head_dim), or torch's (batch,
+    heads, positions, head_dim)."""
+    if len(shape) == 2:
+        return (shape[0], 1, shape[1]), [""]
+    if len(shape) == 3:
+        return tuple(shape), [f"head {h}" for h in range(shape[1])]
+    if len(shape) == 4:
+        batch, heads, positions, dim = shape
         names = [
             f"batch {b} head {h}" if batch > 1 else f"head {h}"
             for b in range(batch)
             for h in range(heads)
         ]
-        return moved, names
+        return (positions, batch * heads, dim), names
     raise BadInput(
-        f"{label} has shape {values.shape}: activations are (positions, head_dim), "
+        f"{label} has shape {tuple(shape)}: activations are (positions, head_dim), "
         "(positions, heads, head_dim) or (batch, heads, positions, head_dim)"
     )
+
+
+def as_vectors(values: np.ndarray, label: str) -> tuple[np.ndarray, list[str]]:
+    """An activation as (positions, vectors, head_dim), and each vector's name."""
+    shape, names = layout(values.shape, label)
+    if values.ndim == 4:
+        values = np.moveaxis(values, 2, 0)
+    return values.reshape(shape), names
+
+
+def check_pair(first: tuple[int, ...], second: tuple[int, ...], labels) -> None:
+    """Two activations' shapes, refused where no rotation takes one to the other."""
+    for shape, label in zip((first, second), labels):
+        if len(shape) < 2:
+            raise BadInput(f"{label} has shape {tuple(shape)}: it needs a head_dim axis")
+    if tuple(first) != tuple(second):
+        raise BadInput(
+            f"{labels[0]} has shape {tuple(first)} and {labels[1]} {tuple(second)}: "
+            "a rotation keeps the shape"
+        )
 
 
 def activations(
@@ -92,35 +127,33 @@ def activations(
     positions=None,
     labels=("BEFORE", "AFTER"),
 ) -> Activations:
-    """Check and reshape a pair of dumps (any of as_vectors' layouts, the same shape)."""
-    for values, label in zip((before, after), labels):
-        if values.ndim < 2:
-            raise BadInput(f"{label} has shape {values.shape}: it needs a head_dim axis")
-    if before.shape != after.shape:
-        raise BadInput(
-            f"{labels[0]} has shape {before.shape} and {labels[1]} {after.shape}: "
-            "a rotation keeps the shape"
-        )
+    """Check and reshape a pair of dumps (any of layout's, the same shape)."""
+    check_pair(np.shape(before), np.shape(after), labels)
     x, names = as_vectors(np.asarray(before, np.float64), labels[0])
     y, _ = as_vectors(np.asarray(after, np.float64), labels[1])
-    if x.shape[2] % 2:
-        raise BadInput(f"head_dim {x.shape[2]} is odd: a rotation turns pairs of dims")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise BadInput(f"{labels[0]} or {labels[1]} holds inf or nan")
-    count = x.shape[0]
+    return checked(lambda a, b: (x[a:b], y[a:b]), x.shape, dtype, positions, names)
+
+
+def checked(read, shape, dtype: str, positions, names: list[str]) -> Activations:
+    """Activations of this (positions, vectors, head_dim) shape, their positions checked."""
+    if shape[2] % 2:
+        raise BadInput(f"head_dim {shape[2]} is odd: a rotation turns pairs of dims")
+    count = shape[0]
     if positions is None:
         positions = np.arange(count)
     positions = np.asarray(positions, dtype=np.int64)
     if positions.shape != (count,):
         raise BadInput(f"{len(positions)} positions given for {count} rows of activations")
-    return Activations(x, y, dtype, positions, names)
+    return Activations(read, tuple(shape), dtype, positions, names)
 
 
 # ---------------------------------------------------------------------------------------------
 # Pairings and the fit of each
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Pairing:
     name: str  # ROTARY_PAIRINGS: the pairs the op turns
     width: int  # the rotary dim R: dims 0..R-1 pair up, the rest pass through
@@ -163,7 +196,8 @@ class Fit:
     pairing: Pairing
     misfit: float  # rms of |w| - s|z| over rms |z|: 0 for a rotation in this pairing
     scale: float  # s, the one length factor of every pair (1: a pure rotation)
-    c: np.ndarray  # (positions, pairs) complex: each pair's rotation, common to the vectors
+    c: np.ndarray | None  # (positions, pairs) complex: each pair's rotation, common to the
+    #                      vectors (None: not kept, for a pairing the first block ruled out)
     spread: float  # rms of w - c z over rms |w|: 0 where every vector turns alike
     tail: float  # largest |after - before| of the dims past the rotary dim, over rms |x|
 
@@ -181,53 +215,133 @@ def _written(values: np.ndarray, p: Pairing) -> np.ndarray:
     return values[..., first] + 1j * values[..., second]
 
 
-def fit(act: Activations, p: Pairing) -> Fit:
-    z, w = _complex(act.before, p), _written(act.after, p)
-    power = np.sum(np.abs(z) ** 2, axis=1)  # (positions, pairs)
-    c = np.divide(
-        np.sum(w * np.conj(z), axis=1), power, out=np.zeros(power.shape, complex), where=power > 0
-    )
-    lengths = np.abs(z)
-    total = float(np.sum(lengths**2)) or 1.0
-    scale = float(np.sqrt(np.sum(np.abs(w) ** 2) / total))
-    misfit = float(np.sqrt(np.sum((np.abs(w) - scale * lengths) ** 2) / total))
-    spread = float(np.sqrt(np.sum(np.abs(w - c[:, None, :] * z) ** 2) / total))
-    rest = act.after[..., p.width :] - act.before[..., p.width :]
-    size = float(np.sqrt(np.mean(act.before**2))) or 1.0
-    tail = float(np.max(np.abs(rest), initial=0.0)) / size
-    return Fit(p, misfit, scale, c, spread, tail)
+class _Sums:
+    """One pairing's sums over the blocks: what its Fit is made of. The lengths' misfit is
+    summed about a scale s0 read from the first block, so that nothing cancels when the true
+    scale is found: sum (|w| - s|z|)^2 = A - 2 (s - s0) B + (s - s0)^2 sum |z|^2."""
+
+    def __init__(self, p: Pairing, keep: bool, s0: float):
+        self.pairing, self.keep, self.s0 = p, keep, s0
+        self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
+        self.c: list[np.ndarray] = []
+
+    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        p = self.pairing
+        z, w = _complex(x, p), _written(y, p)
+        lz, lw = np.abs(z), np.abs(w)
+        self.z2 += float(np.sum(lz**2))
+        self.w2 += float(np.sum(lw**2))
+        off = lw - self.s0 * lz
+        self.a += float(np.sum(off**2))
+        self.b += float(np.sum(lz * off))
+        power = np.sum(lz**2, axis=1)  # (rows, pairs)
+        cross = np.sum(w * np.conj(z), axis=1)
+        c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
+        # what the common rotation leaves of each (row, pair), over its vectors
+        left = np.sum(np.abs(w - c[:, None, :] * z) ** 2, axis=1)
+        self.spread += float(np.sum(left))
+        rest = np.abs(y[..., p.width :] - x[..., p.width :])
+        self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
+        if self.keep:
+            self.c.append(c)
+
+    def fit(self, size: float) -> Fit:
+        total = self.z2 or 1.0
+        scale = float(np.sqrt(self.w2 / total))
+        step = scale - self.s0
+        misfit = float(np.sqrt(max(self.a - 2 * step * self.b + step**2 * self.z2, 0.0) / total))
+        c = np.concatenate(self.c) if self.keep else None
+        return Fit(
+            self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), self.tail / size
+        )
 
 
-def _changed_dims(act: Activations) -> np.ndarray:
-    """The dims AFTER differs from BEFORE in, anywhere, by more than one rounding of the dtype:
-    a dim passed through (a partial-rotary tail, a zero-frequency pair: x cos 0 + r sin 0 is x)
-    is BEFORE's own, while the slowest pair that turns moves by its sine times its partner."""
-    moved = np.abs(act.after - act.before) > act.unit * (np.abs(act.before) + np.abs(act.after))
-    return np.flatnonzero(np.any(moved, axis=(0, 1)))
+def _moved(x: np.ndarray, y: np.ndarray, unit: float) -> np.ndarray:
+    """Whether each dim differs from BEFORE anywhere in a block, by more than one rounding of
+    the dtype: a dim passed through (a partial-rotary tail, a zero-frequency pair: x cos 0 +
+    r sin 0 is x) is BEFORE's own, while the slowest pair that turns moves by its sine times
+    its partner."""
+    return np.any(np.abs(y - x) > unit * (np.abs(x) + np.abs(y)), axis=(0, 1))
 
 
-def fits(act: Activations) -> list[Fit]:
-    """Each pairing's fit, over the whole head_dim and over the dims up to the last one that
-    changes (a partial-rotary tail), best first."""
-    changed = _changed_dims(act)
-    widths = {act.head_dim}
+def _widths(moved: np.ndarray, head_dim: int) -> list[int]:
+    """The rotary dims to try: the head dim, and up to the last dim that changes (a
+    partial-rotary tail past it)."""
+    widths = {head_dim}
+    changed = np.flatnonzero(moved)
     if len(changed):
         last = int(changed[-1]) + 1
         widths.add(last + last % 2)
-    found = [fit(act, p) for width in sorted(widths) for p in _hypotheses(width)]
-    tolerance = _tolerance(act)
-    # a fit within the rounding is as good as any other; among those the narrowest rotary dim
-    # (the dims past it are seen unchanged) and the pairing tried first
-    return sorted(
-        found,
-        key=lambda f: (
-            max(f.misfit, f.tail) > tolerance,
-            max(f.misfit, f.tail) if max(f.misfit, f.tail) > tolerance else 0.0,
+    return sorted(widths)
+
+
+@dataclass
+class _Pass:
+    fits: list[Fit]
+    moved: np.ndarray  # each dim: whether it changes anywhere
+    first: tuple[np.ndarray, np.ndarray]  # the first block (BEFORE, AFTER), for the heads
+
+
+def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
+    """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
+    its index), the dims that change, the first block."""
+    sums = [_Sums(p, k in keep, s0) for k, p in enumerate(pairings)]
+    moved = np.zeros(act.head_dim, bool)
+    squares, count, first = 0.0, 0, None
+    for _, x, y in act.blocks():
+        if first is None:
+            first = (x, y)
+        moved |= _moved(x, y, act.unit)
+        squares, count = squares + float(np.sum(x**2)), count + x.size
+        for each in sums:
+            each.add(x, y)
+    size = float(np.sqrt(squares / max(count, 1))) or 1.0
+    return _Pass([each.fit(size) for each in sums], moved, first)
+
+
+def _order(found: list[Fit], tolerance: float) -> list[Fit]:
+    """Best first: a fit within the rounding is as good as any other; among those the
+    narrowest rotary dim (the dims past it are seen unchanged), in place before written
+    elsewhere, and the pairing tried first."""
+
+    def key(f: Fit):
+        off = max(f.misfit, f.tail)
+        return (
+            off > tolerance,
+            off if off > tolerance else 0.0,
             f.pairing.width,
             bool(f.pairing.written),
             ROTARY_PAIRINGS.index(f.pairing.name),
-        ),
-    )
+        )
+
+    return sorted(found, key=key)
+
+
+def fits(act: Activations) -> tuple[list[Fit], _Pass]:
+    """Each pairing's fit, over the whole head_dim and over the dims up to the last one that
+    changes, best first; read in two passes at most: the first block says which pairings to
+    keep each pair's rotation of, every block sums them all."""
+    start, x, y = next(act.blocks())
+    tolerance = _tolerance(act)
+    pairings = [
+        p for width in _widths(_moved(x, y, act.unit), act.head_dim) for p in _hypotheses(width)
+    ]
+    lz = float(np.sum(x**2)) or 1.0
+    s0 = float(np.sqrt(np.sum(y**2) / lz))
+    sample = []
+    for p in pairings:
+        each = _Sums(p, False, s0)
+        each.add(x, y)
+        sample.append(each.fit(1.0))
+    ranked = _order(sample, tolerance)
+    keep = {k for k, f in enumerate(sample) if max(f.misfit, f.tail) <= tolerance}
+    keep = keep or {next(k for k, f in enumerate(sample) if f is ranked[0])}
+    done = _measure(act, pairings, keep, s0)
+    found = _order(done.fits, tolerance)
+    if found[0].c is None:  # the best over every block was not the first block's: read it again
+        again = _measure(act, [found[0].pairing], {0}, s0)
+        found[0] = again.fits[0]
+    return found, done
 
 
 def _tolerance(act: Activations) -> float:
@@ -294,27 +408,27 @@ class Reading:
 
 
 def read_rotation(act: Activations) -> Reading:
-    tried = fits(act)
+    tried, done = fits(act)
     best = tried[0]
     tolerance = _tolerance(act)
     if max(best.misfit, best.tail) > tolerance:
         return Reading(act, None, tried, None, None, None)
     angles = best.angles
-    changed = set(_changed_dims(act).tolist())
+    changed = set(np.flatnonzero(done.moved).tolist())
     p = best.pairing
     turning = np.array(
         [k for k in range(p.pairs) if {int(p.first[k]), int(p.second[k])} & changed], dtype=int
     )
     found = Reading(act, best, tried, angles, turning, line(angles, act.positions))
-    if best.spread > tolerance:
-        found.heads, found.head_worst = _odd_vectors(act, best)
+    if best.spread > tolerance:  # read from the first block's rows
+        found.heads, found.head_worst = _odd_vectors(act, best, *done.first)
     return found
 
 
-def _odd_vectors(act: Activations, f: Fit) -> tuple[list[str], float]:
+def _odd_vectors(act: Activations, f: Fit, x: np.ndarray, y: np.ndarray) -> tuple[list[str], float]:
     """The vectors whose own rotation is not the common one: those that disagree with most of
     the others (each vector's angles, where its pairs are not too short to read)."""
-    z, w = _complex(act.before, f.pairing), _written(act.after, f.pairing)
+    z, w = _complex(x, f.pairing), _written(y, f.pairing)
     lengths = np.abs(z)
     readable = lengths > 0.1 * np.sqrt(np.mean(lengths**2))
     own = np.angle(w * np.conj(z))  # (positions, vectors, pairs)
