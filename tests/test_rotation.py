@@ -261,3 +261,28 @@ def test_bad_activations_are_refused(before, after, said):
     with pytest.raises(BadInput, match=r".*") as refused:
         rotation.activations(before, after, "float32")
     assert said in str(refused.value)
+
+
+def test_read_in_blocks_as_whole(tmp_path, monkeypatch):
+    """Files read in blocks of a few rows (torch's layout, two batches: one run of elements a
+    (batch, head)) give the report the arrays give whole: the same fit, angles and rebuild."""
+    config, path = _llama(tmp_path)
+    x = _queries(heads=4)
+    x = x.expand(2, -1, -1, -1).clone()
+    x[1] = _queries(heads=4, seed=1)[0]
+    after = _broken(config, x, "offset")
+    np.save(tmp_path / "before.npy", x.numpy())
+    np.save(tmp_path / "after.npy", after.numpy())
+    whole = _read(x, after)
+    monkeypatch.setattr(rotation, "BLOCK_ELEMENTS", 7 * 8 * 64)  # 7 rows a block
+    act = rotation.activations(_np(x), _np(after), "float32")
+    assert act.block_rows == 7
+    blocked = rotation_report.from_files(tmp_path / "after.npy", tmp_path / "before.npy")
+    assert blocked.reading.act.block_rows == 7
+    for found in (blocked, rotation_report.report(act, "test")):
+        assert found.codes() == whole.codes() == ["offset"]
+        # float64 sums over the vectors, in another memory order: to a few float64 ulps
+        assert np.allclose(found.reading.angles, whole.reading.angles, rtol=0, atol=1e-14)
+        assert found.rebuilt == whole.rebuilt and found.rebuilt.identical
+        assert found.reading.fit.misfit == pytest.approx(whole.reading.fit.misfit, abs=1e-12)
+    assert blocked.reading.act.vectors[4] == "batch 1 head 0"

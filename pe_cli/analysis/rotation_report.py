@@ -389,6 +389,11 @@ def _rebuild(found: Report) -> Rebuilt | None:
             continue
         if cos.shape[1] != reading.fit.pairing.pairs:
             continue
+        # a library's planes are float32 (or, where they end in float64, kept so)
+        cos, sin = (
+            t.astype(np.float32) if np.array_equal(t.astype(np.float32), t) else t
+            for t in (cos, sin)
+        )
         if any(np.array_equal(cos, c) and np.array_equal(sin, s) for _, c, s in tables):
             continue  # the same planes as a library tried before it
         if found.reading.line is not None and np.all(found.reading.line.rates < 0):
@@ -402,9 +407,11 @@ def _rebuild(found: Report) -> Rebuilt | None:
     # one pass over the blocks for every library's planes: the largest gap each leaves, where
     worst = [(0.0, (0, 0, 0)) for _ in tables]
     equal = [True] * len(tables)
+    live = list(range(len(tables)))
     for start, x, y in act.blocks():
         stop = start + len(x)
-        for k, (_, cos, sin) in enumerate(tables):
+        for k in live:
+            _, cos, sin = tables[k]
             gap = np.abs(
                 apply(x, cos[start:stop], sin[start:stop], reading.fit.pairing, act.dtype) - y
             )
@@ -412,8 +419,11 @@ def _rebuild(found: Report) -> Rebuilt | None:
             if gap[at] > worst[k][0]:
                 worst[k] = (float(gap[at]), (start + int(at[0]), int(at[1]), int(at[2])))
             equal[k] = equal[k] and not gap.any()
+        if start == 0 and any(equal):  # those bit for bit on the first block go on alone
+            live = [k for k in live if equal[k]]
     found_tables = []
-    for (name, _, _), (largest, (row, vector, dim)), same in zip(tables, worst, equal):
+    for k in live:
+        (name, _, _), (largest, (row, vector, dim)), same = tables[k], worst[k], equal[k]
         where = f"position {int(act.positions[row])}, dim {dim}" + (
             f", {act.vectors[vector]}" if act.vectors[vector] else ""
         )
@@ -442,9 +452,11 @@ def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -
     """x cos + rotate(x) sin on the pairing's dims, each product and the sum rounded to `dtype`
     (numpy for float32 and float16, which round each operation; torch for bfloat16), cos and
     sin rounded to it first; the dims past the rotary dim as they are. Returns float64."""
+    from .rotation import view
+
     out = before.copy()
-    x, y = before[..., p.first], before[..., p.second]
-    first, second = p.out
+    x, y = before[..., view(p.first)], before[..., view(p.second)]
+    first, second = (view(dims) for dims in p.out)
     c, s = cos[:, None, :], sin[:, None, :]
     if dtype == "bfloat16":
         import torch
@@ -617,7 +629,7 @@ def from_files(
     from ..io.read import open_table
     from .rotation import check_pair, checked, layout
 
-    first, second = open_table(before), open_table(after)
+    first, second = open_table(str(before)), open_table(str(after))
     labels = (first.label, second.label)
     check_pair(first.shape, second.shape, labels)
     shape, names = layout(first.shape, first.label)
