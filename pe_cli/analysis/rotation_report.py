@@ -351,15 +351,19 @@ def _gap(found: Report) -> Gap | None:
         rates = -rates
     positions = (reading.act.positions + found.offset).astype(np.float64)
     turning = reading.turning
-    wanted = np.outer(positions, rates[turning])
-    gaps = np.abs(np.angle(np.exp(1j * (reading.angles[:, turning] - wanted))))
-    row, column = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
-    k = int(turning[column])
+    largest, row, k = -1.0, 0, 0
+    for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
+        wanted = np.outer(positions[start : start + 8192], rates[turning])
+        got = reading.angles[start : start + 8192, turning]
+        gaps = np.abs(np.angle(np.exp(1j * (got - wanted))))
+        at = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
+        if gaps[at] > largest:
+            largest, row, k = float(gaps[at]), start + int(at[0]), int(turning[at[1]])
     p = reading.fit.pairing
     where = (
         f"position {int(reading.act.positions[row])}, dims {int(p.first[k])} and {int(p.second[k])}"
     )
-    return Gap(float(gaps.max()), where)
+    return Gap(largest, where)
 
 
 # ---------------------------------------------------------------------------------------------
