@@ -50,6 +50,8 @@ def test_json_keys(cli, tmp_path):
     assert found["candidates"][0]["spec"]["base"] == 10000
     assert found["findings"] == []
     assert found["rebuilt"]["identical"] is True
+    # the candidates are of the angles' lines, not the dump's bits
+    assert found["candidates_of"].startswith("each pair's line through its angles")
 
 
 def test_positions_given(cli, tmp_path):

@@ -227,10 +227,11 @@ class _Sums:
     summed about a scale s0 read from the first block, so that nothing cancels when the true
     scale is found: sum (|w| - s|z|)^2 = A - 2 (s - s0) B + (s - s0)^2 sum |z|^2."""
 
-    def __init__(self, p: Pairing, keep: bool, s0: float):
+    def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0):
         self.pairing, self.keep, self.s0 = p, keep, s0
         self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
-        self.c: list[np.ndarray] = []
+        self.c = np.empty((rows, p.pairs), complex) if keep else None
+        self.filled = 0
 
     def add(self, x: np.ndarray, y: np.ndarray) -> None:
         p = self.pairing
@@ -254,14 +255,15 @@ class _Sums:
         rest = np.abs(y[..., p.width :] - x[..., p.width :])
         self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
         if self.keep:
-            self.c.append(c)
+            self.c[self.filled : self.filled + len(c)] = c
+            self.filled += len(c)
 
     def fit(self, size: float) -> Fit:
         total = self.z2 or 1.0
         scale = float(np.sqrt(self.w2 / total))
         step = scale - self.s0
         misfit = float(np.sqrt(max(self.a - 2 * step * self.b + step**2 * self.z2, 0.0) / total))
-        c = np.concatenate(self.c) if self.keep else None
+        c = self.c[: self.filled] if self.keep else None
         return Fit(
             self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), self.tail / size
         )
@@ -296,7 +298,7 @@ class _Pass:
 def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
     """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
     its index), the dims that change, the first block."""
-    sums = [_Sums(p, k in keep, s0) for k, p in enumerate(pairings)]
+    sums = [_Sums(p, k in keep, s0, act.shape[0]) for k, p in enumerate(pairings)]
     moved = np.zeros(act.head_dim, bool)
     squares, count, first = 0.0, 0, None
     for _, x, y in act.blocks():

@@ -120,6 +120,10 @@ class Report:
             "command": None if named is None else named.command,
             "rebuilt": None if rebuilt is None else rebuilt.__dict__,
             "angle_gap": None if self.gap is None else self.gap.__dict__,
+            # what identification was handed: the candidates' figures are of that table
+            "candidates_of": None
+            if self.identification is None
+            else self.identification.target.label,
             "candidates": [c.to_json() for c in self.candidates],
             "findings": [f.to_json() for f in self.findings],
             "expected": None
@@ -303,7 +307,7 @@ def _name(reading: Reading, offset: int, exact: bool):
     cos = reading.fit.c.real / reading.fit.scale if scaled else reading.fit.c.real
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
     if own and np.array_equal(cos.astype(np.float32), cos):
-        table = cos.astype(np.float32)
+        table, what = cos.astype(np.float32), "the op's own cos"
     elif reading.line is not None:
         rates = np.abs(reading.line.rates)
         rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
@@ -312,25 +316,26 @@ def _name(reading: Reading, offset: int, exact: bool):
         # float16 lets identification allow for that (a float32 one would be held to float32's)
         kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
         table = np.cos(np.outer(rows, rates)).astype(kind)
+        what = f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
     else:
         return None
-    found = _identified(table)
+    found = _identified(table, what)
     if own and not (found.best is not None and found.best.identical) and not p.written:
         # a library that lays its table out only in pairs (llama.cpp's) is named from the
         # cos laid out in the pairing the op turns
-        laid = _identified(lay_out(table, p.name))
+        laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs")
         if laid.best is not None and laid.best.identical:
             return laid
     return found
 
 
-def _identified(table: np.ndarray):
+def _identified(table: np.ndarray, what: str):
     from .api import _array
     from .compare import DEFAULT_THRESHOLD, Identification
     from .identify import identify
 
     target = _array(table)
-    target.label = "the angles"
+    target.label = what
     return Identification(target, identify(target, DEFAULT_THRESHOLD))
 
 
@@ -373,68 +378,94 @@ def _gap(found: Report) -> Gap | None:
 def _rebuild(found: Report) -> Rebuilt | None:
     """Each library variant of the named spec, its cos and sin applied to BEFORE as the
     rotate_half form computes (x cos + rotate(x) sin, each product and the sum rounded to the
-    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest."""
+    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. Each
+    library is set against the first block as it is built, and only those bit for bit there
+    (else the nearest there) against the rest: one library's planes are kept at a time."""
     named = found.named
     reading = found.reading
     act = reading.act
     if named is None or act.dtype not in ("float32", "float16", "bfloat16"):
         return None
+    import hashlib
+
     from ..families import FAMILIES
 
     spec = named.spec
     rows = int(act.positions.max()) + found.offset + 1
-    tables: list[tuple[str, np.ndarray, np.ndarray]] = []
+    _, x, y = next(act.blocks())
+    seen, kept, first = set(), [], []
     for name, variant in FAMILIES[spec.family].variants.items():
         if variant.kind != "library":
             continue
-        try:
-            cos, sin = planes(spec, rows, name, act.positions + found.offset)
-        except (PeError, ValueError, IndexError):
+        made = _library_planes(found, spec, rows, name)
+        if made is None:
             continue
-        if cos.shape[1] != reading.fit.pairing.pairs:
-            continue
-        # a library's planes are float32 (or, where they end in float64, kept so)
-        cos, sin = (
-            t.astype(np.float32) if np.array_equal(t.astype(np.float32), t) else t
-            for t in (cos, sin)
-        )
-        if any(np.array_equal(cos, c) and np.array_equal(sin, s) for _, c, s in tables):
+        digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
+        if digest in seen:
             continue  # the same planes as a library tried before it
-        if found.reading.line is not None and np.all(found.reading.line.rates < 0):
-            sin = -sin
-        scaled = reading.fit.scale
-        if abs(scaled - 1) > 8 * act.unit:
-            cos, sin = cos * scaled, sin * scaled
-        tables.append((name, cos, sin))
-    if not tables:
+        seen.add(digest)
+        measured = _Gap()
+        measured.add(act, reading.fit.pairing, 0, x, y, *made)
+        first.append((measured.largest, name))
+        if measured.equal:
+            kept.append((name, made, measured))
+    if not first:
         return None
-    # one pass over the blocks for every library's planes: the largest gap each leaves, where
-    worst = [(0.0, (0, 0, 0)) for _ in tables]
-    equal = [True] * len(tables)
-    live = list(range(len(tables)))
-    for start, x, y in act.blocks():
+    if not kept:  # none is bit for bit on the first block: the nearest there, over every block
+        name = min(first)[1]
+        kept = [(name, _library_planes(found, spec, rows, name), _Gap())]
+        blocks = act.blocks()
+    else:
+        blocks = (block for block in act.blocks() if block[0] > 0)
+    for start, x, y in blocks:
+        for _, made, measured in kept:
+            measured.add(act, reading.fit.pairing, start, x, y, *made)
+    done = [measured.said(act, name) for name, _, measured in kept]
+    return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
+
+
+def _library_planes(found: Report, spec, rows: int, name: str):
+    """A library's cos and sin at the dump's positions, as the reading applies them (turned
+    backwards, scaled), float32 where they are float32 values; None where it cannot build
+    them or they have another number of pairs."""
+    reading = found.reading
+    act = reading.act
+    try:
+        cos, sin = planes(spec, rows, name, act.positions + found.offset)
+    except (PeError, ValueError, IndexError):
+        return None
+    if cos.shape[1] != reading.fit.pairing.pairs:
+        return None
+    cos, sin = (
+        t.astype(np.float32) if np.array_equal(t.astype(np.float32), t) else t for t in (cos, sin)
+    )
+    if reading.line is not None and np.all(reading.line.rates < 0):
+        sin = -sin
+    if abs(reading.fit.scale - 1) > 8 * act.unit:
+        cos, sin = cos * reading.fit.scale, sin * reading.fit.scale
+    return cos, sin
+
+
+class _Gap:
+    """The largest |AFTER - rebuilt| over the blocks added, where, and whether all are equal."""
+
+    def __init__(self):
+        self.largest, self.at, self.equal = 0.0, (0, 0, 0), True
+
+    def add(self, act, pairing, start, x, y, cos, sin) -> None:
         stop = start + len(x)
-        for k in live:
-            _, cos, sin = tables[k]
-            gap = np.abs(
-                apply(x, cos[start:stop], sin[start:stop], reading.fit.pairing, act.dtype) - y
-            )
-            at = np.unravel_index(int(np.argmax(gap)), gap.shape)
-            if gap[at] > worst[k][0]:
-                worst[k] = (float(gap[at]), (start + int(at[0]), int(at[1]), int(at[2])))
-            equal[k] = equal[k] and not gap.any()
-        if start == 0 and any(equal):  # those bit for bit on the first block go on alone
-            live = [k for k in live if equal[k]]
-    found_tables = []
-    for k in live:
-        (name, _, _), (largest, (row, vector, dim)), same = tables[k], worst[k], equal[k]
+        gap = np.abs(apply(x, cos[start:stop], sin[start:stop], pairing, act.dtype) - y)
+        at = np.unravel_index(int(np.argmax(gap)), gap.shape)
+        if gap[at] > self.largest:
+            self.largest, self.at = float(gap[at]), (start + int(at[0]), int(at[1]), int(at[2]))
+        self.equal = self.equal and not gap.any()
+
+    def said(self, act, name: str) -> Rebuilt:
+        row, vector, dim = self.at
         where = f"position {int(act.positions[row])}, dim {dim}" + (
             f", {act.vectors[vector]}" if act.vectors[vector] else ""
         )
-        found_tables.append(Rebuilt(name, same, largest, where))
-    return next((t for t in found_tables if t.identical), None) or min(
-        found_tables, key=lambda t: t.max_abs
-    )
+        return Rebuilt(name, self.equal, self.largest, where)
 
 
 def planes(spec: TableSpec, rows: int, variant: str | None, positions=None):
