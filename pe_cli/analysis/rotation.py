@@ -37,7 +37,7 @@ from ..families import ROTARY_PAIRINGS, rotary_pairs
 ANGLE_ULPS = 6
 
 
-BLOCK_ELEMENTS = 1 << 21  # the elements of each side read at once (16 MiB in float64)
+BLOCK_ELEMENTS = 1 << 19  # the elements of each side read at once (4 MiB in float64)
 
 
 @dataclass(frozen=True)

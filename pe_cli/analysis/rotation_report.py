@@ -470,14 +470,15 @@ class _Gap:
 
 def planes(spec: TableSpec, rows: int, variant: str | None, positions=None):
     """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
-    (every row where None), float64."""
+    (every row where None), in the dtype they are built in."""
     from ..engine import build
     from ..families import FAMILIES
 
     cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
     picked = []
     for made in (cos, sin):
-        values = build(made).float64()
+        table = build(made)  # float32 as it is (a long table's float64 copy is large)
+        values = table.float64() if made.dtype == "bfloat16" else table.numpy()
         values = values if columns is None else values[:, columns]
         picked.append(values if positions is None else values[positions])
     return picked
