@@ -393,11 +393,18 @@ def _rebuild(found: Report) -> Rebuilt | None:
     spec = named.spec
     rows = int(act.positions.max()) + found.offset + 1
     _, x, y = next(act.blocks())
+    # the first block's rows alone, where a table's first rows do not depend on its length
+    # (a library's whole table may take hundreds of MiB to build: only those kept are built)
+    head = int(act.positions[: len(x)].max()) + found.offset + 1
+    short = FAMILIES[spec.family].prefix(spec, head)
     seen, kept, first = set(), [], []
     for name, variant in FAMILIES[spec.family].variants.items():
         if variant.kind != "library":
             continue
-        made = _library_planes(found, spec, rows, name)
+        if short is not None:
+            made = _library_planes(found, short, head, name, len(x))
+        else:
+            made = _library_planes(found, spec, rows, name)
         if made is None:
             continue
         digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
@@ -411,6 +418,8 @@ def _rebuild(found: Report) -> Rebuilt | None:
             kept.append((name, made, measured))
     if not first:
         return None
+    if short is not None:  # those kept, built whole
+        kept = [(name, _library_planes(found, spec, rows, name), m) for name, _, m in kept]
     if not kept:  # none is bit for bit on the first block: the nearest there, over every block
         name = min(first)[1]
         kept = [(name, _library_planes(found, spec, rows, name), _Gap())]
@@ -424,14 +433,14 @@ def _rebuild(found: Report) -> Rebuilt | None:
     return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
 
 
-def _library_planes(found: Report, spec, rows: int, name: str):
-    """A library's cos and sin at the dump's positions, as the reading applies them (turned
-    backwards, scaled), float32 where they are float32 values; None where it cannot build
-    them or they have another number of pairs."""
+def _library_planes(found: Report, spec, rows: int, name: str, count: int | None = None):
+    """A library's cos and sin at the dump's positions (its first `count`), as the reading
+    applies them (turned backwards, scaled), float32 where they are float32 values; None where
+    it cannot build them or they have another number of pairs."""
     reading = found.reading
     act = reading.act
     try:
-        cos, sin = planes(spec, rows, name, act.positions + found.offset)
+        cos, sin = planes(spec, rows, name, act.positions[:count] + found.offset)
     except (PeError, ValueError, IndexError):
         return None
     if cos.shape[1] != reading.fit.pairing.pairs:
