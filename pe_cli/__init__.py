@@ -29,6 +29,7 @@ __all__ = [
     "compare",
     "identify",
     "plot",
+    "probe",
 ]
 
 
@@ -73,6 +74,10 @@ def __getattr__(name: str):
         from .plotting import plot
 
         return plot
+    if name == "probe":
+        from .analysis.probe import probe
+
+        return probe
     if name in ("compare", "identify"):
         from .analysis import api
 

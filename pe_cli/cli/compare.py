@@ -36,6 +36,25 @@ def compare(
             rich_help_panel=OUTPUT,
         ),
     ] = None,
+    before: Annotated[
+        str | None,
+        typer.Option(
+            help="Activations before the rotary step: A holds them after, and compare reads "
+            "back the rotation between (same shape: (positions, head_dim), (positions, heads, "
+            "head_dim) or (batch, heads, positions, head_dim)).",
+            metavar="FILE",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
+    positions: Annotated[
+        str | None,
+        typer.Option(
+            help="With --before: the positions of the rows, START:STOP or a .npy or text file "
+            "of ids [default: 0, 1, ...].",
+            metavar="RANGE",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
     plot: PlotOpt = None,
     force: ForceOpt = False,
     json: JsonOpt = False,
@@ -51,6 +70,8 @@ def compare(
     from ..io.read import looks_like_file
     from ..render import models
 
+    if before is not None or positions is not None:
+        return _rotation(a, b, before, positions, table, json, plot)
     if plot is None:
         refuse_without("--plot FILE", force=force)
     files = [s for s in (a, b) if s is not None and looks_like_file(s)]
@@ -94,3 +115,29 @@ def compare(
     render.notes(notes)
     if report.failed:
         raise typer.Exit(1)
+
+
+def _rotation(after, b, before, positions, table, json, plot) -> None:
+    """compare AFTER --before BEFORE: the rotation read back, against --rope-config's layer."""
+    from .. import render
+    from ..analysis.rotation_report import from_files
+    from ..core.errors import BadInput
+    from ..render.rotation import rotation
+
+    if before is None:
+        raise BadInput("--positions says where the rows of --before and AFTER lie: give --before")
+    if after is None or b is not None:
+        raise BadInput("compare AFTER --before BEFORE takes one file, AFTER")
+    if plot is not None:
+        raise BadInput("--plot draws a table's errors; --before reads a rotation: drop --plot")
+    extra = set(table.given) - {"--rope-config", "--layer"}
+    if extra:
+        raise BadInput(
+            f"{', '.join(sorted(extra))} describes a table to build; --before reads the rotation "
+            "from the files (--rope-config MODEL [--layer N] says what to set it against)"
+        )
+    found = from_files(after, before, positions, table.get("rope_config"), table.get("layer"))
+    if json:
+        render.as_json(found.to_json())
+    else:
+        rotation(found)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import alibi, boxes, rope, sincos2d, sincos3d, sinusoidal
 from .base import Family, Variant
+from .rope import pairing as _pairing
 
 FAMILIES: dict[str, Family] = {
     family.name: family
@@ -22,6 +23,10 @@ FAMILIES: dict[str, Family] = {
     )
 }
 DEFAULT_FAMILY = next(iter(FAMILIES))
+# the pairings a rotary op may apply, and the dims each turns, for reading a rotation back
+ROTARY_PAIRINGS = _pairing.ROTARY
+rotary_pairs = _pairing.rotary_pairs
+lay_out = _pairing.lay_out
 
 
 def _names(collection) -> tuple[str, ...]:

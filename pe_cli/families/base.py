@@ -381,6 +381,13 @@ class Family:
         table) of each engine's table for it, in `dtype`; empty for the audit instead."""
         return []
 
+    def rotation_planes(self, spec, rows: int, variant: str | None = None):
+        """The cos and sin planes a rotary op applies from this table, built by `variant` (the
+        spec's own where None), for reading a rotation back: (cos spec, sin spec, columns),
+        `rows` positions from 0 in float32, whose `columns` hold one column a pair; None where
+        the family's tables are no rotation."""
+        return None
+
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family
         writes: (rows, columns, notes) with each row's elements together in C order, or None."""

@@ -254,6 +254,39 @@ class Rope(Family):
 
         return compare_files(a, b)
 
+    def rotation_planes(self, spec, rows, variant=None):
+        import numpy as np
+
+        from .pairing import pair_columns
+
+        name = variant or spec.variant
+        chosen = self.variants.get(name)
+        # one column a pair where the variant lays its table out so (llama.cpp's does not)
+        if chosen is None or "single" in chosen.conventions:
+            convention = "single"
+        elif spec.convention in chosen.conventions:
+            convention = spec.convention
+        else:
+            convention = chosen.conventions[0]
+        if convention == "single":
+            columns = None
+        else:
+            n = self.cols(spec.replace(convention=convention)) // 2
+            columns = np.arange(2 * n)[pair_columns(n, convention)[0]]
+        cos, sin = (
+            spec.replace(
+                variant=name,
+                part=part,
+                convention=convention,
+                dtype="float32",
+                seq_len=rows,
+                offset=0,
+                compute_dtype=None,
+            )
+            for part in ("cos", "sin")
+        )
+        return cos, sin, columns
+
     def engines(self, spec, options, dtype="float32"):
         """With a model's config (--rope-config), each engine variant's table for it (those
         registered with an engine), in `dtype` and the config's pairing, or the engine's own

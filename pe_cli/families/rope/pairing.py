@@ -100,3 +100,18 @@ def reordered(n: int, have: str, want: str):
     for mine, theirs in zip(pair_columns(n, have), pair_columns(n, want)):
         order[theirs] = np.arange(2 * n)[mine]
     return order
+
+
+# The pairings a rotary op applies, as a rotation is read back from activations
+# (analysis/rotation.py), in the order tried: over the rotary dim R, dim i turns with
+# i + R/2 (half) or 2i with 2i + 1 (interleaved).
+ROTARY = ("half", "interleaved")
+
+
+def rotary_pairs(width: int, convention: str):
+    """The dims (first, second) of each pair a rotary op turns over `width` dims."""
+    import numpy as np
+
+    first, second = pair_columns(width // 2, convention)
+    dims = np.arange(width)
+    return dims[first], dims[second]

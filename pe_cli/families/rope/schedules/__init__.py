@@ -25,6 +25,7 @@ MODULES = (
     "granite_swa",
     "hunyuan",
     "hybrids",
+    "interleaving",
     "lfm2",
     "llama4",
     "ministral3",

@@ -1,0 +1,111 @@
+"""Time and memory of `pe-cli compare AFTER --before BEFORE` beside `pe-cli compare A B` of the
+same two files (issue 41: a (131072, 32, 128) float32 pair, 2 GiB a file).
+
+    python benchmarks/rotation.py [--positions 131072] [--heads 32] [--head-dim 128] [--dir D]
+
+Writes BEFORE (random q, positions x heads x head_dim) and AFTER (transformers' Llama rotation
+of it, base 500000) into D, runs each command in its own process, and prints its wall time and
+peak resident memory (ru_maxrss of the child). Needs transformers (pip install -e '.[test]').
+"""
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+
+def _write(folder: Path, positions: int, heads: int, head_dim: int) -> tuple[Path, Path]:
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama
+
+    config = LlamaConfig(
+        hidden_size=heads * head_dim, num_attention_heads=heads, head_dim=head_dim,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
+    )  # fmt: skip
+    rotary = modeling_llama.LlamaRotaryEmbedding(config)
+    before = np.lib.format.open_memmap(
+        folder / "before.npy", "w+", np.float32, (positions, heads, head_dim)
+    )
+    after = np.lib.format.open_memmap(
+        folder / "after.npy", "w+", np.float32, (positions, heads, head_dim)
+    )
+    generator = torch.Generator().manual_seed(0)
+    step = 8192
+    for start in range(0, positions, step):
+        stop = min(positions, start + step)
+        q = torch.randn(1, heads, stop - start, head_dim, generator=generator)
+        cos, sin = rotary(q, torch.arange(start, stop)[None])
+        turned = modeling_llama.apply_rotary_pos_emb(q, q, cos, sin)[0]
+        before[start:stop] = q[0].permute(1, 0, 2).numpy()
+        after[start:stop] = turned[0].permute(1, 0, 2).numpy()
+    before.flush(), after.flush()
+    return folder / "before.npy", folder / "after.npy"
+
+
+def _flat(path: Path) -> Path:
+    """The same bytes as a (positions, heads * head_dim) table: compare A B reads 2-D tables."""
+    values = np.load(path, mmap_mode="r")
+    flat = path.with_name(path.stem + "_2d.npy")
+    out = np.lib.format.open_memmap(flat, "w+", values.dtype, (len(values), values[0].size))
+    step = 8192
+    for start in range(0, len(values), step):
+        out[start : start + step] = values[start : start + step].reshape(-1, values[0].size)
+    out.flush()
+    return flat
+
+
+def _run(words: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak resident MiB (the child's own) and the last line of one command."""
+    code = (
+        "import atexit, resource, sys; atexit.register(lambda: sys.stderr.write("
+        "f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'));"
+        "from pe_cli import main; sys.argv[0] = 'pe-cli'; main()"
+    )
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    peak = float(lines.pop().split()[1]) / 1024 if lines and lines[-1].startswith("peak ") else 0
+    return seconds, peak, lines[-1] if lines else f"exit {done.returncode}"
+
+
+def flat(path: Path) -> Path:
+    return path.with_name(path.stem + "_2d.npy")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--positions", type=int, default=131072)
+    parser.add_argument("--heads", type=int, default=32)
+    parser.add_argument("--head-dim", type=int, default=128)
+    parser.add_argument("--dir", type=Path, default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
+        # written by a child process: a child's peak memory starts at its parent's, and this
+        # process stays small (no torch) so that the commands' own peaks are what is measured
+        here = Path(__file__).resolve().parent
+        write = (
+            f"import sys; sys.path.insert(0, {str(here)!r}); from pathlib import Path; "
+            f"from rotation import _write, _flat; b, a = _write(Path({folder!r}), "
+            f"{args.positions}, {args.heads}, {args.head_dim}); _flat(b); _flat(a)"
+        )
+        subprocess.run([sys.executable, "-c", write], check=True)
+        before, after = Path(folder) / "before.npy", Path(folder) / "after.npy"
+        size = before.stat().st_size / 2**30
+        print(f"two files of {args.positions} x {args.heads} x {args.head_dim} float32, "
+              f"{size:.2f} GiB each")  # fmt: skip
+        for name, words in (
+            ("compare AFTER --before BEFORE", ["compare", str(after), "--before", str(before)]),
+            ("compare A B (2-D)", ["compare", str(flat(after)), str(flat(before))]),
+        ):
+            seconds, peak, last = _run(words)
+            print(f"{name:30} {seconds:7.1f} s  peak {peak:6.0f} MiB  {last.strip()[:40]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,463 @@
+"""Reading a rotation back: what a rotary op did to activations, from BEFORE and AFTER.
+
+A rotary op turns each pair of dims (i, j) of every query or key vector by an angle a(p, k) of
+its position p and pair k. Written as complex numbers, z = x_i + i x_j before and w = y_i + i y_j
+after, the op is w = c z with c = s exp(i a): one complex number per (position, pair), the same
+for every vector (batch and head) at that position. Least squares over the vectors gives it:
+
+    c(p, k) = sum_v w conj(z) / sum_v |z|^2
+
+Which dims pair up is the first question. A rotation keeps each pair's length (times the one
+scale s it may carry), and a wrong pairing does not: |w| = s |z| for every vector is the test,
+and the pairing that passes it is the one the op applied:
+
+    half         (i, i + R/2)   GPT-NeoX, Hugging Face's rotate_half
+    interleaved  (2i, 2i + 1)   GPT-J, Meta's llama, ggml's NORM
+
+R is the rotary dim: the dims after it pass through (a partial-rotary tail). Pairs inside R whose
+angle is 0 at every position also pass through: proportional RoPE's zero-frequency pairs.
+
+Nothing here names a table or prints; rotation_report.py names the angles and says what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.dtypes import FORMATS
+from ..core.errors import BadInput
+from ..families import ROTARY_PAIRINGS, rotary_pairs
+
+# The angle error of a rotation computed in a dtype of unit roundoff u, read back: each output
+# component carries up to about 3u |z| (two products and a sum, rounded), so |w - c z| is at most
+# 3 sqrt(2) u |z|; the cos and sin it applied were themselves rounded (sqrt(2) u). 6u is over both.
+ANGLE_ULPS = 6
+
+
+BLOCK_ELEMENTS = 1 << 19  # the elements of each side read at once (4 MiB in float64)
+
+
+@dataclass(frozen=True)
+class Activations:
+    """BEFORE and AFTER, read in blocks of rows as (rows, vectors, head_dim) float64, and what
+    each vector is. `read(start, stop)` gives rows start..stop-1 of both."""
+
+    read: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+    shape: tuple[int, int, int]  # (positions, vectors, head_dim)
+    dtype: str  # the narrower of the two files' dtypes: the rounding the rotation carries
+    positions: np.ndarray  # the position of each row (int64)
+    vectors: list[str]  # "head 3", "batch 0 head 3", or "" where there is one vector
+
+    @property
+    def head_dim(self) -> int:
+        return self.shape[2]
+
+    @property
+    def block_rows(self) -> int:
+        return max(1, BLOCK_ELEMENTS // (self.shape[1] * self.shape[2]))
+
+    def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(first row, BEFORE's rows, AFTER's rows) of each block, in order."""
+        rows = self.shape[0]
+        for start in range(0, rows, self.block_rows):
+            x, y = self.read(start, min(rows, start + self.block_rows))
+            yield start, x, y
+
+    @property
+    def unit(self) -> float:
+        """The unit roundoff of the dtype the rotation was rounded to."""
+        return FORMATS[self.dtype].epsilon / 2
+
+    @property
+    def bound(self) -> float:
+        """How far (radians) a recovered angle may be from the angle of the cos and sin the op
+        applied, from the rounding of its output and table alone."""
+        return ANGLE_ULPS * self.unit
+
+
+def layout(shape: tuple[int, ...], label: str) -> tuple[tuple[int, int, int], list[str]]:
+    """The (positions, vectors, head_dim) an activation of this shape is read as, and each
+    vector's name: (positions, head_dim), (positions, heads, head_dim), or torch's (batch,
+    heads, positions, head_dim)."""
+    if len(shape) == 2:
+        return (shape[0], 1, shape[1]), [""]
+    if len(shape) == 3:
+        return tuple(shape), [f"head {h}" for h in range(shape[1])]
+    if len(shape) == 4:
+        batch, heads, positions, dim = shape
+        names = [
+            f"batch {b} head {h}" if batch > 1 else f"head {h}"
+            for b in range(batch)
+            for h in range(heads)
+        ]
+        return (positions, batch * heads, dim), names
+    raise BadInput(
+        f"{label} has shape {tuple(shape)}: activations are (positions, head_dim), "
+        "(positions, heads, head_dim) or (batch, heads, positions, head_dim)"
+    )
+
+
+def as_vectors(values: np.ndarray, label: str) -> tuple[np.ndarray, list[str]]:
+    """An activation as (positions, vectors, head_dim), and each vector's name."""
+    shape, names = layout(values.shape, label)
+    if values.ndim == 4:
+        values = np.moveaxis(values, 2, 0)
+    return values.reshape(shape), names
+
+
+def check_pair(first: tuple[int, ...], second: tuple[int, ...], labels) -> None:
+    """Two activations' shapes, refused where no rotation takes one to the other."""
+    for shape, label in zip((first, second), labels):
+        if len(shape) < 2:
+            raise BadInput(f"{label} has shape {tuple(shape)}: it needs a head_dim axis")
+    if tuple(first) != tuple(second):
+        raise BadInput(
+            f"{labels[0]} has shape {tuple(first)} and {labels[1]} {tuple(second)}: "
+            "a rotation keeps the shape"
+        )
+
+
+def activations(
+    before: np.ndarray,
+    after: np.ndarray,
+    dtype: str,
+    positions=None,
+    labels=("BEFORE", "AFTER"),
+) -> Activations:
+    """Check and reshape a pair of dumps (any of layout's, the same shape)."""
+    check_pair(np.shape(before), np.shape(after), labels)
+    x, names = as_vectors(np.asarray(before, np.float64), labels[0])
+    y, _ = as_vectors(np.asarray(after, np.float64), labels[1])
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise BadInput(f"{labels[0]} or {labels[1]} holds inf or nan")
+    return checked(lambda a, b: (x[a:b], y[a:b]), x.shape, dtype, positions, names)
+
+
+def checked(read, shape, dtype: str, positions, names: list[str]) -> Activations:
+    """Activations of this (positions, vectors, head_dim) shape, their positions checked."""
+    if shape[2] % 2:
+        raise BadInput(f"head_dim {shape[2]} is odd: a rotation turns pairs of dims")
+    count = shape[0]
+    if positions is None:
+        positions = np.arange(count)
+    positions = np.asarray(positions, dtype=np.int64)
+    if positions.shape != (count,):
+        raise BadInput(f"{len(positions)} positions given for {count} rows of activations")
+    return Activations(read, tuple(shape), dtype, positions, names)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pairings and the fit of each
+
+
+@dataclass(frozen=True, eq=False)
+class Pairing:
+    name: str  # ROTARY_PAIRINGS: the pairs the op turns
+    width: int  # the rotary dim R: dims 0..R-1 pair up, the rest pass through
+    first: np.ndarray  # the dim of each pair's real part
+    second: np.ndarray  # and of its imaginary part
+    written: str = ""  # the pairing its output is laid out in, where another (DeepSeek's)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.first)
+
+    @property
+    def out(self) -> tuple[np.ndarray, np.ndarray]:
+        """The dims each pair is written to."""
+        return rotary_pairs(self.width, self.written) if self.written else (self.first, self.second)
+
+
+def pairing(name: str, width: int, written: str = "") -> Pairing:
+    return Pairing(name, width, *rotary_pairs(width, name), written)
+
+
+def view(indices: np.ndarray):
+    """Evenly spaced dims as a slice, so that reading them makes no copy."""
+    if len(indices) > 1 and np.all(np.diff(indices) == indices[1] - indices[0]):
+        return slice(int(indices[0]), int(indices[-1]) + 1, int(indices[1] - indices[0]))
+    return indices
+
+
+def _hypotheses(width: int) -> list[Pairing]:
+    """Each pairing written back in place, then each read in one pairing and written in another
+    (transformers' DeepSeek-V3 turns interleaved pairs and writes them de-interleaved, in half
+    order: q and k alike, so q.k is unchanged)."""
+    found = [pairing(name, width) for name in ROTARY_PAIRINGS]
+    found += [
+        pairing(name, width, other)
+        for name in ROTARY_PAIRINGS
+        for other in ROTARY_PAIRINGS
+        if other != name
+    ]
+    return found
+
+
+@dataclass
+class Fit:
+    """One pairing's reading of the rotation."""
+
+    pairing: Pairing
+    misfit: float  # rms of |w| - s|z| over rms |z|: 0 for a rotation in this pairing
+    scale: float  # s, the one length factor of every pair (1: a pure rotation)
+    c: np.ndarray | None  # (positions, pairs) complex: each pair's rotation, common to the
+    #                      vectors (None: not kept, for a pairing the first block ruled out)
+    spread: float  # rms of w - c z over rms |w|: 0 where every vector turns alike
+    tail: float  # largest |after - before| of the dims past the rotary dim, over rms |x|
+
+    @property
+    def angles(self) -> np.ndarray:
+        return np.angle(self.c)
+
+
+def _complex(values: np.ndarray, p: Pairing) -> np.ndarray:
+    return values[..., view(p.first)] + 1j * values[..., view(p.second)]
+
+
+def _written(values: np.ndarray, p: Pairing) -> np.ndarray:
+    first, second = p.out
+    return values[..., view(first)] + 1j * values[..., view(second)]
+
+
+class _Sums:
+    """One pairing's sums over the blocks: what its Fit is made of. The lengths' misfit is
+    summed about a scale s0 read from the first block, so that nothing cancels when the true
+    scale is found: sum (|w| - s|z|)^2 = A - 2 (s - s0) B + (s - s0)^2 sum |z|^2."""
+
+    def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0):
+        self.pairing, self.keep, self.s0 = p, keep, s0
+        self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
+        self.c = np.empty((rows, p.pairs), complex) if keep else None
+        self.filled = 0
+
+    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        p = self.pairing
+        z, w = _complex(x, p), _written(y, p)
+        lz, lw = np.abs(z), np.abs(w)
+        self.z2 += float(np.sum(lz**2))
+        self.w2 += float(np.sum(lw**2))
+        off = lw - self.s0 * lz
+        self.a += float(np.sum(off**2))
+        self.b += float(np.sum(lz * off))
+        power = np.sum(lz**2, axis=1)  # (rows, pairs)
+        cross = np.sum(w * np.conj(z), axis=1)
+        c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
+        # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
+        # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
+        # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
+        left = np.sum(lw**2, axis=1) - np.divide(
+            np.abs(cross) ** 2, power, out=np.zeros(power.shape), where=power > 0
+        )
+        self.spread += float(np.sum(np.maximum(left, 0.0)))
+        rest = np.abs(y[..., p.width :] - x[..., p.width :])
+        self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
+        if self.keep:
+            self.c[self.filled : self.filled + len(c)] = c
+            self.filled += len(c)
+
+    def fit(self, size: float) -> Fit:
+        total = self.z2 or 1.0
+        scale = float(np.sqrt(self.w2 / total))
+        step = scale - self.s0
+        misfit = float(np.sqrt(max(self.a - 2 * step * self.b + step**2 * self.z2, 0.0) / total))
+        c = self.c[: self.filled] if self.keep else None
+        return Fit(
+            self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), self.tail / size
+        )
+
+
+def _moved(x: np.ndarray, y: np.ndarray, unit: float) -> np.ndarray:
+    """Whether each dim differs from BEFORE anywhere in a block, by more than one rounding of
+    the dtype: a dim passed through (a partial-rotary tail, a zero-frequency pair: x cos 0 +
+    r sin 0 is x) is BEFORE's own, while the slowest pair that turns moves by its sine times
+    its partner."""
+    return np.any(np.abs(y - x) > unit * (np.abs(x) + np.abs(y)), axis=(0, 1))
+
+
+def _widths(moved: np.ndarray, head_dim: int) -> list[int]:
+    """The rotary dims to try: the head dim, and up to the last dim that changes (a
+    partial-rotary tail past it)."""
+    widths = {head_dim}
+    changed = np.flatnonzero(moved)
+    if len(changed):
+        last = int(changed[-1]) + 1
+        widths.add(last + last % 2)
+    return sorted(widths)
+
+
+@dataclass
+class _Pass:
+    fits: list[Fit]
+    moved: np.ndarray  # each dim: whether it changes anywhere
+    first: tuple[np.ndarray, np.ndarray]  # the first block (BEFORE, AFTER), for the heads
+
+
+def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
+    """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
+    its index), the dims that change, the first block."""
+    sums = [_Sums(p, k in keep, s0, act.shape[0]) for k, p in enumerate(pairings)]
+    moved = np.zeros(act.head_dim, bool)
+    squares, count, first = 0.0, 0, None
+    for _, x, y in act.blocks():
+        if first is None:
+            first = (x, y)
+        moved |= _moved(x, y, act.unit)
+        squares, count = squares + float(np.sum(x**2)), count + x.size
+        for each in sums:
+            each.add(x, y)
+    size = float(np.sqrt(squares / max(count, 1))) or 1.0
+    return _Pass([each.fit(size) for each in sums], moved, first)
+
+
+def _order(found: list[Fit], tolerance: float) -> list[Fit]:
+    """Best first: a fit within the rounding is as good as any other; among those the
+    narrowest rotary dim (the dims past it are seen unchanged), in place before written
+    elsewhere, and the pairing tried first."""
+
+    def key(f: Fit):
+        off = max(f.misfit, f.tail)
+        return (
+            off > tolerance,
+            off if off > tolerance else 0.0,
+            f.pairing.width,
+            bool(f.pairing.written),
+            ROTARY_PAIRINGS.index(f.pairing.name),
+        )
+
+    return sorted(found, key=key)
+
+
+def fits(act: Activations) -> tuple[list[Fit], _Pass]:
+    """Each pairing's fit, over the whole head_dim and over the dims up to the last one that
+    changes, best first; read in two passes at most: the first block says which pairings to
+    keep each pair's rotation of, every block sums them all."""
+    start, x, y = next(act.blocks())
+    tolerance = _tolerance(act)
+    pairings = [
+        p for width in _widths(_moved(x, y, act.unit), act.head_dim) for p in _hypotheses(width)
+    ]
+    lz = float(np.sum(x**2)) or 1.0
+    s0 = float(np.sqrt(np.sum(y**2) / lz))
+    sample = []
+    for p in pairings:
+        each = _Sums(p, False, s0)
+        each.add(x, y)
+        sample.append(each.fit(1.0))
+    ranked = _order(sample, tolerance)
+    # a pairing that is no rotation of the first block's rows is none of the whole: every
+    # block is summed for the others only (for the best of the first block where none is)
+    kept = [f for f in sample if max(f.misfit, f.tail) <= tolerance] or ranked[:1]
+    done = _measure(act, [f.pairing for f in kept], set(range(len(kept))), s0)
+    ruled_out = [f for f in ranked if not any(f is k for k in kept)]
+    return _order(done.fits, tolerance) + ruled_out, done
+
+
+def _tolerance(act: Activations) -> float:
+    """How far from a rotation (relative) rounding alone takes a dump of this dtype."""
+    return 8 * act.unit
+
+
+# ---------------------------------------------------------------------------------------------
+# What the fit says
+
+
+@dataclass
+class Line:
+    """Each pair's angle as a line in position, a(p) = w_k p + phase_k (mod 2 pi)."""
+
+    rates: np.ndarray  # w_k, radians per position
+    phases: np.ndarray  # phase_k at position 0
+    worst: float  # largest |a - line| over every position and pair (radians)
+
+
+def line(angles: np.ndarray, positions: np.ndarray) -> Line | None:
+    """The lines through each pair's angles, read from consecutive differences (each pair
+    turning less than pi between rows); None where fewer than two positions or not increasing.
+    A few pairs at a time, so that a long dump's temporaries stay small."""
+    if len(positions) < 2 or np.any(np.diff(positions) <= 0):
+        return None
+    p = positions.astype(np.float64)
+    centred = p - p.mean()
+    pairs = angles.shape[1]
+    rates, phases, worst = np.empty(pairs), np.empty(pairs), 0.0
+    for k in range(0, pairs, 8):
+        chunk = angles[:, k : k + 8]
+        turns = np.angle(np.exp(1j * np.diff(chunk, axis=0)))  # wrapped to (-pi, pi]
+        unwrapped = np.empty_like(chunk)
+        unwrapped[0] = chunk[0]
+        np.cumsum(turns, axis=0, out=unwrapped[1:])
+        unwrapped[1:] += chunk[0]
+        del turns
+        rate = (centred @ (unwrapped - unwrapped.mean(axis=0))) / float(centred @ centred)
+        phase = unwrapped.mean(axis=0) - rate * p.mean()
+        unwrapped -= phase + np.outer(p, rate)  # what the line leaves, unwrapped
+        worst = max(worst, float(np.max(np.abs(np.angle(np.exp(1j * unwrapped))))))
+        rates[k : k + 8], phases[k : k + 8] = rate, phase
+    return Line(rates, phases, worst)
+
+
+@dataclass
+class Reading:
+    """What the activations say of the rotation, before any table is named."""
+
+    act: Activations
+    fit: Fit | None  # None: no pairing fits
+    tried: list[Fit]  # every pairing's fit, best first
+    angles: np.ndarray | None  # (positions, pairs), radians
+    turning: np.ndarray | None  # the pairs whose angle is not 0 at every position
+    line: Line | None
+    heads: list[str] = field(default_factory=list)  # vectors that turn otherwise than the rest
+    head_worst: float = 0.0  # the largest angle (radians) between one of them and the rest
+
+    @property
+    def pairing(self) -> str | None:
+        return None if self.fit is None else self.fit.pairing.name
+
+    @property
+    def rotary_dims(self) -> list[int]:
+        """The dims that turn."""
+        if self.fit is None or self.turning is None:
+            return []
+        p = self.fit.pairing
+        return sorted(int(d) for k in self.turning for d in (p.first[k], p.second[k]))
+
+
+def read_rotation(act: Activations) -> Reading:
+    tried, done = fits(act)
+    best = tried[0]
+    tolerance = _tolerance(act)
+    if max(best.misfit, best.tail) > tolerance:
+        return Reading(act, None, tried, None, None, None)
+    angles = best.angles
+    changed = set(np.flatnonzero(done.moved).tolist())
+    p = best.pairing
+    turning = np.array(
+        [k for k in range(p.pairs) if {int(p.first[k]), int(p.second[k])} & changed], dtype=int
+    )
+    found = Reading(act, best, tried, angles, turning, line(angles, act.positions))
+    if best.spread > tolerance:  # read from the first block's rows
+        found.heads, found.head_worst = _odd_vectors(act, best, *done.first)
+    return found
+
+
+def _odd_vectors(act: Activations, f: Fit, x: np.ndarray, y: np.ndarray) -> tuple[list[str], float]:
+    """The vectors whose own rotation is not the common one: those that disagree with most of
+    the others (each vector's angles, where its pairs are not too short to read)."""
+    z, w = _complex(x, f.pairing), _written(y, f.pairing)
+    lengths = np.abs(z)
+    readable = lengths > 0.1 * np.sqrt(np.mean(lengths**2))
+    own = np.angle(w * np.conj(z))  # (positions, vectors, pairs)
+    count = own.shape[1]
+    apart = np.zeros((count, count))
+    for v in range(count):
+        both = readable & readable[:, v : v + 1, :]
+        gap = np.abs(np.angle(np.exp(1j * (own - own[:, v : v + 1, :]))))
+        apart[v] = np.max(np.where(both, gap, 0.0), axis=(0, 2))
+    limit = 4 * act.bound
+    agree = (apart <= limit).sum(axis=1)
+    centre = int(np.argmax(agree))
+    odd = np.flatnonzero(apart[centre] > limit)
+    return [act.vectors[v] or f"vector {v}" for v in odd], float(apart[centre].max())

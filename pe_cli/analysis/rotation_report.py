@@ -1,0 +1,749 @@
+"""What a rotation read back from activations is: the table its angles make, named as
+`compare FILE` names tables; whether the named library's table, applied to BEFORE in the dump's
+dtype, gives AFTER bit for bit; and findings, each a plain sentence with a code a test can hold.
+
+A table named here is named from the angles, and the angles of a dump carry its rounding: its
+candidates say which table the frequencies are, never that the dump is that table's bits. Only the
+rebuild (the library's table applied to BEFORE) can say bit for bit, and says it only where it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.errors import BadInput, PeError
+from ..spec import TableSpec
+from .rotation import Activations, Reading, read_rotation
+
+SAMPLE_ROWS = 4096  # the rows of the named table identification reads
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...
+    text: str  # one plain sentence
+
+    def to_json(self):
+        return {"finding": self.code, "says": self.text}
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a model's layer applies (--rope-config MODEL --layer N), to set the reading against."""
+
+    label: str  # "llama layer 3"
+    head_dim: int
+    spec: TableSpec | None  # its cos table, convention single; None where it rotates nothing
+    pairing: str | None
+    rotary_dims: int
+    rates: np.ndarray | None  # each pair's angular frequency, from the exact Decimals
+    factor: float  # its attention factor: the amplitude of its cos and sin
+    why: str | None  # why it rotates nothing
+    command: str | None  # the generate command of its table
+
+
+@dataclass(frozen=True)
+class Rebuilt:
+    """A library's cos and sin applied to BEFORE in the dump's dtype, against AFTER."""
+
+    variant: str
+    identical: bool
+    max_abs: float
+    where: str  # the element where it is largest: "position 7, dim 3, head 2"
+
+
+@dataclass(frozen=True)
+class Gap:
+    """The angles read back against the named table's exact angles."""
+
+    max_abs: float  # radians, the largest over every position and turning pair
+    where: str  # "position 7, dims 3 and 35"
+
+
+@dataclass
+class Report:
+    source: str  # "AFTER.npy against BEFORE.npy", or the op probed
+    reading: Reading
+    identification: object | None  # compare.Identification of the angles' table
+    findings: list[Finding]
+    rebuilt: Rebuilt | None
+    expected: Expected | None
+    passed: str | None  # what the dims that do not turn are
+    offset: int = 0  # the positions the angles are read at, less the positions given
+    exact: bool = False  # the cos read back is the op's own bits (probe's unit vectors)
+    labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two sides are called
+    gap: Gap | None = None  # how far the angles are from the named table's exact ones
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def pairing(self) -> str | None:
+        return self.reading.pairing
+
+    @property
+    def rotary_dims(self) -> list[int]:
+        return self.reading.rotary_dims
+
+    @property
+    def candidates(self) -> list:
+        return [] if self.identification is None else self.identification.candidates
+
+    @property
+    def named(self):
+        """The best candidate where it explains the angles, else None."""
+        found = self.identification
+        return found.best if found is not None and found.explained else None
+
+    @property
+    def bound(self) -> float:
+        return self.reading.act.bound
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.findings]
+
+    def to_json(self):
+        named = self.named
+        rebuilt = self.rebuilt
+        return {
+            "source": self.source,
+            "dtype": self.reading.act.dtype,
+            "pairing": self.pairing,
+            "written": None
+            if self.reading.fit is None
+            else self.reading.fit.pairing.written or None,
+            "rotary_dims": self.rotary_dims,
+            "passed_through": self.passed,
+            "scale": None if self.reading.fit is None else self.reading.fit.scale,
+            "angle_error_bound": self.bound,
+            "exact": self.exact,
+            "command": None if named is None else named.command,
+            "rebuilt": None if rebuilt is None else rebuilt.__dict__,
+            "angle_gap": None if self.gap is None else self.gap.__dict__,
+            # what identification was handed: the candidates' figures are of that table
+            "candidates_of": None
+            if self.identification is None
+            else self.identification.target.label,
+            "candidates": [c.to_json() for c in self.candidates],
+            "findings": [f.to_json() for f in self.findings],
+            "expected": None
+            if self.expected is None
+            else {
+                "model": self.expected.label,
+                "pairing": self.expected.pairing,
+                "rotary_dims": self.expected.rotary_dims,
+                "command": self.expected.command,
+            },
+            "notes": self.notes,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def report(
+    act: Activations,
+    source: str,
+    expected: Expected | None = None,
+    exact: bool = False,
+    labels: tuple[str, str] = ("BEFORE", "AFTER"),
+) -> Report:
+    """Read the rotation, name the table its angles make, and say what differs (from the
+    expected layer's where one is given)."""
+    reading = read_rotation(act)
+    found = Report(source, reading, None, [], None, expected, None, exact=exact, labels=labels)
+    if reading.fit is None:
+        widths = ", ".join(
+            f"{f.pairing.name} over {f.pairing.width} dims {f.misfit:.2g}" for f in reading.tried
+        )
+        found.findings.append(
+            Finding(
+                "not-a-rotation",
+                "no pairing of dims turns BEFORE into AFTER: the pairs' lengths change "
+                f"(misfit, relative: {widths})",
+            )
+        )
+        return found
+    if reading.turning is not None and not len(reading.turning):
+        found.findings.append(Finding("none", "no rotation: AFTER is BEFORE at every position"))
+    found.passed = _passed(reading)
+    if len(reading.turning):
+        found.offset, said = _offset(reading)
+        found.findings += said
+        found.identification = _name(reading, found.offset, exact)
+        found.findings += _own_findings(reading)
+        found.gap = _gap(found)
+        found.rebuilt = _rebuild(found)
+    if expected is not None:
+        found.findings += _against(found, expected)
+    codes = {}
+    for finding in found.findings:  # one sentence a kind: the reading's own comes first
+        codes.setdefault(finding.code, finding)
+    found.findings = list(codes.values())
+    return found
+
+
+def _passed(reading: Reading) -> str | None:
+    """What the dims that do not turn are: a partial-rotary tail past the rotary dim, or pairs
+    inside it whose angle is 0 at every position (proportional RoPE's zero frequencies)."""
+    fit, dim = reading.fit, reading.act.head_dim
+    said = []
+    if fit.pairing.width < dim:
+        said.append(
+            f"dims {fit.pairing.width}..{dim - 1} pass through (a partial-rotary tail: "
+            f"rotary dim {fit.pairing.width} of {dim})"
+        )
+    still = sorted(set(range(fit.pairing.pairs)) - set(int(k) for k in reading.turning))
+    if still and len(reading.turning):
+        dims = sorted(int(d) for k in still for d in (fit.pairing.first[k], fit.pairing.second[k]))
+        said.append(
+            f"{len(still)} of {fit.pairing.pairs} pairs turn by 0 at every position "
+            f"(dims {_runs(dims)}: zero-frequency pairs, as proportional RoPE's)"
+        )
+    return "; ".join(said) or None
+
+
+def _runs(values: list[int]) -> str:
+    from ..core.names import compact
+
+    return compact(values)
+
+
+def _offset(reading: Reading) -> tuple[int, list[Finding]]:
+    """Where each pair's angle at position 0 is not 0: the positions are offset by the integer
+    that explains every pair's phase, found from the slowest turning pair."""
+    line = reading.line
+    if line is None:
+        return 0, []
+    turning = reading.turning
+    rates, phases = line.rates[turning], line.phases[turning]
+    bound = max(4 * reading.act.bound, 2 * line.worst)
+    if np.max(np.abs(np.angle(np.exp(1j * phases)))) <= bound:
+        return 0, []
+    offset = _whole_offset(rates, phases, len(reading.act.positions))
+    left = np.angle(np.exp(1j * (phases - offset * rates)))
+    if offset == 0 or np.max(np.abs(left)) > bound:
+        return 0, [
+            Finding(
+                "phase",
+                "the angles at position 0 are not 0 and no whole offset of the positions "
+                f"explains them (up to {np.max(np.abs(phases)):.3g} rad)",
+            )
+        ]
+    first = int(reading.act.positions[0])
+    return offset, [
+        Finding(
+            "offset",
+            f"positions offset by {offset:+d}: the rotation at position {first} is the "
+            f"table's at position {first + offset}",
+        )
+    ]
+
+
+def _whole_offset(rates: np.ndarray, phases: np.ndarray, rows: int) -> int:
+    """The whole number of positions o whose angles o w_k are nearest every pair's phase
+    (the largest miss over the pairs smallest), among |o| up to 16 times the rows and 4096."""
+    reach = min(max(16 * rows, 4096), 1 << 17)
+    best, miss = 0, np.inf
+    for start in range(-reach, reach + 1, 8192):  # in slices: 8192 x pairs at a time
+        tried = np.arange(start, min(start + 8192, reach + 1))
+        gaps = np.abs(np.angle(np.exp(1j * (phases[None, :] - np.outer(tried, rates)))))
+        worst = gaps.max(axis=1)
+        k = int(np.argmin(worst))
+        if worst[k] < miss:
+            best, miss = int(tried[k]), float(worst[k])
+    return best
+
+
+def _own_findings(reading: Reading) -> list[Finding]:
+    """What the reading shows on its own: a scale, turning backwards, heads apart."""
+    said = []
+    fit, act = reading.fit, reading.act
+    if abs(fit.scale - 1) > 8 * act.unit:
+        said.append(
+            Finding(
+                "scale",
+                f"every pair is also scaled by {fit.scale:.7g} (an attention factor applied "
+                "with the rotation, as YaRN's folded into q)",
+            )
+        )
+    line = reading.line
+    if line is not None:
+        rates = line.rates[reading.turning]
+        if np.all(rates < 0):
+            said.append(
+                Finding(
+                    "negated",
+                    "rotated by -theta: every pair turns backwards as position grows "
+                    "(sin's sign flipped, or the inverse rotation applied)",
+                )
+            )
+    if reading.heads:
+        said.append(
+            Finding(
+                "heads",
+                f"{', '.join(reading.heads)} turn otherwise than the rest, by up to "
+                f"{reading.head_worst:.3g} rad",
+            )
+        )
+    return said
+
+
+# ---------------------------------------------------------------------------------------------
+# The table the angles make
+
+
+def _name(reading: Reading, offset: int, exact: bool):
+    """compare FILE's identification of the cos table the angles make, as `--convention
+    single` lays it out (one column a pair). Where the cos read back is the op's own (exact,
+    from unit vectors at positions 0, 1, ...) it is handed as it is; else each pair's line in
+    position, rebuilt at positions 0.. in float32, whose rounding is what identification allows
+    for."""
+    from ..families import lay_out
+
+    positions = reading.act.positions
+    p = reading.fit.pairing
+    scaled = abs(reading.fit.scale - 1) > 8 * reading.act.unit
+    cos = reading.fit.c.real / reading.fit.scale if scaled else reading.fit.c.real
+    own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
+    if own and np.array_equal(cos.astype(np.float32), cos):
+        table, what = cos.astype(np.float32), "the op's own cos"
+    elif reading.line is not None:
+        rates = np.abs(reading.line.rates)
+        rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
+        rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
+        # the rates of a half-precision dump are good to what its rounding leaves: a table in
+        # float16 lets identification allow for that (a float32 one would be held to float32's)
+        kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
+        table = np.cos(np.outer(rows, rates)).astype(kind)
+        what = f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+    else:
+        return None
+    found = _identified(table, what)
+    if own and not (found.best is not None and found.best.identical) and not p.written:
+        # a library that lays its table out only in pairs (llama.cpp's) is named from the
+        # cos laid out in the pairing the op turns
+        laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs")
+        if laid.best is not None and laid.best.identical:
+            return laid
+    return found
+
+
+def _identified(table: np.ndarray, what: str):
+    from .api import _array
+    from .compare import DEFAULT_THRESHOLD, Identification
+    from .identify import identify
+
+    target = _array(table)
+    target.label = what
+    return Identification(target, identify(target, DEFAULT_THRESHOLD))
+
+
+def _gap(found: Report) -> Gap | None:
+    """The largest difference between the angles read back and the named table's exact ones
+    ((position + offset) w_k, from its frequencies in Decimal; turned backwards where the
+    reading is), and where."""
+    from ..families import FAMILIES
+
+    named, reading = found.named, found.reading
+    if named is None:
+        return None
+    exact = FAMILIES[named.spec.family].frequencies(named.spec)
+    if exact is None or len(exact.values) != reading.fit.pairing.pairs:
+        return None
+    rates = np.array([float(w) for w in exact.values])
+    if any(f.code == "negated" for f in found.findings):
+        rates = -rates
+    positions = (reading.act.positions + found.offset).astype(np.float64)
+    turning = reading.turning
+    largest, row, k = -1.0, 0, 0
+    for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
+        wanted = np.outer(positions[start : start + 8192], rates[turning])
+        got = reading.angles[start : start + 8192, turning]
+        gaps = np.abs(np.angle(np.exp(1j * (got - wanted))))
+        at = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
+        if gaps[at] > largest:
+            largest, row, k = float(gaps[at]), start + int(at[0]), int(turning[at[1]])
+    p = reading.fit.pairing
+    where = (
+        f"position {int(reading.act.positions[row])}, dims {int(p.first[k])} and {int(p.second[k])}"
+    )
+    return Gap(largest, where)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bit for bit: a library's table applied to BEFORE
+
+
+def _rebuild(found: Report) -> Rebuilt | None:
+    """Each library variant of the named spec, its cos and sin applied to BEFORE as the
+    rotate_half form computes (x cos + rotate(x) sin, each product and the sum rounded to the
+    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. Each
+    library is set against the first block as it is built, and only those bit for bit there
+    (else the nearest there) against the rest: one library's planes are kept at a time."""
+    named = found.named
+    reading = found.reading
+    act = reading.act
+    if named is None or act.dtype not in ("float32", "float16", "bfloat16"):
+        return None
+    import hashlib
+
+    from ..families import FAMILIES
+
+    spec = named.spec
+    rows = int(act.positions.max()) + found.offset + 1
+    _, x, y = next(act.blocks())
+    # the first block's rows alone, where a table's first rows do not depend on its length
+    # (a library's whole table may take hundreds of MiB to build: only those kept are built)
+    head = int(act.positions[: len(x)].max()) + found.offset + 1
+    short = FAMILIES[spec.family].prefix(spec, head)
+    seen, kept, first = set(), [], []
+    for name, variant in FAMILIES[spec.family].variants.items():
+        if variant.kind != "library":
+            continue
+        if short is not None:
+            made = _library_planes(found, short, head, name, len(x))
+        else:
+            made = _library_planes(found, spec, rows, name)
+        if made is None:
+            continue
+        digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
+        if digest in seen:
+            continue  # the same planes as a library tried before it
+        seen.add(digest)
+        measured = _Gap()
+        measured.add(act, reading.fit.pairing, 0, x, y, *made)
+        first.append((measured.largest, name))
+        if measured.equal:
+            kept.append((name, made, measured))
+    if not first:
+        return None
+    if short is not None:  # those kept, built whole
+        kept = [(name, _library_planes(found, spec, rows, name), m) for name, _, m in kept]
+    if not kept:  # none is bit for bit on the first block: the nearest there, over every block
+        name = min(first)[1]
+        kept = [(name, _library_planes(found, spec, rows, name), _Gap())]
+        blocks = act.blocks()
+    else:
+        blocks = (block for block in act.blocks() if block[0] > 0)
+    for start, x, y in blocks:
+        for _, made, measured in kept:
+            measured.add(act, reading.fit.pairing, start, x, y, *made)
+    done = [measured.said(act, name) for name, _, measured in kept]
+    return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
+
+
+def _library_planes(found: Report, spec, rows: int, name: str, count: int | None = None):
+    """A library's cos and sin at the dump's positions (its first `count`), as the reading
+    applies them (turned backwards, scaled), float32 where they are float32 values; None where
+    it cannot build them or they have another number of pairs."""
+    reading = found.reading
+    act = reading.act
+    try:
+        cos, sin = planes(spec, rows, name, act.positions[:count] + found.offset)
+    except (PeError, ValueError, IndexError):
+        return None
+    if cos.shape[1] != reading.fit.pairing.pairs:
+        return None
+    cos, sin = (
+        t.astype(np.float32) if np.array_equal(t.astype(np.float32), t) else t for t in (cos, sin)
+    )
+    if reading.line is not None and np.all(reading.line.rates < 0):
+        sin = -sin
+    if abs(reading.fit.scale - 1) > 8 * act.unit:
+        cos, sin = cos * reading.fit.scale, sin * reading.fit.scale
+    return cos, sin
+
+
+class _Gap:
+    """The largest |AFTER - rebuilt| over the blocks added, where, and whether all are equal."""
+
+    def __init__(self):
+        self.largest, self.at, self.equal = 0.0, (0, 0, 0), True
+
+    def add(self, act, pairing, start, x, y, cos, sin) -> None:
+        stop = start + len(x)
+        gap = np.abs(apply(x, cos[start:stop], sin[start:stop], pairing, act.dtype) - y)
+        at = np.unravel_index(int(np.argmax(gap)), gap.shape)
+        if gap[at] > self.largest:
+            self.largest, self.at = float(gap[at]), (start + int(at[0]), int(at[1]), int(at[2]))
+        self.equal = self.equal and not gap.any()
+
+    def said(self, act, name: str) -> Rebuilt:
+        row, vector, dim = self.at
+        where = f"position {int(act.positions[row])}, dim {dim}" + (
+            f", {act.vectors[vector]}" if act.vectors[vector] else ""
+        )
+        return Rebuilt(name, self.equal, self.largest, where)
+
+
+def planes(spec: TableSpec, rows: int, variant: str | None, positions=None):
+    """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
+    (every row where None), in the dtype they are built in."""
+    from ..engine import build
+    from ..families import FAMILIES
+
+    cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
+    picked = []
+    for made in (cos, sin):
+        table = build(made)  # float32 as it is (a long table's float64 copy is large)
+        values = table.float64() if made.dtype == "bfloat16" else table.numpy()
+        values = values if columns is None else values[:, columns]
+        picked.append(values if positions is None else values[positions])
+    return picked
+
+
+def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:
+    """x cos + rotate(x) sin on the pairing's dims, each product and the sum rounded to `dtype`
+    (numpy for float32 and float16, which round each operation; torch for bfloat16), cos and
+    sin rounded to it first; the dims past the rotary dim as they are. Returns float64."""
+    from .rotation import view
+
+    out = before.copy()
+    x, y = before[..., view(p.first)], before[..., view(p.second)]
+    first, second = (view(dims) for dims in p.out)
+    c, s = cos[:, None, :], sin[:, None, :]
+    if dtype == "bfloat16":
+        import torch
+
+        def t(a):
+            return torch.from_numpy(np.ascontiguousarray(a)).to(torch.bfloat16)
+
+        tx, ty, tc, ts = t(x), t(y), t(c), t(s)
+        real = (tx * tc + (-ty) * ts).double().numpy()
+        imag = (ty * tc + tx * ts).double().numpy()
+    else:
+        kind = np.dtype(dtype)
+        nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
+        real = (nx * nc + (-ny) * ns).astype(np.float64)
+        imag = (ny * nc + nx * ns).astype(np.float64)
+    out[..., first], out[..., second] = real, imag
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Against what a model's layer applies
+
+
+def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
+    """What --rope-config MODEL [--layer N] rotates by: its table's spec and exact frequencies,
+    the pairing its attention applies, its rotary dims; or why it rotates nothing."""
+    from ..families import FAMILIES
+    from ..options import Options
+
+    options = Options(rope_config=rope_config, layer=layer)
+    model = options.model or {}
+    index = 0 if layer is None else layer
+    label = f"{model.get('model_type', rope_config)} layer {index}"
+    treatments = model.get("treatments", {})
+    names = model.get("layers", [])
+    if names and index < len(names) and names[index] is None:
+        why = next((u["why"] for u in model.get("unrotated", []) if index in u["layers"]), None)
+        head_dim = next(iter(treatments.values()), {}).get("head_dim", 0)
+        return Expected(label, head_dim, None, None, 0, None, 1.0, why or "no rotation", None)
+    treatment = treatments.get(names[index]) if names and index < len(names) else None
+    spec = options.spec(seq_len=rows)
+    family = FAMILIES[spec.family]
+    spec = family.rotation_planes(spec, rows)[0]  # its cos, one column a pair
+    exact = family.frequencies(spec)
+    rates = np.array([float(w) for w in exact.values])
+    pairing = treatment["applied_pairing"] if treatment else None
+    dims = treatment["rotary_dims"] if treatment else 2 * int(np.count_nonzero(rates))
+    factor = treatment["attention_factor"] if treatment else float(exact.factor)
+    command = treatment["command"] if treatment else None
+    head_dim = treatment["head_dim"] if treatment else spec.d_model
+    return Expected(label, head_dim, spec, pairing, dims, rates, factor, None, command)
+
+
+def _against(found: Report, expected: Expected) -> list[Finding]:
+    reading = found.reading
+    turning = reading.turning if reading.turning is not None else []
+    if expected.spec is None:
+        if len(turning):
+            return [
+                Finding(
+                    "nope-rotated",
+                    f"{expected.label} applies no rotation ({expected.why}), and these "
+                    f"activations are rotated ({len(reading.rotary_dims)} dims turn)",
+                )
+            ]
+        return []
+    said = []
+    if reading.fit is None or not len(turning):
+        return [
+            Finding(
+                "not-rotated",
+                f"{expected.label} rotates {expected.rotary_dims} dims in "
+                f"{expected.pairing} pairing; these activations are not rotated",
+            )
+        ]
+    if expected.pairing is not None and reading.pairing != expected.pairing:
+        said.append(
+            Finding(
+                "pairing",
+                f"paired {reading.pairing}; {expected.label} applies {expected.pairing} pairing",
+            )
+        )
+    theirs = _turning_dims(expected, reading.pairing)
+    if reading.rotary_dims != theirs:
+        from ..core.names import compact
+
+        said.append(
+            Finding(
+                "rotary-dims",
+                f"turns dims {compact(reading.rotary_dims)}; {expected.label} turns dims "
+                f"{compact(theirs)}",
+            )
+        )
+    if reading.line is not None and expected.rates is not None:
+        said += _rates(reading, expected)
+    if abs(reading.fit.scale - expected.factor) > 8 * reading.act.unit:
+        said.append(
+            Finding(
+                "scale-differs",
+                f"scaled by {reading.fit.scale:.7g}; {expected.label}'s attention factor is "
+                f"{expected.factor:.7g}",
+            )
+        )
+    return said
+
+
+def _turning_dims(expected: Expected, pairing: str) -> list[int]:
+    """The dims the model's layer turns: its pairs of nonzero frequency, in its pairing."""
+    from ..families import rotary_pairs
+
+    first, second = rotary_pairs(2 * len(expected.rates), expected.pairing or pairing)
+    moving = expected.rates != 0
+    return sorted(int(d) for d in (*first[moving], *second[moving]))
+
+
+def _rates(reading: Reading, expected: Expected) -> list[Finding]:
+    """Each pair's rate against the model's, pair for pair in the order the pairing reads
+    them: twice, negated, or other frequencies."""
+    rates = reading.line.rates
+    model = expected.rates
+    if len(model) != len(rates):
+        return [
+            Finding(
+                "frequencies",
+                f"{len(rates)} pairs; {expected.label}'s table has {len(model)} frequencies",
+            )
+        ]
+    moving = np.flatnonzero(model != 0)
+    if not len(moving):
+        return []
+    ratio = rates[moving] / model[moving]
+    # a rate read from a line over P positions is good to about the angles' error over P
+    span = float(reading.act.positions[-1] - reading.act.positions[0]) or 1.0
+    slack = 4 * (reading.act.bound + reading.line.worst) / span
+    for factor, code, text in (
+        (1.0, None, None),
+        (2.0, "twice", "rotated twice: every angle is twice {model}'s"),
+        (-1.0, "negated", "rotated by -theta: every angle is minus {model}'s"),
+        (-2.0, "twice", "rotated twice by -theta: every angle is -2 times {model}'s"),
+    ):
+        want = factor * model[moving]
+        if np.all(np.abs(rates[moving] - want) <= slack + 1e-5 * np.abs(want)):
+            return [] if code is None else [Finding(code, text.format(model=expected.label))]
+    off = moving[np.abs(rates[moving] - model[moving]) > slack + 1e-5 * np.abs(model[moving])]
+    worst = moving[int(np.argmax(np.abs(ratio - 1)))]
+    return [
+        Finding(
+            "frequencies",
+            f"{len(off)} of {len(moving)} pairs turn at other rates than {expected.label}'s "
+            f"(pair {worst}: {rates[worst]:.6g} rad a position, the model's "
+            f"{model[worst]:.6g})",
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# From files
+
+
+def from_files(
+    after: str,
+    before: str,
+    positions: str | None = None,
+    rope_config: str | None = None,
+    layer: int | None = None,
+) -> Report:
+    """`pe-cli compare AFTER --before BEFORE`: the two dumps read (never unpickled), the
+    positions of their rows, and the report, against the model's layer where one is given."""
+    from ..core.dtypes import FORMATS
+    from ..io.read import open_table
+    from .rotation import check_pair, checked, layout
+
+    first, second = open_table(str(before)), open_table(str(after))
+    labels = (first.label, second.label)
+    check_pair(first.shape, second.shape, labels)
+    shape, names = layout(first.shape, first.label)
+    dtype = min(first.dtype, second.dtype, key=lambda name: FORMATS[name].precision)
+    ids = None if positions is None else read_positions(positions, shape[0])
+    act = checked(_reader(first, second, labels), shape, dtype, ids, names)
+    expected = None
+    if rope_config is not None:
+        expected = expected_of(rope_config, layer, int(act.positions.max()) + 1)
+    return report(act, f"{second.label} against {first.label}", expected, labels=labels)
+
+
+def _reader(first, second, labels):
+    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64, read
+    from the files in slices: a block's rows are one run of elements in (positions, ...)
+    layouts, and one run a (batch, head) in torch's."""
+    shape = first.shape
+
+    def rows(stored, start: int, stop: int) -> np.ndarray:
+        if len(shape) < 4:
+            width = int(np.prod(shape[1:]))
+            flat = stored.elements(start * width, stop * width)
+            return flat.reshape(stop - start, -1, shape[-1])
+        batch, heads, positions, dim = shape
+        runs = [
+            stored.elements((v * positions + start) * dim, (v * positions + stop) * dim)
+            for v in range(batch * heads)
+        ]
+        return np.stack([r.reshape(stop - start, dim) for r in runs], axis=1)
+
+    def read(start: int, stop: int):
+        x, y = rows(first, start, stop), rows(second, start, stop)
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            raise BadInput(f"{labels[0]} or {labels[1]} holds inf or nan")
+        return x, y
+
+    return read
+
+
+def read_positions(text: str, rows: int) -> np.ndarray:
+    """START:STOP, or a file of ids (.npy of integers, or text: whitespace or commas)."""
+    from pathlib import Path
+
+    if ":" in text and not Path(text).exists():
+        start, _, stop = text.partition(":")
+        try:
+            first = int(start or 0)
+            last = int(stop) if stop else first + rows
+        except ValueError:
+            raise BadInput(f"--positions {text}: START:STOP takes integers") from None
+        ids = np.arange(first, last)
+    else:
+        path = Path(text)
+        if not path.is_file():
+            raise BadInput(f"--positions {text}: neither START:STOP nor a file of ids")
+        if path.read_bytes()[:6] == b"\x93NUMPY":
+            try:
+                ids = np.load(path, allow_pickle=False)
+            except ValueError as e:
+                raise BadInput(f"--positions {text}: {e}") from None
+        else:
+            words = path.read_text().replace(",", " ").split()
+            try:
+                ids = np.array([int(w) for w in words])
+            except ValueError:
+                raise BadInput(f"--positions {text}: a file of ids holds integers") from None
+        if ids.dtype.kind not in "iu":
+            raise BadInput(f"--positions {text}: ids are integers, not {ids.dtype}")
+        ids = ids.reshape(-1)
+    if len(ids) != rows:
+        raise BadInput(f"--positions {text} gives {len(ids)} positions for {rows} rows")
+    return ids.astype(np.int64)
