@@ -85,6 +85,10 @@ ELSEWHERE = frozenset(
         "--family rope --variant hf-rope --d-model 16 --seq-len 24 --part query-scale --rope llama_4_scaling_beta=0.1 --rope original_max_position_embeddings=16",
         "--family rope --d-model 16 --seq-len 24 --part query-scale --rope attn_scale=0.1 --rope floor_scale=16",
         "--family rope --variant hf-rope --d-model 16 --seq-len 24 --part query-scale --rope attn_scale=0.1 --rope floor_scale=16",
+        # keras-hub's dynamic divides every frequency by factor^(d / (d - 2)) (the base grown
+        # once): a linear scaling by 4^(16/14) in keras-hub's float32 arithmetic, which no
+        # reader proposes; named as close, linear scaling by 4.87605 within 7010 ulp
+        "--family rope --variant keras-hub --d-model 16 --seq-len 4104 --rope factor=4 --rope max_position_embeddings=4096 --rope rope_type=dynamic",
         # MLX's proportional rope (its zero tail of frequencies): named as close, linear
         # scaling by its factor within 0.54 ulp
         "--family rope --variant mlx --d-model 16 --seq-len 24 --rope factor=4 --rope rope_type=proportional",

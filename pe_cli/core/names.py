@@ -12,8 +12,8 @@ LISTED = 8  # names an error lists before "and N more"
 def few(count: int, total: int) -> bool:
     """Whether `count` of a table's `total` columns (or rows) are few enough to be the
     exceptions to a table that is otherwise a known one (a broken column, a row overwritten):
-    at most LISTED, and a 16th of them."""
-    return 0 < count <= min(LISTED, max(1, total // 16))
+    at most LISTED, and a 16th of them (one of a narrower table), never all of them."""
+    return 0 < count < total and count <= min(LISTED, max(1, total // 16))
 
 
 def did_you_mean(value, choices, first=(), synonyms=None) -> str:
