@@ -302,11 +302,7 @@ class Bench:
             return True
         unequal = View.built(shorter) != self.values[:HEAD_ROWS]
         columns = np.count_nonzero(unequal.any(axis=0))
-        return (
-            not columns
-            or few(columns, self.cols)
-            or few(np.count_nonzero(unequal.any(axis=1)), HEAD_ROWS)
-        )
+        return not columns or _a_few(columns, self.cols, unequal.any(axis=1).sum(), HEAD_ROWS)
 
     def candidate(self, name, spec: TableSpec, source="", now=False, against=None):
         """The exact table of `spec` scored against the table (and whether it is bit-equal to
@@ -343,7 +339,7 @@ class Bench:
         unequal = values != self.seen[rows]
         columns = np.flatnonzero(unequal.any(axis=0))
         lines = self.rows[rows][np.flatnonzero(unequal.any(axis=1))]
-        if len(columns) and not (few(len(columns), self.cols) or few(len(lines), self.length)):
+        if len(columns) and not _a_few(len(columns), self.cols, len(lines), self.length):
             return None  # a variant is named where it is the table, but for a broken few
         result = self._difference(self.view.exact(against or spec), spec)
         result.differing = int(np.count_nonzero(unequal))
@@ -441,6 +437,7 @@ def identify(target: Source, threshold: float) -> list[Candidate]:
             bench.skipped = ""
             more = _deferred(bench, [])
             found = _ranked(found + (_confirm(bench, more) if more else []))
+        target.notes += [_sampled(bench)] if bench.checked else []
         target.notes += [bench.skipped] if bench.skipped else []
     elif bench.sampled:
         target.notes.append(
@@ -538,8 +535,13 @@ def _ranked(found: list[Candidate]) -> list[Candidate]:
 def _excepted(c: Candidate) -> bool:
     """Whether a candidate is the table bit for bit but for a few columns or rows (where
     compared): named with them listed, before one that differs all over."""
-    rows, cols = c.spec.rows, c.spec.cols
-    return few(len(c.unequal_columns), cols) or few(len(c.unequal_rows), rows)
+    return _a_few(len(c.unequal_columns), c.spec.cols, len(c.unequal_rows), c.spec.rows)
+
+
+def _a_few(columns: int, of_columns: int, rows: int, of_rows: int) -> bool:
+    """Whether a table differs from a candidate in a few of its columns or else a few of its
+    rows (core.names.few): the exceptions a candidate is named with."""
+    return few(columns, of_columns) or few(rows, of_rows)
 
 
 def _far(c: Candidate) -> bool:
@@ -705,13 +707,16 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         if not (c.confirmed and c.difference.differing and find_variant(c.spec))
         or exceptions(c, target) is not None
     ]
-    measured = len(bench.rows)
-    said = f"{target.label} has {target.rows} rows: candidates were scored on"
-    target.notes[:] = [n for n in target.notes if not n.startswith(said)]  # a second pass's
-    target.notes.append(
-        f"{said} {measured} of them (the first "
-        f"{SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two, zero rows); the best "
-        f"{bench.checked} checked for bit-identity on every row; errors are over the rows scored and those "
-        "where a candidate differs most"
-    )
     return found
+
+
+def _sampled(bench: Bench) -> str:
+    """What a long table's candidates were scored on, and how many every row checked (said
+    once, after every confirming pass)."""
+    target = bench.target
+    return (
+        f"{target.label} has {target.rows} rows: candidates were scored on {len(bench.rows)} of "
+        f"them (the first {SAMPLE_HEAD}, the last {SAMPLE_TAIL}, those at powers of two, zero "
+        f"rows); the best {bench.checked} checked for bit-identity on every row; errors are over "
+        "the rows scored and those where a candidate differs most"
+    )
