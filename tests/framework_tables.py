@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,17 +39,9 @@ def unavailable() -> str | None:
 
 def tables(cases: list[dict]) -> dict:
     """Each case's (2, rows, dim / 2) float32 cos and sin, by name."""
-    import numpy as np
+    from .harness import run_harness
 
-    with tempfile.TemporaryDirectory() as folder:
-        request = Path(folder) / "cases.json"
-        request.write_text(json.dumps(cases))
-        done = subprocess.run(
-            [str(PYTHON), "-P", __file__, str(request), folder], capture_output=True, text=True
-        )
-        if done.returncode:
-            raise RuntimeError(f"the frameworks' harness failed:\n{done.stderr[-4000:]}")
-        return {case["name"]: np.load(Path(folder) / f"{case['name']}.npy") for case in cases}
+    return run_harness(PYTHON, __file__, cases, "the frameworks'")
 
 
 def _litgpt(case: dict):

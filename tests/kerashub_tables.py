@@ -18,9 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 
@@ -32,20 +30,10 @@ def unavailable() -> str | None:
 
 
 def tables(cases: list[dict]) -> dict:
-    import numpy as np
+    from .harness import run_harness
 
-    with tempfile.TemporaryDirectory() as folder:
-        request = Path(folder) / "cases.json"
-        request.write_text(json.dumps(cases))
-        done = subprocess.run(
-            [sys.executable, "-P", __file__, str(request), folder],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "KERAS_BACKEND": "torch"},
-        )
-        if done.returncode:
-            raise RuntimeError(f"keras-hub's harness failed:\n{done.stderr[-4000:]}")
-        return {case["name"]: np.load(Path(folder) / f"{case['name']}.npy") for case in cases}
+    env = {**os.environ, "KERAS_BACKEND": "torch"}
+    return run_harness(sys.executable, __file__, cases, "keras-hub's", env)
 
 
 def _layer(case: dict):

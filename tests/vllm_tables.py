@@ -30,9 +30,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,20 +49,9 @@ def unavailable() -> str | None:
 
 def caches(cases: list[dict]) -> dict:
     """Each case's cache from vLLM, by name: numpy float32 or float16, or uint16 bfloat16 bits."""
-    import numpy as np
+    from .harness import run_harness
 
-    with tempfile.TemporaryDirectory() as folder:
-        request = Path(folder) / "cases.json"
-        request.write_text(json.dumps(cases))
-        # -P: the script's folder (tests/) must not shadow vLLM's imports
-        done = subprocess.run(
-            [str(PYTHON), "-P", __file__, str(request), folder],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode:
-            raise RuntimeError(f"vLLM's harness failed:\n{done.stderr[-4000:]}")
-        return {case["name"]: np.load(Path(folder) / f"{case['name']}.npy") for case in cases}
+    return run_harness(PYTHON, __file__, cases, "vLLM's")
 
 
 # ---------------------------------------------------------------------------------------------
