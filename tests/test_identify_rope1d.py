@@ -613,7 +613,7 @@ def test_a_whole_table_is_not_said_to_be_mended(cli, tmp_path):
     cos, _, _, _ = hf_rotary(LLAMA3, 128, 500000.0, list(range(512)))
     text, found = _identified(cli, _save(tmp_path / "whole.npy", cos.numpy()))
     assert found["candidates"][0]["differing"] == 0 and found["exceptions"] is None
-    assert "pair twins" not in text
+    assert "pair twin" not in text
 
 
 def test_a_pair_broken_in_both_columns_is_not_mended(cli, tmp_path):
@@ -622,7 +622,7 @@ def test_a_pair_broken_in_both_columns_is_not_mended(cli, tmp_path):
     table = pe_cli.build(family="rope", d_model=64, seq_len=256, part="cos").numpy()
     table[:, [5, 37]] = 0.5
     text, found = _identified(cli, _save(tmp_path / "pair.npy", table))
-    assert "pair twins" not in text
+    assert "pair twin" not in text
     assert not any(c["differing"] == 0 for c in found["candidates"])
     said = " ".join(text.split())  # the notes agree: two columns hold one value, the rest turn
     assert "2 of its 64 columns are constant" in said

@@ -140,9 +140,12 @@ def _mended(values, notes: list):
         first, second = pair_columns(half, convention)
         if np.array_equal(mended[:, first], mended[:, second]):
             pairs = ", ".join(f"{b} from {t}" for b, t in zip(broken.tolist(), twins.tolist()))
+            one = len(broken) == 1
             notes.append(
-                f"read with {len(broken)} of its columns taken from their {convention} pair "
-                f"twins ({pairs}): at position 0 they are not what the rest are"
+                f"read with {len(broken)} of its columns taken from "
+                + (f"its {convention} pair twin" if one else f"their {convention} pair twins")
+                + f" ({pairs}): at position 0 {'it is' if one else 'they are'} not what the "
+                "rest are"
             )
             return mended
     return values
