@@ -30,7 +30,35 @@ CASES = [
     ("yarn-truncate-default", {**LLAMA, "rope_scaling": {**YARN, "truncate": False}}, None),
     ("yarn-truncate-default", {**LLAMA, "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
      None),
+    # a flag that changes positions, published as a number: transformers 5.23 refuses it
+    ("flag-not-a-bool", {"model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64,
+                         "rope_theta": 5e5, "attn_temperature_tuning": 4},
+     "attn_temperature_tuning 4 is no true or false: transformers 5.23 refuses the file; read "
+     "as true"),
+    ("flag-not-a-bool", {"model_type": "deepseek_v3", "num_hidden_layers": 2,
+                         "qk_rope_head_dim": 64, "rope_theta": 1e4, "rope_interleave": 0},
+     "rope_interleave 0 is no true or false: transformers 5.23 refuses the file; read as false"),
+    ("flag-not-a-bool", {"model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64,
+                         "rope_theta": 5e5, "attn_temperature_tuning": True}, None),
 ]  # fmt: skip
+
+
+def test_a_flag_given_as_a_number_is_read_as_transformers_4_read_it(cli, tmp_path):
+    """rope_interleave 0 is false (DeepSeek-V3's attention then turns the table's half pairs),
+    1 true; attn_temperature_tuning 0 gives Llama 4's NoPE layers no query scale."""
+    path = tmp_path / "config.json"
+    base = {"model_type": "deepseek_v3", "num_hidden_layers": 2, "qk_rope_head_dim": 64}
+    for flag, pairing in ((0, "half"), (1, "interleaved"), (False, "half"), (True, "interleaved")):
+        path.write_text(json.dumps({**base, "rope_interleave": flag}))
+        code, out, err = cli("show", "--rope-config", path, "--json", "-l", 8)
+        assert code == 0, err
+        (treatment,) = json.loads(out)["model"]["treatments"].values()
+        assert treatment["applied_pairing"] == pairing, flag
+    for flag, scaled in ((0, False), (4, True)):
+        path.write_text(json.dumps({**LLAMA4, "attn_temperature_tuning": flag}))
+        code, out, err = cli("show", "--rope-config", path, "--json", "-l", 8)
+        assert code == 0, err
+        assert bool(json.loads(out)["model"]["scales"]) == scaled, flag
 
 
 @pytest.mark.parametrize("rule, config, said", CASES)

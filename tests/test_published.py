@@ -69,12 +69,59 @@ def _transformers(path):
     return node, tl.record(node.model_type, node)
 
 
+def flags(config: dict) -> tuple[dict, list[str]]:
+    """The config as transformers 5.23 loads it: a flag its class types bool, published as a
+    number (Llama 4's attn_temperature_tuning 4), refused there, set to the bool transformers 4
+    read it as; and the keys so set."""
+    from transformers import CONFIG_MAPPING
+
+    config = json.loads(json.dumps(config))
+    text = _text(config)
+    defaults = CONFIG_MAPPING[text.get("model_type") or config["model_type"]]()
+    changed = []
+    for key, value in text.items():
+        try:
+            default = getattr(defaults, key, None)
+        except RuntimeError:  # Gemma 4's per-layer keys are no global attribute
+            default = None
+        if isinstance(default, bool) and not isinstance(value, bool):
+            text[key] = bool(value)
+            changed.append(key)
+    return config, changed
+
+
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_a_published_config_gives_each_layer_the_models_table(name, cli, tmp_path):
-    path = tmp_path / "config.json"
+    """pe-cli reads the file as published; transformers the same file, any flag it refuses as
+    published set as transformers 4 read it."""
+    (tmp_path / "published").mkdir()
+    (tmp_path / "loaded").mkdir()
+    path = tmp_path / "published" / "config.json"
     path.write_text(json.dumps(small(PUBLISHED[name])))
-    node, recorded = _transformers(path)
+    (tmp_path / "loaded" / "config.json").write_text(json.dumps(flags(small(PUBLISHED[name]))[0]))
+    node, recorded = _transformers(tmp_path / "loaded" / "config.json")
     holds(cli, path, recorded, name)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_a_flag_published_as_a_number_is_said(name, cli, tmp_path):
+    """Llama 4 Scout's attn_temperature_tuning is 4 in its published file: transformers 5.23
+    refuses the file, pe-cli reads it as true and says so; a config whose flags are bools has
+    no such line."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(PUBLISHED[name]))
+    code, out, err = cli("show", "--rope-config", path, "--json", "-l", 16)
+    assert code == 0, err
+    said = [f["line"] for f in json.loads(out)["model"]["findings"] if "true or false" in f["line"]]
+    _, changed = flags(PUBLISHED[name])
+    assert len(said) == len(changed)
+    for key, line in zip(changed, said):
+        value = _text(PUBLISHED[name])[key]
+        assert line == (
+            f"{key} {value} is no true or false: transformers 5.23 refuses the file; read as "
+            f"{str(bool(value)).lower()}, as transformers 4 read it"
+        )
+    assert bool(changed) == name.startswith("llama-4-scout")
 
 
 def _module(node):
@@ -93,9 +140,11 @@ def test_a_published_config_at_its_own_size(name, cli, tmp_path):
     import torch
     from transformers import AutoConfig
 
+    (tmp_path / "loaded").mkdir()
     path = tmp_path / "config.json"
     path.write_text(json.dumps(PUBLISHED[name]))
-    node = AutoConfig.from_pretrained(str(path)).get_text_config()
+    (tmp_path / "loaded" / "config.json").write_text(json.dumps(flags(PUBLISHED[name])[0]))
+    node = AutoConfig.from_pretrained(str(tmp_path / "loaded")).get_text_config()
     module = _module(node)
     code, out, err = cli("show", "--rope-config", path, "--json", "-l", 16)
     assert code == 0, err
@@ -170,37 +219,6 @@ def test_latent_attention_says_the_dims_its_rotation_passes(name, latent, cli, t
     ) in text
 
 
-def test_llama_4_scouts_llama3_scaling_with_equal_factors(cli, tmp_path):
-    """Llama 4 Scout's text config as issue 38 gives its rope keys (llama3 with low_freq_factor
-    = high_freq_factor = 1, factor 16, original 8192; theta 500000): refused before, it is
-    transformers' Llama4TextRotaryEmbedding bit for bit, at 131072 positions too."""
-    import torch
-    from transformers import AutoConfig
-    from transformers.models.llama4.modeling_llama4 import Llama4TextRotaryEmbedding
-
-    scout = {
-        "model_type": "llama4",
-        "text_config": {
-            "model_type": "llama4_text", "head_dim": 128, "rope_theta": 500000.0,
-            "num_hidden_layers": 48, "max_position_embeddings": 10485760,
-            "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
-                             "high_freq_factor": 1.0, "original_max_position_embeddings": 8192},
-        },
-    }  # fmt: skip
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps(scout))
-    module = Llama4TextRotaryEmbedding(AutoConfig.from_pretrained(str(path)).get_text_config())
-    for start in (0, 131_000):
-        out = module(torch.zeros(1), torch.arange(start, start + 64)[None])
-        for part, theirs in (("cos", out.real[0]), ("sin", out.imag[0])):
-            code, got, err = cli(
-                "generate", "--rope-config", path, "--layer", 0, "--variant", "hf-rope",
-                "--part", part, "--offset", start, "-l", 64, "-o", "-",
-            )  # fmt: skip
-            assert code == 0, err
-            assert np.array_equal(np.load(io.BytesIO(got)), theirs.numpy()), (start, part)
-
-
 def test_deepseek_v32s_indexer_is_named_apart(cli, tmp_path):
     """Its attention rotates interleaved pairs, its indexer half pairs, by one table: the
     model view says both (ports got the indexer wrong: sglang #13530, mlx-lm PR #512)."""
@@ -235,6 +253,19 @@ def test_deepseek_v32s_indexer_is_named_apart(cli, tmp_path):
             ["no_rope_layers =", "its table", "all 36 layers"],
         ),
         ("llama-3.1-8b", ["all 32 layers", "rotates all 128 dims in half pairs"], ["its table"]),
+        (  # a complex freqs_cis, one column per pair, turned by view_as_complex: interleaved
+            "llama-4-scout-17b-16e-instruct",
+            [
+                "rotates all 128 dims in interleaved pairs (its table: one column per pair)",
+                "llama3, theta 500000, factor 16, high_freq_factor 1, low_freq_factor 1",
+            ],
+            ["single pairs", "all 48 layers"],
+        ),
+        (  # cos and sin of half the head, turned by halves
+            "gpt-oss-20b",
+            ["rotates all 64 dims in half pairs (its table: one column per pair)"],
+            ["single pairs"],
+        ),
     ],
 )
 def test_the_model_view_says_layers_and_pairs_plainly(name, said, unsaid, cli, tmp_path):

@@ -127,7 +127,7 @@ def _mismatches(found: Report, expected: Expected, variant: str | None) -> list[
     for part, values, want in zip(parts, (reading.fit.c.real, reading.fit.c.imag), exact):
         if want.shape != values.shape:
             continue  # another number of pairs: the rotary-dims finding has said so
-        gap = np.abs(values - want * expected.factor)
+        gap = np.abs(values - want)  # the table holds its attention factor (YaRN's) itself
         bad = gap > limit
         if bad.any():
             rows_off, pairs_off = np.nonzero(bad)

@@ -171,7 +171,10 @@ def report(
         found.offset, said = _offset(reading)
         found.findings += said
         found.identification = _name(reading, found.offset, exact)
-        found.findings += _own_findings(reading)
+        # an attention factor is no finding where the table named or expected holds it
+        held = [] if found.named is None else [_factor(found.named.spec)]
+        held += [expected.factor] if expected is not None and expected.spec is not None else []
+        found.findings += _own_findings(reading, held)
         found.gap = _gap(found)
         found.rebuilt = _rebuild(found)
     if expected is not None:
@@ -255,11 +258,12 @@ def _whole_offset(rates: np.ndarray, phases: np.ndarray, rows: int) -> int:
     return best
 
 
-def _own_findings(reading: Reading) -> list[Finding]:
-    """What the reading shows on its own: a scale, turning backwards, heads apart."""
+def _own_findings(reading: Reading, held: list[float]) -> list[Finding]:
+    """What the reading shows on its own: a scale (not one of the factors `held`), turning
+    backwards, heads apart."""
     said = []
     fit, act = reading.fit, reading.act
-    if abs(fit.scale - 1) > 8 * act.unit:
+    if all(abs(fit.scale - f) > 8 * act.unit for f in (1.0, *held)):
         said.append(
             Finding(
                 "scale",
@@ -304,8 +308,15 @@ def _name(reading: Reading, offset: int, exact: bool):
     positions = reading.act.positions
     p = reading.fit.pairing
     scaled = abs(reading.fit.scale - 1) > 8 * reading.act.unit
-    cos = reading.fit.c.real / reading.fit.scale if scaled else reading.fit.c.real
+    cos = reading.fit.c.real
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
+    if own and scaled and np.array_equal(cos.astype(np.float32), cos):
+        # a table that holds its attention factor (YaRN's, as transformers folds it into cos
+        # and sin) is named as the op applies it, the scale in it
+        found = _identified(cos.astype(np.float32), "the op's own cos, its scale in it")
+        if found.best is not None and found.best.identical:
+            return found
+    cos = cos / reading.fit.scale if scaled else cos
     if own and np.array_equal(cos.astype(np.float32), cos):
         table, what = cos.astype(np.float32), "the op's own cos"
     elif reading.line is not None:
@@ -450,9 +461,18 @@ def _library_planes(found: Report, spec, rows: int, name: str, count: int | None
     )
     if reading.line is not None and np.all(reading.line.rates < 0):
         sin = -sin
-    if abs(reading.fit.scale - 1) > 8 * act.unit:
-        cos, sin = cos * reading.fit.scale, sin * reading.fit.scale
+    rest = reading.fit.scale / _factor(spec)  # the scale the table does not hold itself
+    if abs(rest - 1) > 8 * act.unit:
+        cos, sin = cos * rest, sin * rest
     return cos, sin
+
+
+def _factor(spec) -> float:
+    """The attention factor a table's cos and sin hold (YaRN's), 1 for none."""
+    from ..families import FAMILIES
+
+    exact = FAMILIES[spec.family].frequencies(spec)
+    return 1.0 if exact is None else float(exact.factor)
 
 
 class _Gap:

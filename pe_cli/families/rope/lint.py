@@ -74,6 +74,17 @@ def findings(settings) -> list[dict]:
                 }
             )
             break
+    for key, default in settings.facts.get("defaults", {}).items():
+        value = node.get(key)  # a flag that changes positions, given as a number or a string
+        if isinstance(default, bool) and value is not None and not isinstance(value, bool):
+            found.append(
+                {
+                    "rule": "flag-not-a-bool",
+                    "line": f"{key} {shown(value)} is no true or false: transformers 5.23 "
+                    f"refuses the file; read as {str(bool(value)).lower()}, as transformers 4 "
+                    "read it",
+                }
+            )
     return found
 
 

@@ -25,7 +25,7 @@ MODULES = (
     "granite_swa",
     "hunyuan",
     "hybrids",
-    "interleaving",
+    "pairings",
     "lfm2",
     "llama4",
     "ministral3",

@@ -106,7 +106,7 @@ def _label_v4(settings, index: int, layer_type):
 
 
 def _interleaved(settings, index: int, layer_type):
-    return "interleaved" if settings.get("rope_interleave") is not False else None
+    return "interleaved" if settings.get("rope_interleave") else None
 
 
 SCHEDULES = (

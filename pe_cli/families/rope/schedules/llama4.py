@@ -75,5 +75,7 @@ SCHEDULES = (
         rotates=_rotates,
         scale=_scale,
         engines=_engines,
+        # its table is a complex freqs_cis, one column per pair: view_as_complex pairs 2i, 2i + 1
+        applied=lambda settings, index, layer_type: "interleaved",
     ),
 )

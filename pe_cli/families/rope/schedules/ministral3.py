@@ -37,7 +37,7 @@ SCHEDULES = (
         scale=_scale,
         engines=_engines,
         applied=lambda settings, index, layer_type: (
-            "interleaved" if settings.get("rope_interleave") is not False else None
+            "interleaved" if settings.get("rope_interleave") else None
         ),
     ),
 )
