@@ -69,6 +69,32 @@ def test_rotary_module(rotary, form):
         assert result.outcome == "identical", result.detail
 
 
+def test_each_key_that_moves_an_encoders_rotary_module():
+    """The rotary modules outside the token models (vision towers, audio and speech encoders,
+    codecs; tests/test_layers.py moves the token models' keys through their forward): each key
+    of the config part a module is built from is moved (tools/transformers_layers.moves, and
+    each number of rope_parameters), and where the module it builds changes, pe-cli from that
+    config.json equals it bit for bit or refuses it in one line. Every module the zoo runs
+    changes with some key (rope_theta at least): none is passed over."""
+    from tools import transformers_layers as tl
+
+    tokens = set(tl.candidates())
+    checked, wrong = {}, []
+    for rotary in MODULES:
+        built = tm.usable(rotary)
+        if isinstance(built, str) or built[2].model_type in tokens or not rotary.takes_positions:
+            continue  # transformers cannot run it (the zoo's "not run"), or a token model's
+        checked[rotary.name] = 0
+        for key, result in tc.moved(rotary):
+            checked[rotary.name] += 1
+            if result.outcome == "refused":
+                assert result.detail and "\n" not in result.detail, (rotary.name, key)
+            elif result.outcome != "identical":
+                wrong.append((rotary.name, key, result.outcome, result.detail))
+    assert not wrong, wrong
+    assert len(checked) > 50 and all(checked.values()), checked
+
+
 SINUSOIDS = tc.sinusoidal_modules()
 
 

@@ -136,7 +136,7 @@ def _reloaded(rotary: Rotary, path: Path, part: str):
 
 
 def conformance(
-    rotary: Rotary, starts=(0, 100_000), rows=256, folder=None, form: str = "full"
+    rotary: Rotary, starts=(0, 100_000), rows=256, folder=None, form: str = "full", built=None
 ) -> Result:
     """Run the module at rows positions from each start, and pe-cli's hf-rope from the model's
     default config.json, for every layer type; for a multi-axis module also on a grid's
@@ -158,12 +158,13 @@ def conformance(
             "not run",
             f"its forward takes ({', '.join(rotary.forward)}), not (x, position_ids)",
         )
-    built = build(rotary)
+    given = built is not None  # (module, config, node, part): a config other than the default
+    built = built or build(rotary)
     if isinstance(built, str):
         return Result(rotary, "not run", built)
     table = json.loads(DATA.read_text()).get(built[2].model_type, {}).get("table", {})
     style = AXES.get(table.get("axes", ""))
-    if style is None or not style.vision:  # 1-D positions run (M-RoPE: text tokens)
+    if (style is None or not style.vision) and not given:  # 1-D positions run (M-RoPE: text)
         built = usable(rotary)
         if isinstance(built, str):
             return Result(rotary, "not run", built)
@@ -232,6 +233,69 @@ def conformance(
     except PeError as e:
         return Result(rotary, "refused", str(e), kinds, part)
     return Result(rotary, "identical", "", kinds, part)
+
+
+def moved(rotary: Rotary):
+    """(key, Result) for each key of the config part a rotary module is built from whose move
+    (tools.transformers_layers.moves: a flag flipped, a number changed, None, a list reordered)
+    changes the module: its buffers (inv_freq, ...) or its own settings (attention_scaling,
+    mrope_section, ...). The part is rebuilt by its class with the key moved (what it derives
+    from the key derived again), the whole config.json written, and conformance() run on it:
+    pe-cli from that file equals the module built from it, or refuses it."""
+    from . import transformers_layers as tl
+
+    built = usable(rotary)
+    if isinstance(built, str):
+        return
+    module, config, node, part = built
+    base = _fingerprint(module)
+    given = {k: v for k, v in node.to_dict().items() if k in tl._fields(type(node))}
+    for key, value in [*tl.moves(type(node), node), *_rope_moves(given.get("rope_parameters"))]:
+        try:
+            other = type(node)(**{**given, key: value})
+            changed = rotary.cls(other)
+        except Exception:  # transformers refuses the value, or its module cannot take it
+            continue
+        if _fingerprint(changed) == base:
+            continue
+        whole = _with_part(config, part, other)
+        yield key, conformance(rotary, built=(changed, whole, other, part))
+
+
+def _rope_moves(rope):
+    """rope_parameters with each of its numbers moved (rope_theta times 1.5, ...), each a move
+    of the key rope_parameters."""
+    if not isinstance(rope, dict):
+        return
+    for name, value in rope.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            yield "rope_parameters", {**rope, name: value * 1.5 if value else 2.0}
+        elif isinstance(value, dict):  # one table per layer type
+            for moved in _rope_moves(value):
+                yield "rope_parameters", {**rope, name: moved[1]}
+
+
+def _fingerprint(module) -> dict:
+    """What a rotary module holds: its buffers' bytes and its plain settings."""
+    state = {n: b.detach().cpu().numpy().tobytes() for n, b in module.named_buffers()}
+    for name, value in vars(module).items():
+        if not name.startswith("_") and isinstance(value, (bool, int, float, str, tuple, list)):
+            state[name] = repr(value)
+    return state
+
+
+def _with_part(config, part: str, node):
+    """A copy of the whole config with the part at dotted path `part` replaced by `node`."""
+    import copy
+
+    if not part:
+        return node
+    whole = copy.deepcopy(config)
+    parent, keys = whole, part.split(".")
+    for key in keys[:-1]:
+        parent = getattr(parent, key)
+    setattr(parent, keys[-1], node)
+    return whole
 
 
 def _compare(module, options, positions_of):
