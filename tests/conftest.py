@@ -68,6 +68,7 @@ SLOW = frozenset(
         "test_engines.py::test_a_half_longrope_table_is_named_with_the_factors_its_columns_tell",
         # the first case runs every transformers module (tools/transformers_conformance.py results)
         "test_transformers.py::test_rotary_module",
+        "test_transformers.py::test_each_key_that_moves_an_encoders_rotary_module",
         "test_transformers.py::test_readme_model_table_is_the_tests_results",
         "test_transformers.py::test_sinusoidal_module_is_named_and_rebuilt",
         "test_diffusers_rotation.py::test_kandinsky6_is_the_module_bit_for_bit",
