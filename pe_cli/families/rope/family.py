@@ -38,6 +38,7 @@ from . import (
     litgpt,
     llamacpp,
     mlx,
+    ort_genai,
     show,
     torchtitan,
     transformers,
@@ -199,6 +200,7 @@ class Rope(Family):
         **litgpt.VARIANTS,
         **torchtitan.VARIANTS,
         **keras_hub.VARIANTS,
+        **ort_genai.VARIANTS,
         **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")
