@@ -117,6 +117,7 @@ def _refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "keras-hub",
+    framework="keras-hub",
     source="keras-hub 0.32.0 RotaryEmbedding and LlamaRotaryEmbedding (llama3) on Keras 3.15.1's "
     "torch backend: power(base, -x), YaRN's float32 bounds and its factor in the compute dtype",
     conventions=("half",),

@@ -165,6 +165,7 @@ def _refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "ort-genai",
+    framework="ORT-GenAI",
     follows="transformers",
     source="onnxruntime-genai 0.18.0 model builder, cos_cache and sin_cache (default, linear, "
     "llama3, yarn): transformers' table but for linear's and YaRN's frequencies and YaRN's "
