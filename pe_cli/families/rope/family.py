@@ -35,6 +35,7 @@ from . import (
     frameworks,
     inputs,
     keras_hub,
+    keras_hub_jax,
     litgpt,
     llamacpp,
     mlx,
@@ -200,6 +201,7 @@ class Rope(Family):
         **litgpt.VARIANTS,
         **torchtitan.VARIANTS,
         **keras_hub.VARIANTS,
+        **keras_hub_jax.VARIANTS,
         **ort_genai.VARIANTS,
         **pixel_model.VARIANTS,
     }
