@@ -83,6 +83,8 @@ SLOW = frozenset(
         # the first case waits for ORT-GenAI's builder to make every case's cache (about 20 s)
         "test_ort_genai.py::test_ort_genai_is_the_builders_cache_bit_for_bit",
         "test_ort_genai.py::test_compare_names_the_builders_cache",
+        "test_training_frameworks.py::test_keras_hub_jax_is_keras_hub_on_jax_bit_for_bit",
+        "test_training_frameworks.py::test_compare_names_keras_hub_on_jax",
         "test_frameworks_view.py::test_llama31_from_training_to_serving_differs_by_arithmetic_only",
         # 5 to 20 s
         "test_rebuild.py::test_the_claim_rebuilds_the_table",
@@ -165,6 +167,10 @@ SHARED = {
     "test_ort_genai.py::test_the_builders_table_is_transformers_only_where_said": "ort-genai caches",
     "test_ort_genai.py::test_the_refused_yarn_is_what_the_builder_fails_on": "ort-genai caches",
     "test_ort_genai.py::test_compare_names_the_builders_cache": "ort-genai caches",
+    # keras_hub_jax_tables: one Keras process on the JAX backend for every case
+    "test_training_frameworks.py::test_keras_hub_jax_is_keras_hub_on_jax_bit_for_bit": "keras jax",
+    "test_training_frameworks.py::test_keras_hub_jax_is_not_the_torch_backends_table": "keras jax",
+    "test_training_frameworks.py::test_compare_names_keras_hub_on_jax": "keras jax",
 }
 
 

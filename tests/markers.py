@@ -37,6 +37,7 @@ REFERENCES = frozenset(
         "keras_hub",
         "kerashub",
         "onnxruntime_genai",
+        "jax",
         "ortgenai",
     }
 )

@@ -10,7 +10,8 @@ import pytest
 from .rope_models import LLAMA3, YARN
 from .test_engines import _config
 
-FRAMEWORKS = {"megatron-core", "llama-models", "litgpt", "torchtitan", "keras-hub", "ORT-GenAI"}
+FRAMEWORKS = {"megatron-core", "llama-models", "litgpt", "torchtitan", "keras-hub"}
+FRAMEWORKS |= {"keras-hub (JAX)", "ORT-GenAI"}
 ENGINES = {"transformers", "mlx", "llama.cpp", "vllm"}
 # gpt-oss's YaRN: the betas given and the bounds unrounded, which ORT-GenAI's builder reads
 GPT_OSS_YARN = {
@@ -44,6 +45,7 @@ def test_llama31_from_training_to_serving_differs_by_arithmetic_only(cli, tmp_pa
         "litgpt",
         "torchtitan",
         "keras-hub",
+        "keras-hub (JAX)",
         "ORT-GenAI",
     ]  # training first, then transformers and the engines that serve its checkpoints
     for name in ("megatron-core", "litgpt", "keras-hub", "ORT-GenAI", "transformers"):
@@ -52,6 +54,8 @@ def test_llama31_from_training_to_serving_differs_by_arithmetic_only(cli, tmp_pa
         row = rows[name]
         assert 0.9 < row["bit_equal_to_transformers"] < 1.0
         assert 0 < row["versus_transformers"]["max_abs"] <= 2.0**-24
+    jax = rows["keras-hub (JAX)"]  # powf's frequencies, the C library's cos
+    assert 0.9 < jax["bit_equal_to_transformers"] < 1.0
     for name, row in rows.items():
         assert row["verdict"] == "arithmetic", (name, row["why"])
         assert not any(_said(row, words) for words in WORDS), name
@@ -84,7 +88,7 @@ def test_a_yarn_the_frameworks_read_otherwise_is_said_in_words(cli, tmp_path):
     ORT-GenAI's builder fails without the betas, which the notes say."""
     config = _config(tmp_path, YARN, theta=1000000.0, hidden_size=5120, num_attention_heads=40)
     rows, notes = _view(cli, config, 4096, "--frameworks")
-    assert set(rows) == (FRAMEWORKS | ENGINES) - {"llama-models", "ORT-GenAI"}
+    assert set(rows) == (FRAMEWORKS | ENGINES) - {"llama-models", "ORT-GenAI", "keras-hub (JAX)"}
     torchtitan, litgpt = rows["torchtitan"], rows["litgpt"]
     assert torchtitan["verdict"] == litgpt["verdict"] == "meaning"
     assert _said(torchtitan, "every value times 0.8782489")  # 1 / (0.1 ln 4 + 1)
@@ -96,6 +100,7 @@ def test_a_yarn_the_frameworks_read_otherwise_is_said_in_words(cli, tmp_path):
         assert not any(_said(rows[name], words) for words in WORDS), name
     assert any(n.startswith("llama-models: ") and "no rope_type yarn" in n for n in notes)
     assert any(n.startswith("ORT-GenAI: ") and "beta_fast" in n for n in notes)
+    assert any(n.startswith("keras-hub (JAX): ") and "XLA's log" in n for n in notes)
 
 
 def test_gpt_oss_yarn_is_transformers_table_in_the_builder(cli, tmp_path):
