@@ -1,5 +1,6 @@
-"""The C fast path of the exact engine. It is optional: without a C compiler pe-cli installs
-and runs on its numpy path, which computes the same tables more slowly."""
+"""The C fast path of the exact engine, and the C library's float32 sin, cos and pow over arrays
+(--variant keras-hub-jax). Both are optional: without a C compiler pe-cli installs and runs on
+its numpy path, which computes the same tables more slowly."""
 
 from setuptools import Extension, setup
 
@@ -10,6 +11,14 @@ setup(
             ["pe_cli/numerics/_rotate.c"],
             extra_compile_args=["-O3"],
             optional=True,
-        )
+        ),
+        # the C library's sinf, cosf and powf over arrays: XLA's CPU float32 sin, cos and pow
+        Extension(
+            "pe_cli.numerics._libm",
+            ["pe_cli/numerics/_libm.c"],
+            extra_compile_args=["-O2", "-fno-builtin"],
+            libraries=["m"],
+            optional=True,
+        ),
     ]
 )

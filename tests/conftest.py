@@ -81,6 +81,12 @@ SLOW = frozenset(
         "test_llamacpp.py::test_llama31_is_ggml_with_the_converters_rope_freqs[float32-131072-interleaved]",
         # the first case waits for vLLM to build every case's cache (one process, about 20 s)
         "test_vllm.py::test_model_caches_are_vllm_bit_for_bit",
+        # the first case waits for ORT-GenAI's builder to make every case's cache (about 20 s)
+        "test_ort_genai.py::test_ort_genai_is_the_builders_cache_bit_for_bit",
+        "test_ort_genai.py::test_compare_names_the_builders_cache",
+        "test_training_frameworks.py::test_keras_hub_jax_is_keras_hub_on_jax_bit_for_bit",
+        "test_training_frameworks.py::test_compare_names_keras_hub_on_jax",
+        "test_frameworks_view.py::test_llama31_from_training_to_serving_differs_by_arithmetic_only",
         # 5 to 20 s
         "test_rebuild.py::test_the_claim_rebuilds_the_table",
         "test_degenerate.py::test_rows_alike_only_at_first_are_read_on",
@@ -157,6 +163,15 @@ SHARED = {
     "test_vllm.py::test_a_decode_window_is_the_caches_rows": "vllm caches",
     "test_vllm.py::test_ids_are_the_caches_rows": "vllm caches",
     "test_vllm.py::test_mrope_tables_are_vllm_bit_for_bit": "vllm caches",
+    # tests/test_ort_genai.py's ort_genai_tables: one run of ORT-GenAI's builder for every case
+    "test_ort_genai.py::test_ort_genai_is_the_builders_cache_bit_for_bit": "ort-genai caches",
+    "test_ort_genai.py::test_the_builders_table_is_transformers_only_where_said": "ort-genai caches",
+    "test_ort_genai.py::test_the_refused_yarn_is_what_the_builder_fails_on": "ort-genai caches",
+    "test_ort_genai.py::test_compare_names_the_builders_cache": "ort-genai caches",
+    # keras_hub_jax_tables: one Keras process on the JAX backend for every case
+    "test_training_frameworks.py::test_keras_hub_jax_is_keras_hub_on_jax_bit_for_bit": "keras jax",
+    "test_training_frameworks.py::test_keras_hub_jax_is_not_the_torch_backends_table": "keras jax",
+    "test_training_frameworks.py::test_compare_names_keras_hub_on_jax": "keras jax",
 }
 
 

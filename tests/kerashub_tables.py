@@ -29,10 +29,12 @@ def unavailable() -> str | None:
     return None
 
 
-def tables(cases: list[dict]) -> dict:
+def tables(cases: list[dict], backend: str = "torch") -> dict:
+    """Each case's cos and sin on Keras's `backend` (torch, the one reproduced; jax for
+    benchmarks/frameworks.py's figures)."""
     from .harness import run_harness
 
-    env = {**os.environ, "KERAS_BACKEND": "torch"}
+    env = {**os.environ, "KERAS_BACKEND": backend}
     return run_harness(sys.executable, __file__, cases, "keras-hub's", env)
 
 
@@ -73,7 +75,7 @@ def main(request: str, folder: str) -> None:
     import keras
     import numpy as np
 
-    assert keras.backend.backend() == "torch", keras.backend.backend()
+    assert keras.backend.backend() == os.environ["KERAS_BACKEND"], keras.backend.backend()
     for case in json.loads(Path(request).read_text()):
         layer, half = _layer(case), case["head_dim"] // 2
         inputs = keras.ops.zeros((1, case["rows"], case["head_dim"]), dtype=case["dtype"])

@@ -235,3 +235,105 @@ def test_compare_names_the_frameworks_tables(cli, tmp_path, framework_tables, ke
     cos, _ = keras_hub_tables["keras-hub-theta-1e6-float32-4096"]
     best, same = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], "keras")
     assert best == "library keras-hub"
+
+
+# ---------------------------------------------------------------------------------------------
+# keras-hub on Keras's JAX backend: XLA's CPU sin, cos and pow
+
+
+def test_xlas_cpu_sin_cos_and_pow_are_the_c_librarys(monkeypatch):
+    """pe_cli.numerics.libm (its C loop, and ctypes where it is not built) against jax[cpu]
+    itself: float32 sin and cos over |x| up to 1e7, pow of the bases RoPE takes."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    from pe_cli.numerics import libm
+
+    rng = np.random.default_rng(42)
+    angles = np.concatenate(
+        [rng.uniform(-10, 10, 20000), rng.uniform(-1e5, 1e5, 20000), rng.uniform(-1e7, 1e7, 5000)]
+    ).astype(np.float32)
+    exponents = -np.arange(0, 128, 2, dtype=np.float32) / np.float32(128)
+    for fallback in (False, True):
+        if fallback:
+            monkeypatch.setattr(libm, "_libm", None)
+            angles = angles[::10]
+        for ours, theirs in ((libm.sinf, jnp.sin), (libm.cosf, jnp.cos)):
+            expected = np.asarray(jax.jit(theirs)(angles))
+            assert np.array_equal(ours(angles).view(np.uint32), expected.view(np.uint32))
+        for base in (10000.0, 500000.0, 1000000.0):
+            expected = np.asarray(jax.jit(jnp.power)(jnp.float32(base), exponents))
+            assert np.array_equal(libm.powf(base, exponents), expected)
+
+
+KERAS_JAX_MODELS = ["llama3.1", "llama3-wide", "theta-1e4", "theta-1e6", "linear", "dynamic"]
+MODELS["head-80"] = (80, 10000.0, {})
+KERAS_JAX_MODELS.append("head-80")
+
+
+def _keras_jax_cases():
+    for name in KERAS_JAX_MODELS:
+        head_dim, theta, rope = MODELS[name]
+        for dtype in ("float32", "bfloat16", "float16"):
+            long = name in ("llama3.1", "theta-1e4", "theta-1e6") and dtype != "float16"
+            for rows in (4096, 131072) if long else (4096,):
+                yield {
+                    "name": f"keras-hub-jax-{name}-{dtype}-{rows}",
+                    "head_dim": head_dim,
+                    "rows": rows,
+                    "base": theta,
+                    "rope": rope,
+                    "dtype": dtype,
+                }
+
+
+@pytest.fixture(scope="session")
+def keras_hub_jax_tables():
+    from . import kerashub_tables
+
+    why = kerashub_tables.unavailable()
+    if why:
+        pytest.skip(why)
+    pytest.importorskip("jax")
+    return kerashub_tables.tables(list(_keras_jax_cases()), "jax")
+
+
+@pytest.mark.parametrize("case", list(_keras_jax_cases()), ids=lambda case: case["name"])
+def test_keras_hub_jax_is_keras_hub_on_jax_bit_for_bit(keras_hub_jax_tables, case):
+    cos, sin = keras_hub_jax_tables[case["name"]]
+    spec = dict(
+        family="rope",
+        variant="keras-hub-jax",
+        d_model=case["head_dim"],
+        seq_len=case["rows"],
+        base=case["base"],
+        rope=case["rope"],
+        dtype=case["dtype"],
+    )
+    for part, theirs in (("cos", cos), ("sin", sin)):
+        ours = build(TableSpec(**spec, part=part)).float64().astype(np.float32)
+        ours = ours[:, : ours.shape[1] // 2]
+        assert np.array_equal(ours.view(np.uint32), np.ascontiguousarray(theirs).view(np.uint32))
+
+
+def test_keras_hub_jax_is_not_the_torch_backends_table(keras_hub_jax_tables):
+    """powf and torch.pow differ in the last bit of some frequencies: the two backends' tables
+    for Llama 3.1 differ, and compare names the JAX one as keras-hub-jax's."""
+    cos, _ = keras_hub_jax_tables["keras-hub-jax-llama3.1-float32-4096"]
+    torch_backend = build(
+        TableSpec(family="rope", variant="keras-hub", d_model=128, seq_len=4096, base=500000.0,
+                  rope=LLAMA3, part="cos")
+    ).float64().astype(np.float32)[:, :64]  # fmt: skip
+    assert not np.array_equal(torch_backend, cos)
+
+
+def test_compare_names_keras_hub_on_jax(cli, tmp_path, keras_hub_jax_tables):
+    for name in ("theta-1e6", "linear", "llama3.1"):
+        cos, _ = keras_hub_jax_tables[f"keras-hub-jax-{name}-float32-4096"]
+        best, _ = _named(cli, tmp_path, np.concatenate([cos, cos], axis=1)[:1024], name)
+        assert best == "library keras-hub-jax"
+
+
+def test_keras_hub_jax_refuses_yarn():
+    with pytest.raises(BadInput, match="XLA's log"):
+        build(TableSpec(family="rope", variant="keras-hub-jax", d_model=128, seq_len=16, rope=YARN))

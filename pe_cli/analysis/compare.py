@@ -406,8 +406,10 @@ def run(
     atol: float | None = None,
     rtol: float | None = None,
     dtype: str | None = None,
+    frameworks: bool = False,
 ) -> Report:
-    """`pe-cli compare [A [B]]`: with no tables the family's audit; with one file, its
+    """`pe-cli compare [A [B]]`: with no tables the family's audit (a model's every-engine
+    view, with `frameworks` the training frameworks' tables too); with one file, its
     identification; else A against B (B by default the exact table of A's convention and
     part). Built tables take their sizes from `options`, or from a file on the other side
     (the first file's shape, else 1024 x 512)."""
@@ -420,7 +422,8 @@ def run(
                 return Report(result, not all(row.agree for row in found.rows))
     if a is None and b is None and (several := treatments(options)):
         views = [
-            (name, run(None, None, chosen, atol, rtol, dtype).result) for name, chosen in several
+            (name, run(None, None, chosen, atol, rtol, dtype, frameworks).result)
+            for name, chosen in several
         ]
         return Report(ModelEngines(views, _model_notes(options)), False)
     files = {s: side(s, {}) for s in (a, b) if s is not None and looks_like_file(s)}
@@ -435,11 +438,16 @@ def run(
     if a is None:
         exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None})
         served = serving_dtype(dtype)
-        engines = FAMILIES[exact.family].engines(exact, options, served)
+        engines = FAMILIES[exact.family].engines(exact, options, served, frameworks)
         if engines:  # one model's table in every engine
-            view = engine_view(defaults, engines, threshold, served)
+            view = engine_view(defaults, engines, threshold, served, frameworks)
             view.notes += _model_notes(options) if options.get("layer") is None else []
             return Report(view, False)
+    if frameworks:
+        raise BadInput(
+            "--frameworks adds the training frameworks to compare --rope-config MODEL's "
+            "every-engine view (no tables): give --rope-config and no table"
+        )
     if dtype is not None:
         raise BadInput(
             "--dtype is the dtype of compare --rope-config CFG's every-engine view (no tables); "

@@ -92,6 +92,7 @@ class EngineView:
     rows: list[EngineRow]
     notes: list[str] = field(default_factory=list)
     precision: Precision | None = None  # what a half dtype does to positions
+    who: str = "engine"  # what the rows are: "engine", or "framework or engine" (--frameworks)
 
     def to_json(self):
         return {
@@ -207,17 +208,25 @@ def verdict(evidence: _Evidence, exact: Difference, equal_exact: float, what: st
 
 
 def engine_view(
-    defaults: dict, engines: list[tuple[str, TableSpec]], threshold: float, dtype: str = "float32"
+    defaults: dict,
+    engines: list[tuple[str, TableSpec]],
+    threshold: float,
+    dtype: str = "float32",
+    frameworks: bool = False,
 ) -> EngineView:
-    """Each engine's table beside the exact table and transformers', streamed in blocks, in
-    the dtype the engines serve it in; in a half one, with what it does to positions."""
+    """Each engine's table (with `frameworks`, the training frameworks' too) beside the exact
+    table and transformers', streamed in blocks, in the dtype the engines serve it in; in a
+    half one, with what it does to positions."""
     exact = TableSpec(**{**defaults, "variant": "exact", "compute_dtype": None, "dtype": "float64"})
     family = FAMILIES[exact.family]
     settings = _short(", ".join(f"{k} {v}" for k, v in family.settings(exact) if k != "family"))
-    title = (
-        f"every engine's table vs the exact one (d_model={exact.d_model}, {exact.part}, {settings})"
+    whose = (
+        "from training to serving: each framework's and engine's"
+        if frameworks
+        else "every engine's"
     )
-    view = EngineView(title, dtype, [])
+    title = f"{whose} table vs the exact one (d_model={exact.d_model}, {exact.part}, {settings})"
+    view = EngineView(title, dtype, [], who="framework or engine" if frameworks else "engine")
     if dtype != "float32":
         found = family.frequencies(exact)
         if found is not None and exact.ids is None and not exact.axes:
@@ -234,12 +243,18 @@ def engine_view(
             view.notes.append(f"{engine}: {e}")
     reference = next((s for e, s, _ in built if e == "transformers"), None)
     for engine, spec, source in built:
-        if FAMILIES[spec.family].columns_as(spec, exact) is not None:
-            view.notes.append(
-                f"{engine}: pairs the dims {spec.convention}, where the others pair them "
-                f"{exact.convention}: its table is compared frequency by frequency"
+        order = FAMILIES[spec.family].columns_as(spec, exact)
+        if order is not None:
+            kept = (
+                f"holds each frequency once ({source.cols} columns)"
+                if len(order) > source.cols
+                else f"pairs the dims {spec.convention}"
             )
-        if source.cols != exact.cols:
+            view.notes.append(
+                f"{engine}: {kept}, where the others pair them {exact.convention}: its table is "
+                "compared frequency by frequency"
+            )
+        if (source.cols if order is None else len(order)) != exact.cols:
             view.notes.append(
                 f"{engine}: another rotary dim: {source.cols} columns where the config's table "
                 f"has {exact.cols}"
@@ -262,9 +277,10 @@ def _measured(engine, spec, source, exact, reference, threshold) -> EngineRow:
     streams = [from_spec(exact, "exact").blocks(), from_spec(exact_rounded, "rounded").blocks()]
     if reference is not None:
         streams.append(_aligned(reference, exact, from_spec(reference, "transformers").blocks()))
-    versus_exact = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
-    versus_hf = Tally(source.rows, source.cols, spec.dtype, spec.offset, threshold)
-    evidence, unequal = _Evidence(source.cols, spec.offset, spec.dtype), 0
+    cols = exact.cols  # the engine's columns laid out as the exact table's
+    versus_exact = Tally(source.rows, cols, spec.dtype, spec.offset, threshold)
+    versus_hf = Tally(source.rows, cols, spec.dtype, spec.offset, threshold)
+    evidence, unequal = _Evidence(cols, spec.offset, spec.dtype), 0
     for first, block in _aligned(spec, exact, source.blocks()):
         truth = next(streams[0])[1]
         unequal += int(np.count_nonzero(block != next(streams[1])[1]))

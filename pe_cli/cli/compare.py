@@ -36,6 +36,15 @@ def compare(
             rich_help_panel=OUTPUT,
         ),
     ] = None,
+    frameworks: Annotated[
+        bool,
+        typer.Option(
+            "--frameworks",
+            help="The every-engine view of a model's config (rope) from training to serving: "
+            "the training frameworks' tables too, beside transformers' and the engines'.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = False,
     before: Annotated[
         str | None,
         typer.Option(
@@ -71,6 +80,11 @@ def compare(
     from ..render import models
 
     if before is not None or positions is not None:
+        if frameworks:
+            raise BadInput(
+                "--frameworks adds to compare --rope-config MODEL's every-engine view; "
+                "--before reads a rotation back: drop --frameworks"
+            )
         return _rotation(a, b, before, positions, table, json, plot)
     if plot is None:
         refuse_without("--plot FILE", force=force)
@@ -97,7 +111,7 @@ def compare(
         from ..plotting import file_format
 
         file_format(plot, force)  # a wrong extension or an existing file is refused before any work
-    report = run(a, b, table, atol, rtol, dtype)
+    report = run(a, b, table, atol, rtol, dtype, frameworks)
     if plot is not None and models.about_a_model(report.result):
         raise BadInput(
             "--plot draws one table's errors against position; this comparison is of a model "

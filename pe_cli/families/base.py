@@ -112,6 +112,7 @@ class Variant:
     )  # its arithmetic ends in float64 for this spec (complex128)
     engine: str = ""  # the engine whose table it is, for compare's every-engine view
     follows: str = ""  # the library whose arithmetic it copies (named after it where both match)
+    framework: str = ""  # the framework whose table it is, for compare's --frameworks view
 
     def label(self, spec) -> str:
         """The variant as the summary names it."""
@@ -376,9 +377,12 @@ class Family:
         (a GGUF and its config): a Described, else None."""
         return None
 
-    def engines(self, spec, options: dict, dtype: str = "float32") -> list:
+    def engines(
+        self, spec, options: dict, dtype: str = "float32", frameworks: bool = False
+    ) -> list:
         """`compare` with no tables, for one model: (engine, spec, or why it cannot build the
-        table) of each engine's table for it, in `dtype`; empty for the audit instead."""
+        table) of each engine's table for it, in `dtype`, the training frameworks' before them
+        with `frameworks`; empty for the audit instead."""
         return []
 
     def rotation_planes(self, spec, rows: int, variant: str | None = None):

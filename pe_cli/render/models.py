@@ -29,7 +29,7 @@ def engines(view) -> None:
         (Column("verdict", keep=10), lambda r: r.verdict.kind),
     ]
     out = console()
-    left = [Column(f"engine ({view.dtype})", justify="left", words=True)]
+    left = [Column(f"{view.who} ({view.dtype})", justify="left", words=True)]
     tabulate(
         left + [c for c, _ in figures],
         [[r.engine, *(cell(r) for _, cell in figures)] for r in view.rows],

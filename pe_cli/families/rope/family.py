@@ -35,9 +35,11 @@ from . import (
     frameworks,
     inputs,
     keras_hub,
+    keras_hub_jax,
     litgpt,
     llamacpp,
     mlx,
+    ort_genai,
     show,
     torchtitan,
     transformers,
@@ -199,6 +201,8 @@ class Rope(Family):
         **litgpt.VARIANTS,
         **torchtitan.VARIANTS,
         **keras_hub.VARIANTS,
+        **keras_hub_jax.VARIANTS,
+        **ort_genai.VARIANTS,
         **pixel_model.VARIANTS,
     }
     export_parts = ("cos", "sin")
@@ -287,38 +291,24 @@ class Rope(Family):
         )
         return cos, sin, columns
 
-    def engines(self, spec, options, dtype="float32"):
+    def engines(self, spec, options, dtype="float32", frameworks=False):
         """With a model's config (--rope-config), each engine variant's table for it (those
-        registered with an engine), in `dtype` and the config's pairing, or the engine's own
-        where it pairs the dims only so (the same values; columns_as lays them out alike)."""
+        registered with an engine; with `frameworks`, the training frameworks' first), in
+        `dtype` and the config's pairing, or the variant's own where it pairs the dims only so
+        or keeps one column per frequency (the same values; columns_as lays them out alike)."""
         if not options.get("rope_config"):
             return []
-        found = []
-        for name, engine in self.variants.items():
-            if not engine.engine:
-                continue
-            fields = dict(variant=name, dtype=dtype, compute_dtype=None, shape="2d")
-            try:
-                table = spec.replace(**fields)
-            except BadInput as e:
-                table = str(e)
-                for own in engine.conventions:
-                    if own != spec.convention and exact.cols(
-                        spec.replace(convention=own)
-                    ) == exact.cols(spec):
-                        try:
-                            table = spec.replace(**fields, convention=own)
-                            break
-                        except BadInput:
-                            continue
-            found.append((engine.engine, table))
-        return found
+        chosen = [(v.framework, v) for v in self.variants.values() if frameworks and v.framework]
+        chosen += [(v.engine, v) for v in self.variants.values() if v.engine]
+        return [(who, _engine_table(spec, variant, dtype)) for who, variant in chosen]
 
     def columns_as(self, spec, other):
-        from .pairing import reordered
+        from .pairing import reordered, spread
 
         if spec.axes or spec.part not in ("cos", "sin") or spec.convention == other.convention:
             return None
+        if spec.convention == "single":
+            return spread(exact.cols(spec), other.convention)
         return reordered(exact.cols(spec) // 2, spec.convention, other.convention)
 
     # ------------------------------------------------------------------------------ numbers
@@ -392,3 +382,21 @@ class Rope(Family):
 
 
 FAMILY = Rope()
+
+
+def _engine_table(spec, variant, dtype):
+    """A variant's table of a model's spec in `dtype`, in the spec's pairing or else one of
+    the variant's own that holds the same frequencies; why it cannot, where it cannot."""
+    fields = dict(variant=variant.name, dtype=dtype, compute_dtype=None, shape="2d")
+    try:
+        return spec.replace(**fields)
+    except BadInput as e:
+        why = str(e)
+    for own in variant.conventions:
+        alike = exact.cols(spec.replace(convention=own)) == exact.cols(spec)
+        if own != spec.convention and (alike or own == "single"):
+            try:
+                return spec.replace(**fields, convention=own)
+            except BadInput as e:  # its refusal in its own pairing says more than the pairing
+                why = str(e)
+    return why

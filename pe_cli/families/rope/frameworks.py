@@ -96,6 +96,7 @@ def _megatron_refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "megatron-core",
+    framework="megatron-core",
     follows="transformers",
     source="megatron-core 0.16.1 RotaryEmbedding (llama3 rope_scaling) and YarnRotaryEmbedding, "
     "cos and sin as apply_rotary_pos_emb casts them: transformers' arithmetic",
@@ -137,6 +138,7 @@ def _llama_models_refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "llama-models",
+    framework="llama-models",
     follows="transformers",
     source="llama-models 0.3.0 precompute_freqs_cis (llama3 and llama4 model.py): "
     "torch.polar in complex64, transformers' arithmetic with --rope-arithmetic polar",

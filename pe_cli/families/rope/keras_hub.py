@@ -95,7 +95,7 @@ def inv_freq(torch, rope: dict, d: int, base: float):
     return inverse
 
 
-def _refusal(spec) -> str | None:
+def refusal(spec) -> str | None:
     rope = dict(spec.rope)
     kind = rope.get("rope_type", "default")
     why = plain_rotary(spec, "keras-hub")
@@ -117,10 +117,11 @@ def _refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "keras-hub",
+    framework="keras-hub",
     source="keras-hub 0.32.0 RotaryEmbedding and LlamaRotaryEmbedding (llama3) on Keras 3.15.1's "
     "torch backend: power(base, -x), YaRN's float32 bounds and its factor in the compute dtype",
     conventions=("half",),
-    refuse=_refusal,
+    refuse=refusal,
     parameters=frozenset({"base", "offset"}),
 )
 @both_parts

@@ -105,6 +105,7 @@ def _refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "litgpt",
+    framework="litgpt",
     follows="transformers",
     source="litgpt 0.5.13 build_rope_cache (default, linear, llama3 and yarn extra_config): "
     "transformers' table but for llama3's order of operations and YaRN's reversed ramp and "

@@ -102,6 +102,18 @@ def reordered(n: int, have: str, want: str):
     return order
 
 
+def spread(n: int, want: str):
+    """The columns of a single part (one per frequency) that lay it out `want`: each
+    frequency's column where `want` pairs it (a complex table's real part beside a paired
+    one)."""
+    import numpy as np
+
+    order = np.empty(2 * n, dtype=np.int64)
+    for columns in pair_columns(n, want):
+        order[columns] = np.arange(n)
+    return order
+
+
 # The pairings a rotary op applies, as a rotation is read back from activations
 # (analysis/rotation.py), in the order tried: over the rotary dim R, dim i turns with
 # i + R/2 (half) or 2i with 2i + 1 (interleaved).

@@ -72,6 +72,7 @@ def _refusal(spec) -> str | None:
 @variant(
     VARIANTS,
     "torchtitan",
+    framework="torchtitan",
     follows="transformers",
     source="torchtitan 0.3.0 ComplexRoPE (freqs_cis, torch.polar) and CosSinRoPE (half "
     "pairing): transformers' table but for YaRN's frequencies and its attention factor",
