@@ -274,10 +274,7 @@ class Bench:
             if not self._head_agrees(spec):
                 return None
             return View.built(spec), np.ones(len(self.rows), bool)
-        try:
-            shorter = FAMILIES[spec.family].prefix(spec, len(self.values))
-        except BadInput:
-            shorter = None
+        shorter = _prefix(spec, len(self.values))
         if shorter is not None:
             keep = self.rows < shorter.rows
             return View.built(shorter)[self.rows[keep]], keep
@@ -294,10 +291,7 @@ class Bench:
         them alone (a long table's variant is built whole only where they are)."""
         if self.length <= 2 * HEAD_ROWS:
             return True
-        try:
-            shorter = FAMILIES[spec.family].prefix(spec, HEAD_ROWS)
-        except BadInput:
-            shorter = None
+        shorter = _prefix(spec, HEAD_ROWS)
         if shorter is None:
             return True
         unequal = View.built(shorter) != self.values[:HEAD_ROWS]
@@ -316,19 +310,11 @@ class Bench:
                 self.deferred.append((name, spec, source, against))
                 return None
             return self.variant(name, spec, source, against)
-        reference = self.view.exact(against or spec)
         if self.sampled:
             rounded = exact_at(_exact(spec, self.dtype), self.rows)
         else:
             rounded = View.built(_exact(spec, self.dtype))
-        result = self._difference(reference, spec)
-        unequal = self.seen != rounded  # bit-equal to exact?
-        result.differing = int(np.count_nonzero(unequal))
-        found = Candidate(name, spec, result, source, confirmed=not self.sampled)
-        if result.differing:
-            found.unequal_rows = _first(self.rows[np.flatnonzero(unequal.any(axis=1))])
-            found.unequal_columns = _first(np.flatnonzero(unequal.any(axis=0)))
-        return found
+        return self._scored(name, spec, source, against, self.seen != rounded, self.rows)
 
     def variant(self, name, spec: TableSpec, source: str, against=None) -> Candidate | None:
         """A seed or library variant, where it reproduces the table at the scored rows."""
@@ -336,11 +322,18 @@ class Bench:
         if found is None:
             return None
         values, rows = found  # the variant's values at the scored rows it has, and those rows
-        unequal = values != self.seen[rows]
+        return self._scored(name, spec, source, against, values != self.seen[rows], self.rows[rows])
+
+    def _scored(self, name, spec, source, against, unequal, rows) -> Candidate | None:
+        """The candidate of `spec`, measured against the exact table of `against` (default:
+        the spec's own), where its bits are not the table's at `rows` (`unequal`: a mask of
+        them); a variant only where those are a few columns or rows (it is named where it is
+        the table, but for a broken few), else None."""
         columns = np.flatnonzero(unequal.any(axis=0))
-        lines = self.rows[rows][np.flatnonzero(unequal.any(axis=1))]
-        if len(columns) and not _a_few(len(columns), self.cols, len(lines), self.length):
-            return None  # a variant is named where it is the table, but for a broken few
+        lines = rows[np.flatnonzero(unequal.any(axis=1))]
+        if find_variant(spec) is not None and len(columns):
+            if not _a_few(len(columns), self.cols, len(lines), self.length):
+                return None
         result = self._difference(self.view.exact(against or spec), spec)
         result.differing = int(np.count_nonzero(unequal))
         found = Candidate(name, spec, result, source, confirmed=not self.sampled)
@@ -376,6 +369,14 @@ class Bench:
             if made is not None:  # None: the variant cannot make this table
                 found.append(self.candidate(label, made, variant.source, against=against))
         return found
+
+
+def _prefix(spec: TableSpec, rows: int) -> TableSpec | None:
+    """The spec of a table's first `rows` rows, where its family can build them alone."""
+    try:
+        return FAMILIES[spec.family].prefix(spec, rows)
+    except BadInput:
+        return None
 
 
 def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
