@@ -151,7 +151,11 @@ class View:
         return View(self._target.shifted(0, rows), self.values[:rows], self.sampled)
 
     def at(self, rows) -> np.ndarray:
-        """The table's rows at these indices (sorted), as float64."""
+        """The table's rows at these indices, as float64: from its first rows where they hold
+        them, else read from the table."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and rows.max() < len(self.values):
+            return self.values[rows]
         return self._target.at(rows)
 
     def blocks(self):
@@ -194,9 +198,11 @@ class View:
 
     @staticmethod
     def spec(**params) -> TableSpec | None:
-        """A spec, or None where these parameters make no table (a library that cannot)."""
+        """A spec, or None where these parameters make no table (a library that cannot): in
+        float64 unless they say otherwise (a reading proposes its exact table; the scorer
+        rounds it to the file's dtype)."""
         try:
-            return TableSpec(**params)
+            return TableSpec(**{"dtype": "float64", **params})
         except BadInput:
             return None
 
@@ -702,13 +708,12 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         c.difference.differing = one.differing
     # a variant is a candidate only where it writes the table bit for bit, but for a few
     # columns or rows
-    found = [
+    return [
         c
         for c in found
         if not (c.confirmed and c.difference.differing and find_variant(c.spec))
         or exceptions(c, target) is not None
     ]
-    return found
 
 
 def _sampled(bench: Bench) -> str:

@@ -137,7 +137,6 @@ def _spec(view, layout, d_model, rope, grid=None, **more):
         axes=layout.name,
         rope=rope,
         grid=grid or "x".join(["1"] * len(layout.axes)),
-        dtype="float64",
         **more,
     )
 

@@ -214,7 +214,6 @@ def _vector(view, w, notes):
             base=fit.base,
             rope=fit.rope,
             part="inv_freq",
-            dtype="float64",
         )
         if spec is None:
             continue
@@ -392,7 +391,7 @@ def _recipes(view, plane, convention, part, w, resolved, rows: int, ids):
 def _law_spec(view, fit, convention: str, part: str, ids, **more):
     """The spec of a fitted law's table laid out as the one read (exact, in float64, unless
     `more` says otherwise); None where no table is made so."""
-    laid = dict(convention=convention, part=part, ids=ids, dtype="float64")
+    laid = dict(convention=convention, part=part, ids=ids)
     return view.spec(
         family=FAMILY.name,
         d_model=fit.dim,

@@ -99,7 +99,6 @@ def split(table, notes, presets=None):
                 part=part,
                 grid=point,
                 freqs_dtype=preset.freqs_dtype,
-                dtype="float64",
             )
             if spec is None:
                 continue
