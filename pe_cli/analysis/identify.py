@@ -29,7 +29,7 @@ from ..families.proposals import Note, Proposal, Scored, changed
 from ..families.readers import READERS
 from ..families.reading import digits
 from ..spec import TableSpec, generate_command
-from .metrics import LISTED, Difference, Tally, difference
+from .metrics import LISTED, Difference, Tally
 from .tables import Source, from_spec, runs
 
 _RANK = {None: 0, "library": 1, "recipe": 2, "seed": 2}  # a library before a slip of it
@@ -232,7 +232,7 @@ class Bench:
         self.checked = 0  # candidates the confirming passes checked over every row
 
     def read(self, reader, notes: list[str]) -> list[Candidate]:
-        """Run a reader to its end: its proposals scored (each answered), its notes kept."""
+        """Run a reader to its end: its proposals scored (each answered), its notes kept once."""
         found, answer = [], None
         while True:
             try:
@@ -340,18 +340,14 @@ class Bench:
         if find_variant(spec) is not None and len(columns):
             if not _a_few(len(columns), self.cols, len(lines), self.length):
                 return None
-        result = self._difference(self.view.exact(against or spec), spec)
+        reference = self.view.exact(against or spec)  # (every row, where the table is whole)
+        result = _measured(
+            self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
+        )
         result.differing = int(np.count_nonzero(unequal))
         found = Candidate(name, spec, result, source, confirmed=not self.sampled)
         found.unequal_rows, found.unequal_columns = _first(lines), _first(columns)
         return found
-
-    def _difference(self, reference, spec: TableSpec) -> Difference:
-        if not self.sampled:
-            return difference(self.values, reference, self.dtype, spec.offset, self.threshold)
-        return _measured(
-            self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
-        )
 
     def variants(self, spec, detail: str, against, changes: dict) -> list[Candidate | None]:
         """Each library variant of an exact spec's family that writes this table bit for bit
