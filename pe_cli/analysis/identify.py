@@ -29,7 +29,7 @@ from ..families.proposals import Note, Proposal, Scored, changed
 from ..families.readers import READERS
 from ..families.reading import digits
 from ..spec import TableSpec, generate_command
-from .metrics import LISTED, Difference, Tally, difference
+from .metrics import LISTED, Difference, Tally
 from .tables import Source, from_spec, runs
 
 _RANK = {None: 0, "library": 1, "recipe": 2, "seed": 2}  # a library before a slip of it
@@ -151,7 +151,11 @@ class View:
         return View(self._target.shifted(0, rows), self.values[:rows], self.sampled)
 
     def at(self, rows) -> np.ndarray:
-        """The table's rows at these indices (sorted), as float64."""
+        """The table's rows at these indices, as float64: from its first rows where they hold
+        them, else read from the table."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if len(rows) and rows.max() < len(self.values):
+            return self.values[rows]
         return self._target.at(rows)
 
     def blocks(self):
@@ -194,9 +198,11 @@ class View:
 
     @staticmethod
     def spec(**params) -> TableSpec | None:
-        """A spec, or None where these parameters make no table (a library that cannot)."""
+        """A spec, or None where these parameters make no table (a library that cannot): in
+        float64 unless they say otherwise (a reading proposes its exact table; the scorer
+        rounds it to the file's dtype)."""
         try:
-            return TableSpec(**params)
+            return TableSpec(**{"dtype": "float64", **params})
         except BadInput:
             return None
 
@@ -226,7 +232,7 @@ class Bench:
         self.checked = 0  # candidates the confirming passes checked over every row
 
     def read(self, reader, notes: list[str]) -> list[Candidate]:
-        """Run a reader to its end: its proposals scored (each answered), its notes kept."""
+        """Run a reader to its end: its proposals scored (each answered), its notes kept once."""
         found, answer = [], None
         while True:
             try:
@@ -274,10 +280,7 @@ class Bench:
             if not self._head_agrees(spec):
                 return None
             return View.built(spec), np.ones(len(self.rows), bool)
-        try:
-            shorter = FAMILIES[spec.family].prefix(spec, len(self.values))
-        except BadInput:
-            shorter = None
+        shorter = _prefix(spec, len(self.values))
         if shorter is not None:
             keep = self.rows < shorter.rows
             return View.built(shorter)[self.rows[keep]], keep
@@ -294,10 +297,7 @@ class Bench:
         them alone (a long table's variant is built whole only where they are)."""
         if self.length <= 2 * HEAD_ROWS:
             return True
-        try:
-            shorter = FAMILIES[spec.family].prefix(spec, HEAD_ROWS)
-        except BadInput:
-            shorter = None
+        shorter = _prefix(spec, HEAD_ROWS)
         if shorter is None:
             return True
         unequal = View.built(shorter) != self.values[:HEAD_ROWS]
@@ -316,19 +316,11 @@ class Bench:
                 self.deferred.append((name, spec, source, against))
                 return None
             return self.variant(name, spec, source, against)
-        reference = self.view.exact(against or spec)
         if self.sampled:
             rounded = exact_at(_exact(spec, self.dtype), self.rows)
         else:
             rounded = View.built(_exact(spec, self.dtype))
-        result = self._difference(reference, spec)
-        unequal = self.seen != rounded  # bit-equal to exact?
-        result.differing = int(np.count_nonzero(unequal))
-        found = Candidate(name, spec, result, source, confirmed=not self.sampled)
-        if result.differing:
-            found.unequal_rows = _first(self.rows[np.flatnonzero(unequal.any(axis=1))])
-            found.unequal_columns = _first(np.flatnonzero(unequal.any(axis=0)))
-        return found
+        return self._scored(name, spec, source, against, self.seen != rounded, self.rows)
 
     def variant(self, name, spec: TableSpec, source: str, against=None) -> Candidate | None:
         """A seed or library variant, where it reproduces the table at the scored rows."""
@@ -336,23 +328,26 @@ class Bench:
         if found is None:
             return None
         values, rows = found  # the variant's values at the scored rows it has, and those rows
-        unequal = values != self.seen[rows]
+        return self._scored(name, spec, source, against, values != self.seen[rows], self.rows[rows])
+
+    def _scored(self, name, spec, source, against, unequal, rows) -> Candidate | None:
+        """The candidate of `spec`, measured against the exact table of `against` (default:
+        the spec's own), where its bits are not the table's at `rows` (`unequal`: a mask of
+        them); a variant only where those are a few columns or rows (it is named where it is
+        the table, but for a broken few), else None."""
         columns = np.flatnonzero(unequal.any(axis=0))
-        lines = self.rows[rows][np.flatnonzero(unequal.any(axis=1))]
-        if len(columns) and not _a_few(len(columns), self.cols, len(lines), self.length):
-            return None  # a variant is named where it is the table, but for a broken few
-        result = self._difference(self.view.exact(against or spec), spec)
+        lines = rows[np.flatnonzero(unequal.any(axis=1))]
+        if find_variant(spec) is not None and len(columns):
+            if not _a_few(len(columns), self.cols, len(lines), self.length):
+                return None
+        reference = self.view.exact(against or spec)  # (every row, where the table is whole)
+        result = _measured(
+            self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
+        )
         result.differing = int(np.count_nonzero(unequal))
         found = Candidate(name, spec, result, source, confirmed=not self.sampled)
         found.unequal_rows, found.unequal_columns = _first(lines), _first(columns)
         return found
-
-    def _difference(self, reference, spec: TableSpec) -> Difference:
-        if not self.sampled:
-            return difference(self.values, reference, self.dtype, spec.offset, self.threshold)
-        return _measured(
-            self.seen, reference, self.rows, self.length, self.dtype, spec.offset, self.threshold
-        )
 
     def variants(self, spec, detail: str, against, changes: dict) -> list[Candidate | None]:
         """Each library variant of an exact spec's family that writes this table bit for bit
@@ -376,6 +371,14 @@ class Bench:
             if made is not None:  # None: the variant cannot make this table
                 found.append(self.candidate(label, made, variant.source, against=against))
         return found
+
+
+def _prefix(spec: TableSpec, rows: int) -> TableSpec | None:
+    """The spec of a table's first `rows` rows, where its family can build them alone."""
+    try:
+        return FAMILIES[spec.family].prefix(spec, rows)
+    except BadInput:
+        return None
 
 
 def exact_at(spec: TableSpec, rows: np.ndarray) -> np.ndarray:
@@ -701,13 +704,12 @@ def _confirm(bench: Bench, found: list[Candidate]) -> list[Candidate]:
         c.difference.differing = one.differing
     # a variant is a candidate only where it writes the table bit for bit, but for a few
     # columns or rows
-    found = [
+    return [
         c
         for c in found
         if not (c.confirmed and c.difference.differing and find_variant(c.spec))
         or exceptions(c, target) is not None
     ]
-    return found
 
 
 def _sampled(bench: Bench) -> str:

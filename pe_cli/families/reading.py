@@ -147,14 +147,3 @@ def divisors(count: int) -> list[int]:
     """count's divisors, in order: where a grid's next row (of patches, of frames) may start."""
     small = [d for d in range(1, math.isqrt(count) + 1) if count % d == 0]
     return sorted({*small, *(count // d for d in small)})
-
-
-def rows_of(view, values, indices) -> object:
-    """The table's rows at `indices` (sorted, distinct): from the rows at hand where they hold
-    them, else read from the table."""
-    import numpy as np
-
-    indices = np.asarray(indices, dtype=np.int64)
-    if len(indices) and indices[-1] < len(values):
-        return values[indices]
-    return view.at(indices)

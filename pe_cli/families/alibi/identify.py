@@ -15,7 +15,7 @@ def read(view):
 
     rows, cols = view.length, view.cols
     if rows == 1:  # a vector: ALiBi slopes for that many heads?
-        spec = view.spec(family=FAMILY.name, heads=cols, part="slopes", dtype="float64")
+        spec = view.spec(family=FAMILY.name, heads=cols, part="slopes")
         if spec is not None and np.allclose(view.values[0], view.exact(spec)[0], rtol=1e-2):
             yield Proposal("alibi slopes (Press et al.)", spec)
         return
@@ -25,9 +25,7 @@ def read(view):
     values = view.values
     part = _part(values.reshape(-1, length, length) if len(values) == rows else values)
     for tried in [part] if part is not None else _broken_parts(values):
-        spec = view.spec(
-            family=FAMILY.name, heads=heads, seq_len=length, part=tried, dtype="float64"
-        )
+        spec = view.spec(family=FAMILY.name, heads=heads, seq_len=length, part=tried)
         # a bias read past a few broken columns or rows is proposed where it comes near
         if part is not None or comes_near(view, spec, _NEAR * max(1.0, length)):
             yield Proposal(f"alibi {tried} (Press et al. slopes)", spec)

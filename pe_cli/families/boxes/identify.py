@@ -62,7 +62,6 @@ def read(view):
                 base=base,
                 boxes=boxes_text(boxes),
                 convention="gligen",
-                dtype="float64",
             )
             yield Proposal("GLIGEN box features", spec)
 

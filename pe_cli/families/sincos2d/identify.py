@@ -16,7 +16,6 @@ from ..reading import (
     grid_starts,
     plausible_bases,
     read_positions,
-    rows_of,
 )
 from .family import FAMILY, LAYOUTS, _frequency_count, _patch_positions, _power_law_of
 
@@ -48,45 +47,36 @@ def read(view):
                 continue
             if min(grid) > 1:
                 read.setdefault(grid, []).append(convention)
-            placements = [
-                (base, placed)
-                for base in _read_bases(view, values, grid, zeros, convention, whole)
-                for placed in [
-                    {},
-                    *(
-                        _placements(view, values, grid, zeros, convention, whole)
-                        if base == 1e4
-                        else []
-                    ),
-                ]
-            ]
-            for base, placed in placements:
-                spec = view.spec(
-                    family=FAMILY.name,
-                    grid=grid,
-                    d_model=cols,
-                    convention=convention,
-                    base=base,
-                    dtype="float64",
-                    **zero,
-                    **placed,
-                )
-                if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
-                    continue
-                # another way to say the same exact positions is the same exact table, but a
-                # library's float32 arithmetic may differ between them: each is its own
-                key = (convention, base, _patch_positions(spec))
-                first = key not in placed_at
-                if first:
-                    placed_at[key] = comes_near(view, spec, _NEAR)
-                    if min(grid) > 1 and not placed_at[key]:
-                        distance = view.distance(spec)
-                        if nearest is None or distance < nearest[0]:
-                            nearest = (distance, spec)
-                if placed_at[key]:  # its exact table once, each spec's libraries
-                    near = True
-                    name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
-                    yield Proposal(name, spec, itself=first)
+            for base in _read_bases(view, values, grid, zeros, convention, whole):
+                placements = [{}]  # diffusers' placements, at its base
+                if base == 1e4:
+                    placements += _placements(view, values, grid, zeros, convention, whole)
+                for placed in placements:
+                    spec = view.spec(
+                        family=FAMILY.name,
+                        grid=grid,
+                        d_model=cols,
+                        convention=convention,
+                        base=base,
+                        **zero,
+                        **placed,
+                    )
+                    if spec is None:  # a layout of d/4 blocks, and d is not a multiple of 4
+                        continue
+                    # another way to say the same exact positions is the same exact table, but
+                    # a library's float32 arithmetic may differ between them: each is its own
+                    key = (convention, base, _patch_positions(spec))
+                    first = key not in placed_at
+                    if first:
+                        placed_at[key] = comes_near(view, spec, _NEAR)
+                        if min(grid) > 1 and not placed_at[key]:
+                            distance = view.distance(spec)
+                            if nearest is None or distance < nearest[0]:
+                                nearest = (distance, spec)
+                    if placed_at[key]:  # its exact table once, each spec's libraries
+                        near = True
+                        name = f"sincos2d {convention}, grid {grid[0]}x{grid[1]}"
+                        yield Proposal(name, spec, itself=first)
     if not near:
         note = _unread(view, starts[0], read, nearest)
         if note:
@@ -158,7 +148,7 @@ def _read_grid(view, values, zeros: int, convention: str, whole) -> tuple[int, i
         return None
     first = zeros + int(kept[0])  # the first whole row (a patch of the first row of them)
     steps = [d for d in divisors(patches) if d < patches]  # where a new row of patches may start
-    probe = rows_of(view, values, [zeros + d for d in [0, *steps]])
+    probe = view.at([zeros + d for d in [0, *steps]])
     start = values[first]
     moved = [
         d
@@ -176,7 +166,7 @@ def _read_grid(view, values, zeros: int, convention: str, whole) -> tuple[int, i
     if x and not (starts[whole(starts)][:, x] == start[x]).all():
         return None  # each row of patches at hand starts where the first does
     if x and first + width < view.length:
-        repeat = rows_of(view, values, [first + width])
+        repeat = view.at([first + width])
         if whole(repeat)[0] and not np.array_equal(repeat[0, x], start[x]):
             return None
     return patches // width, width
@@ -206,8 +196,7 @@ def _read_bases(view, values, grid, zeros: int, convention: str, whole) -> list[
     # two neighbouring patches, the first two of the first 8 that are whole (not overwritten)
     along = width if axis == "x" else height
     neighbours = (
-        rows_of(view, values, [zeros + j * step, zeros + (j + 1) * step])
-        for j in range(min(along, 8) - 1)
+        view.at([zeros + j * step, zeros + (j + 1) * step]) for j in range(min(along, 8) - 1)
     )
     pair = next((rows for rows in neighbours if whole(rows).all()), None)
     if pair is None:
@@ -263,7 +252,7 @@ def _placements(view, values, grid, zeros: int, convention: str, whole) -> list[
     frequencies = [float(w) for w in _power_law_of(values.shape[1], 10000.0)]  # diffusers' base
 
     def axis(c, rows):  # the patches k of whole rows, and their positions (from whole pairs)
-        found = rows_of(view, values, rows)
+        found = view.at(rows)
         k = np.flatnonzero(whole(found))
         sin, cos = found[k][:, columns[c, "sin"]], found[k][:, columns[c, "cos"]]
         used = _whole_pairs(found[k], columns[c, "sin"], columns[c, "cos"], values.shape[1])

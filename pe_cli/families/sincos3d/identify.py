@@ -9,7 +9,7 @@ from itertools import product
 from ...core.dtypes import FORMATS
 from ...core.names import few
 from ..proposals import Proposal
-from ..reading import comes_near, divisors, grid_starts, rows_of, shortest_decimals
+from ..reading import comes_near, divisors, grid_starts, shortest_decimals
 from .family import AXES, FAMILY, _cogvideox_counts, _columns, _frequency_count
 
 _NEAR = 1e-2  # a reading's table is proposed only this close to the table's values
@@ -29,7 +29,7 @@ def read(view):
     if rows < 2:
         return
     steps = [d for d in divisors(rows) if d < rows]
-    probe = rows_of(view, values, steps)
+    probe = view.at(steps)
     columns = _columns(n, cols)
     # the first row of sin/cos pairs (row 0 where it is not overwritten) stands for position 0
     start = next((row for row in values[:2] if _pairs(row, columns, cols)), values[0])
@@ -49,7 +49,7 @@ def read(view):
     if rows % plane or plane % width:
         return
     grid = (rows // plane, plane // width, width)
-    spec = view.spec(family=FAMILY.name, grid=grid, d_model=cols, dtype="float64")
+    spec = view.spec(family=FAMILY.name, grid=grid, d_model=cols)
     if comes_near(view, spec, _NEAR):
         yield Proposal(f"sincos3d, grid {'x'.join(map(str, grid))}", spec)
 
@@ -165,7 +165,6 @@ def _cogvideox_after(view, text: int, whole):
             text_tokens=text,
             interpolation_scale=space,
             temporal_interpolation_scale=time,
-            dtype="float64",
         )
         # not this layout, or scale, where it is further
         if comes_near(view, spec, _NEAR):

@@ -106,7 +106,6 @@ def _fitted(view, fits):
                 offset=found.offset,
                 padding_idx=pad,
                 amplitude=1.0 if abs(found.amplitude - 1) < 1e-3 else found.amplitude,
-                dtype="float64",
             )
             if spec is None:
                 continue
@@ -129,7 +128,7 @@ def _fourier_features(view):
     for name, convention in CONVENTIONS.items():
         if not convention.position_column:
             continue
-        probe = view.spec(d_model=d, seq_len=1, convention=name, dtype="float64")
+        probe = view.spec(d_model=d, seq_len=1, convention=name)
         if probe is None:
             continue
         columns = convention.columns(d)
@@ -139,11 +138,9 @@ def _fourier_features(view):
             continue
         steps = np.diff(x)
         if np.all(x == np.round(x)) and x[0] >= 0 and np.all(steps == 1):
-            spec = view.spec(
-                d_model=d, seq_len=view.length, convention=name, offset=int(x[0]), dtype="float64"
-            )
+            spec = view.spec(d_model=d, seq_len=view.length, convention=name, offset=int(x[0]))
         else:
-            spec = view.spec(d_model=d, convention=name, timesteps=listed(x), dtype="float64")
+            spec = view.spec(d_model=d, convention=name, timesteps=listed(x))
         yield Proposal(name, spec)
 
 

@@ -68,7 +68,7 @@ def schedules(
             *sorted(fitted, key=lambda b: (digits(b), b)),  # roundest first, then max_period's
             *[b for b in _MAX_PERIODS if b not in fitted],
         ]:
-            probe = view.spec(d_model=d, seq_len=2, convention=name, base=base, dtype="float64")
+            probe = view.spec(d_model=d, seq_len=2, convention=name, base=base)
             if probe is None:
                 continue
             frequencies = FAMILY.frequencies(probe).values
@@ -107,7 +107,6 @@ def schedules(
                     base=base,
                     timesteps=reading.timesteps,
                     timestep_scale=float(reading.scale),
-                    dtype="float64",
                 )
                 scaled = f", scale {reading.scale:g}" if reading.scale != 1 else ""
                 name_read = f"{name}, timesteps {shown_timesteps(reading.timesteps)}{scaled}"
@@ -126,9 +125,7 @@ def _nearest(values, notes: list[str], view, name: str, base: float, t):
     import numpy as np
 
     read = np.asarray(t, dtype=np.float32).astype(np.float64)
-    spec = view.spec(
-        d_model=values.shape[1], convention=name, base=base, timesteps=listed(read), dtype="float64"
-    )
+    spec = view.spec(d_model=values.shape[1], convention=name, base=base, timesteps=listed(read))
     if spec is None:
         return
     shown = ", ".join(f"{v:.6g}" for v in read[:4]) + (", ..." if len(read) > 4 else "")

@@ -76,6 +76,11 @@ class Fit(NamedTuple):
     axis: list  # each column's axis (the plan's)
     frequency: list  # each column's frequency index
 
+    def placed(self, view, shape, merge: int = 1, **more):
+        """The spec of the layout over a grid of this shape (None where it refuses it)."""
+        grid = "x".join(map(str, shape))
+        return _spec(view, self.layout, self.d_model, self.rope, grid, merge=merge, **more)
+
 
 def _fits(view, values, axes: Axes):
     """Each multi-axis layout and head dim whose plan puts the table's columns on the axes
@@ -137,7 +142,6 @@ def _spec(view, layout, d_model, rope, grid=None, **more):
         axes=layout.name,
         rope=rope,
         grid=grid or "x".join(["1"] * len(layout.axes)),
-        dtype="float64",
         **more,
     )
 
@@ -275,7 +279,9 @@ def axial(view, why: list | None = None):
                     continue
                 spec = _grid_spec(view, fit, base, part, shape, offset, read, slack)
                 if spec is None:
-                    nearest = nearest or _placed(view, fit, shape, base, part, offset)
+                    nearest = nearest or fit.placed(
+                        view, shape, base=base, part=part, offset=offset
+                    )
                     continue
                 reading.named = True
                 yield Proposal(f"rope {part}, {fit.layout.name} axes", spec)
@@ -350,23 +356,6 @@ def _bases_read(found: dict) -> str:
     )
 
 
-def _placed(view, fit: Fit, shape, base: float, part: str, offset: int, merge: int = 1):
-    """The spec of a fit's layout over a grid of this shape from `offset` (None where the
-    layout refuses it)."""
-    grid = "x".join(map(str, shape))
-    return _spec(
-        view,
-        fit.layout,
-        fit.d_model,
-        fit.rope,
-        grid,
-        base=base,
-        part=part,
-        offset=offset,
-        merge=merge,
-    )
-
-
 def _grid_spec(view, fit: Fit, base: float, part: str, shape, offset: int, read, slack):
     """The spec whose tokens are at the positions read (the first rows'), trying the spatial
     merge sizes a vision layout may have; None if none puts them there."""
@@ -374,7 +363,7 @@ def _grid_spec(view, fit: Fit, base: float, part: str, shape, offset: int, read,
 
     merges = [m for m in MERGES if shape[-1] % m == 0 and shape[-2] % m == 0]
     for merge in merges if fit.layout.vision else (1,):
-        spec = _placed(view, fit, shape, base, part, offset, merge)
+        spec = fit.placed(view, shape, base=base, part=part, offset=offset, merge=merge)
         if spec is None:
             continue
         expected = axes_positions(spec, 0, len(read))

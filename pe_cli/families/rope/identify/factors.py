@@ -94,15 +94,13 @@ def _ranges(widths, rows: int, dtype: str, notes: list) -> None:
             f"{_which(np.flatnonzero(~told))} not at all (they never turn over its {rows} rows: "
             "any large enough factor makes them)"
         )
-    note = (
+    notes.append(
         f"a {dtype} table tells its LongRoPE factors only to a range: frequencies "
         + ", ".join(said[:-1])
         + (", and " if len(said) > 2 else " and " if len(said) == 2 else "")
         + said[-1]
         + "; the factors given are the shortest decimals that make the table bit for bit"
     )
-    if note not in notes:
-        notes.append(note)
 
 
 def _percent(width: float) -> str:

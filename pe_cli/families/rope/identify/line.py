@@ -54,11 +54,11 @@ def line(view, notes):
         return
     sin = rotation_sin(values)
     if sin is not None:  # --part rotation: [cos, -sin, sin, cos] of each frequency
-        yield from _rotation(view, sin[:, 0::2], notes, lead)
+        yield from _part_read(view, sin[:, 0::2], notes, lead, "sin", "interleaved", "rotation")
         return
     cos = cos_sin_cos(values)
     if cos is not None:  # --part cos-sin: [cos | sin], one column per frequency each
-        yield from _halves(view, cos, notes, lead)
+        yield from _part_read(view, cos, notes, lead, "cos", "single", "cos-sin")
         return
     values = _mended(values, notes)
     head = values[0]
@@ -91,28 +91,20 @@ def line(view, notes):
             angled = angled or (part == "angle" and bool(made))
             if part == "angle":
                 scratch.clear()
-        notes += [] if angled else [note for note in scratch if note not in notes]
-
-
-def _rotation(view, plane, notes, lead: int):
-    """A rotation table's proposals, read from its sin columns (one per frequency)."""
-    yield from _part_read(view, plane, notes, lead, "sin", "interleaved", "rotation")
-
-
-def _halves(view, plane, notes, lead: int):
-    """A [cos | sin] table's proposals, read from its cos half (one column per frequency)."""
-    yield from _part_read(view, plane, notes, lead, "cos", "single", "cos-sin")
+        notes += [] if angled else scratch  # (the scorer says each note once)
 
 
 def _part_read(view, plane, notes, lead: int, part: str, convention: str, shown: str):
-    """The proposals of a table made of cos and sin (`shown`), read from its `part` plane."""
+    """The proposals of a table made of cos and sin (`shown`: a rotation table, read from its
+    sin columns; a [cos | sin] one, from its cos half), read from its `part` plane (one column
+    per frequency)."""
     scratch = []
     readings = [r for r in _readings(plane, False, scratch) if r[0] == part]
     readings = _refined(plane, readings, view.dtype)
     for part, attention, w, resolved in readings:
         args = (view, plane, convention, part, attention, w, resolved, scratch, lead)
         yield from _fitted(*args, shown=shown)
-    notes += [note for note in scratch if note not in notes]
+    notes += scratch
 
 
 def _mended(values, notes: list):
@@ -222,7 +214,6 @@ def _vector(view, w, notes):
             base=fit.base,
             rope=fit.rope,
             part="inv_freq",
-            dtype="float64",
         )
         if spec is None:
             continue
@@ -299,12 +290,10 @@ def _refined(plane, readings, dtype: str):
 
 
 def _still(notes: list) -> None:
-    note = (
+    notes.append(
         "the first rotary column pair never turns (a zero frequency, as on an axis whose positions "
         "are all 0 in a multi-axis table): not a 1-D RoPE table"
     )
-    if note not in notes:
-        notes.append(note)
 
 
 def _fitted(
@@ -402,7 +391,7 @@ def _recipes(view, plane, convention, part, w, resolved, rows: int, ids):
 def _law_spec(view, fit, convention: str, part: str, ids, **more):
     """The spec of a fitted law's table laid out as the one read (exact, in float64, unless
     `more` says otherwise); None where no table is made so."""
-    laid = dict(convention=convention, part=part, ids=ids, dtype="float64")
+    laid = dict(convention=convention, part=part, ids=ids)
     return view.spec(
         family=FAMILY.name,
         d_model=fit.dim,

@@ -99,7 +99,6 @@ def split(table, notes, presets=None):
                 part=part,
                 grid=point,
                 freqs_dtype=preset.freqs_dtype,
-                dtype="float64",
             )
             if spec is None:
                 continue
@@ -160,16 +159,11 @@ def split(table, notes, presets=None):
     for name, preset, part, spec, seen, reading in () if any(s.named for s in named) else pooled:
         for k in POOLS:
             read = read_pooled(spec, table, seen, reading, k)
-            spec_k = (
-                None
-                if read is None
-                else changed(
-                    spec,
-                    grid=None,
-                    ids=read[0],
-                    rope=(*spec.rope, ("pool", read[1]), *[("pool_unit", True)][: read[2]]),
-                )
-            )
+            if read is None:
+                continue
+            ids, pool, unit = read
+            rope = (*spec.rope, ("pool", pool), *[("pool_unit", True)][:unit])
+            spec_k = changed(spec, grid=None, ids=ids, rope=rope)
             if spec_k is not None and table.distance(spec_k) <= RUNS_NEAR:
                 found.append(name)
                 yield from _proposals(name, preset, part, spec_k)

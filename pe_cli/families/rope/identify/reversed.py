@@ -11,6 +11,7 @@ from __future__ import annotations
 from ...reading import plausible_bases
 from ..litgpt import inv_freq
 from .common import ORIGINAL_LENGTHS, Fit
+from .scalings import yarn
 
 
 def reversed_yarn(w, resolved) -> list[Fit]:
@@ -26,15 +27,7 @@ def reversed_yarn(w, resolved) -> list[Fit]:
     for base in plausible_bases(high) or [high]:
         for original in ORIGINAL_LENGTHS:
             for factor in sorted(f for f in factors if f > 1):
-                for truncate in ({}, {"truncate": False}):
-                    rope = {
-                        "rope_type": "yarn",
-                        "factor": float(factor),
-                        "beta_fast": 32.0,
-                        "beta_slow": 1.0,
-                        "original_max_position_embeddings": original,
-                        **truncate,
-                    }
+                for rope in yarn(original, float(factor))[:2]:  # truncated bounds, or not
                     mine, _ = inv_freq(torch, rope, 2 * n, base)
                     mine = mine.double().numpy()
                     error = float(np.max(np.abs(mine[resolved] / w[resolved] - 1)))

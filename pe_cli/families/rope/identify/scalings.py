@@ -69,17 +69,8 @@ def _dynamic(dim: int, base: float, w, rows: int) -> list:
             grown = (factor * rows / original - (factor - 1)) ** (dim / (dim - 2))
             for b in BASES:
                 if math.isclose(b * grown, base, rel_tol=1e-4):
-                    found.append(
-                        (
-                            dim,
-                            b,
-                            {
-                                "rope_type": "dynamic",
-                                "factor": factor,
-                                "max_position_embeddings": original,
-                            },
-                        )
-                    )
+                    rope = {"rope_type": "dynamic", "factor": factor}
+                    found.append(Fit(dim, b, {**rope, "max_position_embeddings": original}))
     return found
 
 
@@ -88,7 +79,7 @@ def _linear(dim: int, base: float, w, rows: int) -> list:
     factor = 1 / float(w[0])
     factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
     return [
-        (dim, b, {"rope_type": "linear", "factor": f})
+        Fit(dim, b, {"rope_type": "linear", "factor": f})
         for b in _bases(base)
         for f in factors
         if math.isclose(f, factor, rel_tol=1e-3)
@@ -107,7 +98,9 @@ def _llama3(original: int, factor: float) -> list[dict]:
     ]
 
 
-def _yarn(original: int, factor: float) -> list[dict]:
+def yarn(original: int, factor: float) -> list[dict]:
+    """YaRN's settings at an original length and factor, transformers' defaults for the rest:
+    with its truncated bounds, without them, and with mscale and mscale_all_dim 1."""
     return [
         {
             "rope_type": "yarn",
@@ -122,13 +115,13 @@ def _yarn(original: int, factor: float) -> list[dict]:
 
 
 # How each rope type is read from a table's fitted frequencies, by its name in ROPE_TYPES: a
-# power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> candidates) or from w_0 = 1/factor
+# power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> Fits) or from w_0 = 1/factor
 # (DIVIDED); the frequency-dependent scalings tried at common original lengths and factors
 # (TRIED: (original, factor) -> rope parameters); the factors read from a float32 table's
 # columns where no trial fits (READ: (plane, part, attention, base, rows) -> candidates).
 PLAIN = {"default": _default, "dynamic": _dynamic}
 DIVIDED = {"linear": _linear}
-TRIED = {"llama3": _llama3, "yarn": _yarn}
+TRIED = {"llama3": _llama3, "yarn": yarn}
 READ = {"longrope": read_longrope}
 NOT_FITTED = {
     "proportional": "its zero tail reads as frequencies the table does not resolve: the power "
@@ -178,7 +171,7 @@ def scalings(
         for dim, base in rotary_dims(w, resolved, dtype):
             fit = PLAIN if math.isclose(w[0], 1, rel_tol=1e-4) else DIVIDED
             for read in fit.values():
-                found += [Fit(*f) for f in read(dim, base, w, rows)]
+                found += read(dim, base, w, rows)
         if part == "cos" and not math.isclose(attention, 1, rel_tol=FORMATS[dtype].epsilon):
             notes.append(
                 f"its cos columns start at {attention:.6g}, not 1: an attention factor, which a "
