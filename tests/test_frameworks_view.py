@@ -67,6 +67,29 @@ def test_llama31_from_training_to_serving_differs_by_arithmetic_only(cli, tmp_pa
     )
 
 
+def test_a_table_of_one_column_per_frequency_is_measured_past_its_first_block(cli, tmp_path):
+    """llama-models' freqs_cis holds 64 columns where the exact table has 128: its blocks hold
+    twice the rows, and each is set against the same rows of the others (it failed with
+    "operands could not be broadcast" past 8192 positions). Its share bit-equal to transformers
+    is the share of transformers' frequency columns it equals, counted here from both tables."""
+    import io
+
+    import numpy as np
+
+    config = _config(tmp_path, LLAMA3)
+    rows, _ = _view(cli, config, 20000, "--frameworks")
+    tables = {}
+    for variant in ("llama-models", "hf-rope"):
+        code, out, err = cli(
+            "generate", "--rope-config", config, "--variant", variant, "--part", "cos",
+            "--convention", "single", "-l", 20000, "-o", "-",
+        )  # fmt: skip
+        assert code == 0, err
+        tables[variant] = np.load(io.BytesIO(out))
+    share = np.mean(tables["llama-models"] == tables["hf-rope"])
+    assert rows["llama-models"]["bit_equal_to_transformers"] == pytest.approx(share, abs=1e-9)
+
+
 def test_without_frameworks_the_view_is_the_engines(cli, tmp_path):
     config = _config(tmp_path, LLAMA3)
     rows, _ = _view(cli, config, 256)

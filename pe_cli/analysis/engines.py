@@ -272,22 +272,46 @@ def _aligned(spec, exact, blocks):
         yield first, block if order is None else block[:, order]
 
 
+class _Rows:
+    """A table's blocks read as rows, `take(n)` the next n: the tables set side by side are
+    cut into blocks of as many bytes, so one of fewer columns (a column per frequency) has
+    longer blocks."""
+
+    def __init__(self, blocks):
+        self.blocks, self.held = blocks, []
+
+    def take(self, n: int) -> np.ndarray:
+        count = sum(len(b) for b in self.held)
+        while count < n:
+            block = next(self.blocks)[1]
+            self.held.append(block)
+            count += len(block)
+        rows = np.concatenate(self.held) if len(self.held) > 1 else self.held[0]
+        self.held = [rows[n:]] if len(rows) > n else []
+        return rows[:n]
+
+
 def _measured(engine, spec, source, exact, reference, threshold) -> EngineRow:
     exact_rounded = spec.replace(variant="exact", compute_dtype=None, convention=exact.convention)
-    streams = [from_spec(exact, "exact").blocks(), from_spec(exact_rounded, "rounded").blocks()]
+    streams = [
+        _Rows(from_spec(exact, "exact").blocks()),
+        _Rows(from_spec(exact_rounded, "rounded").blocks()),
+    ]
     if reference is not None:
-        streams.append(_aligned(reference, exact, from_spec(reference, "transformers").blocks()))
+        streams.append(
+            _Rows(_aligned(reference, exact, from_spec(reference, "transformers").blocks()))
+        )
     cols = exact.cols  # the engine's columns laid out as the exact table's
     versus_exact = Tally(source.rows, cols, spec.dtype, spec.offset, threshold)
     versus_hf = Tally(source.rows, cols, spec.dtype, spec.offset, threshold)
     evidence, unequal = _Evidence(cols, spec.offset, spec.dtype), 0
     for first, block in _aligned(spec, exact, source.blocks()):
-        truth = next(streams[0])[1]
-        unequal += int(np.count_nonzero(block != next(streams[1])[1]))
+        truth = streams[0].take(len(block))
+        unequal += int(np.count_nonzero(block != streams[1].take(len(block))))
         versus_exact.add(first, block, truth)
         evidence.add(first, block, truth)
         if reference is not None:
-            versus_hf.add(first, block, next(streams[2])[1])
+            versus_hf.add(first, block, streams[2].take(len(block)))
     found = versus_exact.result()
     equal = 1 - unequal / max(1, found.size)
     return EngineRow(
