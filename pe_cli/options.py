@@ -113,7 +113,9 @@ class Options(Mapping):
                 name = ".".join(v for v, vary in zip(combo, varying) if vary and v) or "pe"
                 name = f"{selection}.{name}" if selection else name
                 given = {k: v for k, v in zip(lists, combo) if v is not None}
-                tables[name] = self.but(**chosen).spec(**given)
+                # each variant's table resolved as its own (the layout it takes where no
+                # --convention is given)
+                tables[name] = self.but(**chosen, variant=given["variant"]).spec(**given)
         return tables
 
     def choose_one(self) -> str:

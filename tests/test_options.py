@@ -420,3 +420,46 @@ def test_a_printed_command_leaves_out_a_key_its_type_does_not_read(cli):
     code, out, err = cli(*shlex.split(command)[1:], "-o", "-")
     assert code == 0, err
     assert np.load(io.BytesIO(out)).tobytes() == build(spec).numpy().tobytes()
+
+
+@pytest.mark.parametrize("variant", ["llama-models", "ort-genai", "hf-rope"])
+def test_a_variant_of_its_own_layout_takes_it_where_no_convention_is_given(
+    variant, llama31, cli, tmp_path
+):
+    """Llama 3.1's config pairs half; llama-models' freqs_cis and ORT-GenAI's cache hold one
+    column per frequency. Without --convention the variant's table is its own layout, said on
+    stderr (it was refused with "drop --convention half", which nobody gave); given, the
+    convention it cannot lay out is refused; a variant that lays out the config's pairing says
+    nothing of it."""
+    out = tmp_path / "t.npy"
+    code, _, err = cli("generate", "--rope-config", llama31, "--variant", variant, "-l", 16,
+                       "-o", out)  # fmt: skip
+    assert code == 0, err
+    own = variant != "hf-rope"
+    assert np.load(out).shape == (16, 64 if own else 128)
+    note = (
+        f"--convention single: variant {variant} lays its table out so (the config's table: half)"
+    )
+    assert (note in err) == own, err
+    if own:
+        refused(
+            cli("generate", "--rope-config", llama31, "--variant", variant, "--convention",
+                "half", "-l", 16),
+            f"variant {variant!r} is the", "drop --convention half",
+        )  # fmt: skip
+
+
+def test_export_lays_out_each_variant_as_its_own(llama31, cli, tmp_path):
+    """export of transformers' and llama-models' tables of one config: each in its own layout
+    (it was refused with "drop --convention half")."""
+    from safetensors.numpy import load_file
+
+    out = tmp_path / "t.safetensors"
+    code, _, err = cli("export", out, "--rope-config", llama31, "--variant", "hf-rope",
+                       "--variant", "llama-models", "-l", 16)  # fmt: skip
+    assert code == 0, err
+    shapes = {k: v.shape for k, v in load_file(out).items()}
+    assert shapes == {
+        "hf-rope.cos": (16, 128), "hf-rope.sin": (16, 128),
+        "llama-models.cos": (16, 64), "llama-models.sin": (16, 64),
+    }  # fmt: skip

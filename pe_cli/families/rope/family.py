@@ -28,6 +28,7 @@ from ...core.dtypes import DTYPE_ALIASES
 from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
+from ..hf_config import LayerTypes
 from . import (
     checks,
     diffusers,
@@ -213,10 +214,38 @@ class Rope(Family):
         """--rope KEY=VALUE pairs over a --rope-config's or --preset's settings, and each
         option given over the value the config or preset sets (the model's head dim, theta,
         layout, arithmetic and, for a 1-D table, its length)."""
-        return inputs.from_options(super().from_options(options), options, self.name)
+        values = inputs.from_options(super().from_options(options), options, self.name)
+        if self._own_layout(options, values.get("convention")) is not None:
+            del values["convention"]  # the variant lays its table out its own way
+        return values
+
+    def _own_layout(self, options, convention):
+        """A variant's own layout where it cannot lay out the config's pairing and no
+        --convention was given (llama-models' freqs_cis, ORT-GenAI's cache: one column per
+        frequency of a half-paired model): (its layout, the config's), else None."""
+        name = options.get("variant")
+        variant = self.variants.get(name) if isinstance(name, str) else None
+        if variant is None or options.get("convention") is not None or convention is None:
+            return None
+        if convention in variant.conventions or not variant.conventions:
+            return None
+        return variant.conventions[0], convention
 
     def notes(self, options):
-        return inputs.notes(options, self.name, self.params)
+        lines = inputs.notes(options, self.name, self.params)
+        if self._own_layout(options, "") is None:  # no variant given, or a --convention
+            return lines
+        try:
+            found = inputs.input_of(options, self.name)
+        except LayerTypes:  # export's layer types: each says its own notes
+            return lines
+        own = self._own_layout(options, None if found is None else found.values.get("convention"))
+        if own is not None:
+            lines.append(
+                f"--convention {own[0]}: variant {options['variant']} lays its table out so (the "
+                f"config's table: {own[1]})"
+            )
+        return lines
 
     def unused(self, spec, options):
         from .keys import unread

@@ -61,7 +61,10 @@ def _refusal(spec) -> str | None:
         if key in rope and not (key == "mscale" and kind == "yarn"):
             return f"torchtitan's RoPE.Config has no {key}"
     if kind == "llama3" and spec.convention == "half":
-        return "torchtitan's CosSinRoPE (the half pairing) has no llama scaling: use ComplexRoPE's"
+        return (
+            "torchtitan's CosSinRoPE (the half pairing) has no llama scaling: --convention "
+            "single builds ComplexRoPE's"
+        )
     if spec.d_model % 2:
         return f"torchtitan rotates pairs: the head dim must be even (got {spec.d_model})"
     if spec.dtype not in ("float32", "bfloat16", "float16"):
