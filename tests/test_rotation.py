@@ -6,7 +6,7 @@ deliberately broken copies of them."""
 import numpy as np
 import pytest
 
-from pe_cli.analysis import rotation, rotation_report
+from pe_cli.analysis import rotation, rotation_files, rotation_report
 
 POSITIONS = 192
 
@@ -277,7 +277,7 @@ def test_read_in_blocks_as_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(rotation, "BLOCK_ELEMENTS", 7 * 8 * 64)  # 7 rows a block
     act = rotation.activations(_np(x), _np(after), "float32")
     assert act.block_rows == 7
-    blocked = rotation_report.from_files(tmp_path / "after.npy", tmp_path / "before.npy")
+    blocked = rotation_files.from_files(tmp_path / "after.npy", tmp_path / "before.npy")
     assert blocked.reading.act.block_rows == 7
     for found in (blocked, rotation_report.report(act, "test")):
         assert found.codes() == whole.codes() == ["offset"]

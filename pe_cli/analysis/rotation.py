@@ -48,8 +48,16 @@ class Activations:
     read: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
     shape: tuple[int, int, int]  # (positions, vectors, head_dim)
     dtype: str  # the narrower of the two files' dtypes: the rounding the rotation carries
-    positions: np.ndarray  # the position of each row (int64)
+    positions: np.ndarray  # the position of each row (int64); its index where `ids` differ
     vectors: list[str]  # "head 3", "batch 0 head 3", or "" where there is one vector
+    # (axes, rows) int64: each row's position on each axis (M-RoPE's t, h, w), where given so
+    ids: np.ndarray | None = None
+
+    @property
+    def axes_differ(self) -> bool:
+        """Whether the rows' positions differ between axes: only then can a pair's axis be
+        read (text tokens sit at (p, p, p), where M-RoPE turns as plain RoPE does)."""
+        return self.ids is not None and bool(np.any(self.ids != self.ids[:1]))
 
     @property
     def head_dim(self) -> int:
@@ -144,9 +152,20 @@ def checked(read, shape, dtype: str, positions, names: list[str]) -> Activations
     if positions is None:
         positions = np.arange(count)
     positions = np.asarray(positions, dtype=np.int64)
+    ids = None
+    if positions.ndim == 2:  # (axes, rows): several position axes
+        if positions.shape[1] != count or not 2 <= positions.shape[0] <= 4:
+            raise BadInput(
+                f"positions of shape {positions.shape} for {count} rows of activations: "
+                f"several axes are (axes, {count}), e.g. M-RoPE's (3, {count})"
+            )
+        ids = positions
+        # where every axis agrees the rows are read as 1-D positions (plain RoPE), else by
+        # their index, each pair's axis read in rotation_axes
+        positions = ids[0] if not np.any(ids != ids[:1]) else np.arange(count)
     if positions.shape != (count,):
         raise BadInput(f"{len(positions)} positions given for {count} rows of activations")
-    return Activations(read, tuple(shape), dtype, positions, names)
+    return Activations(read, tuple(shape), dtype, positions, names, ids)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,6 +430,7 @@ class Reading:
     line: Line | None
     heads: list[str] = field(default_factory=list)  # vectors that turn otherwise than the rest
     head_worst: float = 0.0  # the largest angle (radians) between one of them and the rest
+    axes: object | None = None  # rotation_axes.AxesReading, where the rows' axes differ
 
     @property
     def pairing(self) -> str | None:
@@ -461,3 +481,28 @@ def _odd_vectors(act: Activations, f: Fit, x: np.ndarray, y: np.ndarray) -> tupl
     centre = int(np.argmax(agree))
     odd = np.flatnonzero(apart[centre] > limit)
     return [act.vectors[v] or f"vector {v}" for v in odd], float(apart[centre].max())
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...
+    text: str  # one plain sentence
+
+    def to_json(self):
+        return {"finding": self.code, "says": self.text}
+
+
+def planes(spec, rows: int, variant: str | None, positions=None):
+    """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
+    (every row where None), in the dtype they are built in."""
+    from ..engine import build
+    from ..families import FAMILIES
+
+    cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
+    picked = []
+    for made in (cos, sin):
+        table = build(made)  # float32 as it is (a long table's float64 copy is large)
+        values = table.float64() if made.dtype == "bfloat16" else table.numpy()
+        values = values if columns is None else values[:, columns]
+        picked.append(values if positions is None else values[positions])
+    return picked

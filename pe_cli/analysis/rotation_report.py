@@ -13,20 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import BadInput, PeError
+from ..core.errors import PeError
 from ..spec import TableSpec
-from .rotation import Activations, Reading, read_rotation
+from .rotation import Activations, Finding, Reading, planes, read_rotation  # noqa: F401
 
 SAMPLE_ROWS = 4096  # the rows of the named table identification reads
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...
-    text: str  # one plain sentence
-
-    def to_json(self):
-        return {"finding": self.code, "says": self.text}
 
 
 @dataclass(frozen=True)
@@ -42,6 +33,8 @@ class Expected:
     factor: float  # its attention factor: the amplitude of its cos and sin
     why: str | None  # why it rotates nothing
     command: str | None  # the generate command of its table
+    axes: str | None = None  # its layout of several position axes (at the rows' ids), if any
+    sections: tuple = ()  # its mrope_section there
 
 
 @dataclass(frozen=True)
@@ -76,6 +69,17 @@ class Report:
     labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two sides are called
     gap: Gap | None = None  # how far the angles are from the named table's exact ones
     notes: list[str] = field(default_factory=list)
+    laid: object | None = None  # rotation_axes.Laid: the layout of several position axes
+
+    @property
+    def table_spec(self) -> TableSpec | None:
+        """The spec of the table the op applies: the layout's where the rows have several
+        position axes, else the named one's."""
+        if self.laid is not None:
+            return self.laid.spec
+        if self.reading.axes is not None:  # the 1-D table of its frequencies is not it
+            return None
+        return None if self.named is None else self.named.spec
 
     @property
     def pairing(self) -> str | None:
@@ -134,6 +138,7 @@ class Report:
                 "rotary_dims": self.expected.rotary_dims,
                 "command": self.expected.command,
             },
+            "axes": None if self.laid is None else self.laid.to_json(),
             "notes": self.notes,
         }
 
@@ -168,12 +173,25 @@ def report(
         found.findings.append(Finding("none", "no rotation: AFTER is BEFORE at every position"))
     found.passed = _passed(reading)
     if len(reading.turning):
-        found.offset, said = _offset(reading)
-        found.findings += said
-        found.identification = _name(reading, found.offset, exact)
+        from . import rotation_axes
+
+        several = act.axes_differ
+        if several:  # each pair's axis first: its line in that axis's positions
+            found.findings += rotation_axes.read(reading)
+        else:
+            found.offset, said = _offset(reading)
+            found.findings += said
+            if act.ids is not None:
+                found.notes.append(rotation_axes.SAME_AXES)
+        found.identification = _name(reading, found.offset, exact and not several)
         found.findings += _own_findings(reading)
+        if several and found.named is not None:
+            found.laid, note = rotation_axes.laid_out(found)
+            found.notes += [note] if note else []
         found.gap = _gap(found)
         found.rebuilt = _rebuild(found)
+        if found.laid is not None:
+            rotation_axes.settle(found)
     if expected is not None:
         found.findings += _against(found, expected)
     codes = {}
@@ -356,9 +374,13 @@ def _gap(found: Report) -> Gap | None:
         rates = -rates
     positions = (reading.act.positions + found.offset).astype(np.float64)
     turning = reading.turning
+    if reading.axes is not None:  # each pair at its own axis's positions
+        positions = reading.act.ids[reading.axes.axis_of()[turning]].T.astype(np.float64)
+    else:
+        positions = positions[:, None]
     largest, row, k = -1.0, 0, 0
     for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
-        wanted = np.outer(positions[start : start + 8192], rates[turning])
+        wanted = positions[start : start + 8192] * rates[turning]
         got = reading.angles[start : start + 8192, turning]
         gaps = np.abs(np.angle(np.exp(1j * (got - wanted))))
         at = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
@@ -381,16 +403,15 @@ def _rebuild(found: Report) -> Rebuilt | None:
     dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. Each
     library is set against the first block as it is built, and only those bit for bit there
     (else the nearest there) against the rest: one library's planes are kept at a time."""
-    named = found.named
+    spec = found.table_spec
     reading = found.reading
     act = reading.act
-    if named is None or act.dtype not in ("float32", "float16", "bfloat16"):
+    if spec is None or act.dtype not in ("float32", "float16", "bfloat16"):
         return None
     import hashlib
 
     from ..families import FAMILIES
 
-    spec = named.spec
     rows = int(act.positions.max()) + found.offset + 1
     _, x, y = next(act.blocks())
     # the first block's rows alone, where a table's first rows do not depend on its length
@@ -477,22 +498,6 @@ class _Gap:
         return Rebuilt(name, self.equal, self.largest, where)
 
 
-def planes(spec: TableSpec, rows: int, variant: str | None, positions=None):
-    """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
-    (every row where None), in the dtype they are built in."""
-    from ..engine import build
-    from ..families import FAMILIES
-
-    cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
-    picked = []
-    for made in (cos, sin):
-        table = build(made)  # float32 as it is (a long table's float64 copy is large)
-        values = table.float64() if made.dtype == "bfloat16" else table.numpy()
-        values = values if columns is None else values[:, columns]
-        picked.append(values if positions is None else values[positions])
-    return picked
-
-
 def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:
     """x cos + rotate(x) sin on the pairing's dims, each product and the sum rounded to `dtype`
     (numpy for float32 and float16, which round each operation; torch for bfloat16), cos and
@@ -525,13 +530,19 @@ def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -
 # Against what a model's layer applies
 
 
-def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
+def expected_of(rope_config: str, layer: int | None, rows: int, ids=None) -> Expected:
     """What --rope-config MODEL [--layer N] rotates by: its table's spec and exact frequencies,
-    the pairing its attention applies, its rotary dims; or why it rotates nothing."""
+    the pairing its attention applies, its rotary dims; or why it rotates nothing. With `ids`
+    ((axes, rows): the rows' positions on several axes), its table at those tokens (the
+    model's M-RoPE layout and sections)."""
     from ..families import FAMILIES
+    from ..families.positions import inline_runs
     from ..options import Options
 
     options = Options(rope_config=rope_config, layer=layer)
+    if ids is not None and np.any(ids != ids[:1]):
+        options = options.but(ids=inline_runs(np.asarray(ids).T))
+        rows = ids.shape[1]
     model = options.model or {}
     index = 0 if layer is None else layer
     label = f"{model.get('model_type', rope_config)} layer {index}"
@@ -552,7 +563,10 @@ def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
     factor = treatment["attention_factor"] if treatment else float(exact.factor)
     command = treatment["command"] if treatment else None
     head_dim = treatment["head_dim"] if treatment else spec.d_model
-    return Expected(label, head_dim, spec, pairing, dims, rates, factor, None, command)
+    sections = tuple(int(s) for s in dict(spec.rope).get("mrope_section", ()))
+    return Expected(
+        label, head_dim, spec, pairing, dims, rates, factor, None, command, spec.axes, sections
+    )
 
 
 def _against(found: Report, expected: Expected) -> list[Finding]:
@@ -597,6 +611,10 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
         )
     if reading.line is not None and expected.rates is not None:
         said += _rates(reading, expected)
+    if found.laid is not None or reading.axes is not None:
+        from .rotation_axes import against
+
+        said += against(found, expected)
     if abs(reading.fit.scale - expected.factor) > 8 * reading.act.unit:
         said.append(
             Finding(
@@ -655,95 +673,3 @@ def _rates(reading: Reading, expected: Expected) -> list[Finding]:
             f"{model[worst]:.6g})",
         )
     ]
-
-
-# ---------------------------------------------------------------------------------------------
-# From files
-
-
-def from_files(
-    after: str,
-    before: str,
-    positions: str | None = None,
-    rope_config: str | None = None,
-    layer: int | None = None,
-) -> Report:
-    """`pe-cli compare AFTER --before BEFORE`: the two dumps read (never unpickled), the
-    positions of their rows, and the report, against the model's layer where one is given."""
-    from ..core.dtypes import FORMATS
-    from ..io.read import open_table
-    from .rotation import check_pair, checked, layout
-
-    first, second = open_table(str(before)), open_table(str(after))
-    labels = (first.label, second.label)
-    check_pair(first.shape, second.shape, labels)
-    shape, names = layout(first.shape, first.label)
-    dtype = min(first.dtype, second.dtype, key=lambda name: FORMATS[name].precision)
-    ids = None if positions is None else read_positions(positions, shape[0])
-    act = checked(_reader(first, second, labels), shape, dtype, ids, names)
-    expected = None
-    if rope_config is not None:
-        expected = expected_of(rope_config, layer, int(act.positions.max()) + 1)
-    return report(act, f"{second.label} against {first.label}", expected, labels=labels)
-
-
-def _reader(first, second, labels):
-    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64, read
-    from the files in slices: a block's rows are one run of elements in (positions, ...)
-    layouts, and one run a (batch, head) in torch's."""
-    shape = first.shape
-
-    def rows(stored, start: int, stop: int) -> np.ndarray:
-        if len(shape) < 4:
-            width = int(np.prod(shape[1:]))
-            flat = stored.elements(start * width, stop * width)
-            return flat.reshape(stop - start, -1, shape[-1])
-        batch, heads, positions, dim = shape
-        runs = [
-            stored.elements((v * positions + start) * dim, (v * positions + stop) * dim)
-            for v in range(batch * heads)
-        ]
-        return np.stack([r.reshape(stop - start, dim) for r in runs], axis=1)
-
-    def read(start: int, stop: int):
-        x, y = rows(first, start, stop), rows(second, start, stop)
-        if not (np.isfinite(x).all() and np.isfinite(y).all()):
-            raise BadInput(f"{labels[0]} or {labels[1]} holds inf or nan")
-        return x, y
-
-    return read
-
-
-def read_positions(text: str, rows: int) -> np.ndarray:
-    """START:STOP, or a file of ids (.npy of integers, or text: whitespace or commas)."""
-    from pathlib import Path
-
-    if ":" in text and not Path(text).exists():
-        start, _, stop = text.partition(":")
-        try:
-            first = int(start or 0)
-            last = int(stop) if stop else first + rows
-        except ValueError:
-            raise BadInput(f"--positions {text}: START:STOP takes integers") from None
-        ids = np.arange(first, last)
-    else:
-        path = Path(text)
-        if not path.is_file():
-            raise BadInput(f"--positions {text}: neither START:STOP nor a file of ids")
-        if path.read_bytes()[:6] == b"\x93NUMPY":
-            try:
-                ids = np.load(path, allow_pickle=False)
-            except ValueError as e:
-                raise BadInput(f"--positions {text}: {e}") from None
-        else:
-            words = path.read_text().replace(",", " ").split()
-            try:
-                ids = np.array([int(w) for w in words])
-            except ValueError:
-                raise BadInput(f"--positions {text}: a file of ids holds integers") from None
-        if ids.dtype.kind not in "iu":
-            raise BadInput(f"--positions {text}: ids are integers, not {ids.dtype}")
-        ids = ids.reshape(-1)
-    if len(ids) != rows:
-        raise BadInput(f"--positions {text} gives {len(ids)} positions for {rows} rows")
-    return ids.astype(np.int64)
