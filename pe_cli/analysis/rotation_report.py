@@ -184,7 +184,7 @@ def report(
             if act.ids is not None:
                 found.notes.append(rotation_axes.SAME_AXES)
         found.identification = _name(reading, found.offset, exact and not several)
-        found.findings += _own_findings(reading)
+        found.findings += _own_findings(reading) + _twice(reading)
         if several and found.named is not None:
             found.laid, note = rotation_axes.laid_out(found)
             found.notes += [note] if note else []
@@ -327,14 +327,7 @@ def _name(reading: Reading, offset: int, exact: bool):
     if own and np.array_equal(cos.astype(np.float32), cos):
         table, what = cos.astype(np.float32), "the op's own cos"
     elif reading.line is not None:
-        rates = np.abs(reading.line.rates)
-        rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
-        rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
-        # the rates of a half-precision dump are good to what its rounding leaves: a table in
-        # float16 lets identification allow for that (a float32 one would be held to float32's)
-        kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
-        table = np.cos(np.outer(rows, rates)).astype(kind)
-        what = f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+        table, what = _line_table(reading, reading.line.rates)
     else:
         return None
     found = _identified(table, what)
@@ -345,6 +338,47 @@ def _name(reading: Reading, offset: int, exact: bool):
         if laid.best is not None and laid.best.identical:
             return laid
     return found
+
+
+def _line_table(reading: Reading, rates: np.ndarray):
+    """The cos table of each pair's line at these rates, at positions 0.., and what it is."""
+    positions = reading.act.positions
+    rates = np.abs(rates)
+    rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
+    rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
+    # the rates of a half-precision dump are good to what its rounding leaves: a table in
+    # float16 lets identification allow for that (a float32 one would be held to float32's)
+    kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
+    table = np.cos(np.outer(rows, rates)).astype(kind)
+    return table, f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+
+
+def _twice(reading: Reading) -> list[Finding]:
+    """Angles twice a table's, found without a model: RoPE's fastest pair turns theta^0 = 1 rad
+    a position at any base (YaRN, Llama 3 and NTK keep it, linear scaling slows it), so a
+    fastest pair at 2 is no RoPE table's; where the angles halved are a named table's, the
+    rotation was applied twice, or at twice the positions given (the two read alike)."""
+    line = reading.line
+    if line is None or not len(reading.turning):
+        return []
+    fastest = float(np.max(np.abs(line.rates[reading.turning])))
+    positions = reading.act.positions
+    span = float(positions[-1] - positions[0]) or 1.0
+    if abs(fastest - 2) > 8 * (reading.act.bound + line.worst) / span + 4e-5:
+        return []
+    table, what = _line_table(reading, line.rates / 2)
+    halved = _identified(table, f"{what}, halved")
+    if not halved.explained:
+        return []
+    named = halved.best
+    return [
+        Finding(
+            "twice",
+            f"rotated twice, or at twice the positions given: every angle is twice those of "
+            f"{named.name}, {named.identity} (its fastest pair turns {fastest:.4g} rad a "
+            "position; a RoPE table's fastest turns 1 at any base)",
+        )
+    ]
 
 
 def _identified(table: np.ndarray, what: str):
