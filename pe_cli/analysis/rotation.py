@@ -229,7 +229,12 @@ class Fit:
 
     @property
     def angles(self) -> np.ndarray:
-        return np.angle(self.c)
+        """Each (position, pair)'s angle, float64, a slice of rows at a time (a long dump's
+        rotations are kept in complex64: widened whole they would double)."""
+        angles = np.empty(self.c.shape)
+        for start in range(0, len(self.c), 8192):
+            angles[start : start + 8192] = np.angle(self.c[start : start + 8192].astype(complex))
+        return angles
 
 
 def _complex(values: np.ndarray, p: Pairing) -> np.ndarray:
@@ -246,33 +251,50 @@ class _Sums:
     summed about a scale s0 read from the first block, so that nothing cancels when the true
     scale is found: sum (|w| - s|z|)^2 = A - 2 (s - s0) B + (s - s0)^2 sum |z|^2."""
 
-    def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0):
+    def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0, kind=np.complex64):
         self.pairing, self.keep, self.s0 = p, keep, s0
         self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
-        self.c = np.empty((rows, p.pairs), complex) if keep else None
+        # each row's rotations, kept in complex64 for dumps of float32 or narrower: that
+        # holds their float32 cos and sin exactly (probe's) and any estimate to well within
+        # the bound of the dump's rounding, in half complex128's memory
+        self.c = np.empty((rows, p.pairs), kind) if keep else None
         self.filled = 0
 
     def add(self, x: np.ndarray, y: np.ndarray) -> None:
         p = self.pairing
-        z, w = _complex(x, p), _written(y, p)
-        lz, lw = np.abs(z), np.abs(w)
-        self.z2 += float(np.sum(lz**2))
-        self.w2 += float(np.sum(lw**2))
+        # each pair's real and imaginary parts as views of the block (no copies), the sums
+        # over the vectors as einsums: what a long dump's time goes to
+        zr, zi = x[..., view(p.first)], x[..., view(p.second)]
+        first, second = p.out
+        wr, wi = y[..., view(first)], y[..., view(second)]
+
+        def dot(a, b):  # (rows, pairs): the sum over the vectors of a b
+            return np.einsum("rvk,rvk->rk", a, b)
+
+        lz2, lw2 = zr * zr, wr * wr
+        lz2 += zi * zi
+        lw2 += wi * wi
+        power, wpower = lz2.sum(axis=1), lw2.sum(axis=1)  # (rows, pairs)
+        self.z2 += float(power.sum())
+        self.w2 += float(wpower.sum())
+        lz, lw = np.sqrt(lz2, out=lz2), np.sqrt(lw2, out=lw2)
         off = lw - self.s0 * lz
-        self.a += float(np.sum(off**2))
-        self.b += float(np.sum(lz * off))
-        power = np.sum(lz**2, axis=1)  # (rows, pairs)
-        cross = np.sum(w * np.conj(z), axis=1)
+        self.b += float(np.einsum("rvk,rvk->", lz, off))
+        self.a += float(np.einsum("rvk,rvk->", off, off))
+        cross = np.empty(power.shape, complex)
+        cross.real = dot(wr, zr) + dot(wi, zi)
+        cross.imag = dot(wi, zr) - dot(wr, zi)
         c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
         # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
         # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
         # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
-        left = np.sum(lw**2, axis=1) - np.divide(
-            np.abs(cross) ** 2, power, out=np.zeros(power.shape), where=power > 0
+        left = wpower - np.divide(
+            cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
         )
         self.spread += float(np.sum(np.maximum(left, 0.0)))
-        rest = np.abs(y[..., p.width :] - x[..., p.width :])
-        self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
+        if p.width < x.shape[-1]:
+            rest = np.abs(y[..., p.width :] - x[..., p.width :])
+            self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
         if self.keep:
             self.c[self.filled : self.filled + len(c)] = c
             self.filled += len(c)
@@ -317,13 +339,18 @@ class _Pass:
 def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
     """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
     its index), the dims that change, the first block."""
-    sums = [_Sums(p, k in keep, s0, act.shape[0]) for k, p in enumerate(pairings)]
+    kind = np.complex128 if act.dtype == "float64" else np.complex64
+    sums = [_Sums(p, k in keep, s0, act.shape[0], kind) for k, p in enumerate(pairings)]
     moved = np.zeros(act.head_dim, bool)
     squares, count, first = 0.0, 0, None
     for _, x, y in act.blocks():
         if first is None:
             first = (x, y)
-        moved |= _moved(x, y, act.unit)
+        still = np.flatnonzero(~moved)  # a dim seen to move once need not be looked at again
+        if len(still) == act.head_dim:
+            moved |= _moved(x, y, act.unit)
+        elif len(still):
+            moved[still] |= _moved(x[..., still], y[..., still], act.unit)
         squares, count = squares + float(np.sum(x**2)), count + x.size
         for each in sums:
             each.add(x, y)
@@ -492,13 +519,19 @@ class Finding:
         return {"finding": self.code, "says": self.text}
 
 
-def planes(spec, rows: int, variant: str | None, positions=None):
+def planes(spec, rows: int, variant: str | None, positions=None, start: int = 0):
     """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
-    (every row where None), in the dtype they are built in."""
+    (every row where None), in the dtype they are built in: rows start..start+rows-1 of the
+    table from position 0 (a window of them, where the family builds one; None where not)."""
     from ..engine import build
     from ..families import FAMILIES
 
-    cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
+    family = FAMILIES[spec.family]
+    cos, sin, columns = family.rotation_planes(spec, start + rows, variant)
+    if start:
+        cos, sin = (family.window(made, start, start + rows) for made in (cos, sin))
+        if cos is None or sin is None:
+            return None
     picked = []
     for made in (cos, sin):
         table = build(made)  # float32 as it is (a long table's float64 copy is large)

@@ -322,7 +322,8 @@ def _name(reading: Reading, offset: int, exact: bool):
     positions = reading.act.positions
     p = reading.fit.pairing
     scaled = abs(reading.fit.scale - 1) > 8 * reading.act.unit
-    cos = reading.fit.c.real / reading.fit.scale if scaled else reading.fit.c.real
+    cos = reading.fit.c.real.astype(np.float64)
+    cos = cos / reading.fit.scale if scaled else cos
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
     if own and np.array_equal(cos.astype(np.float32), cos):
         table, what = cos.astype(np.float32), "the op's own cos"
@@ -435,8 +436,9 @@ def _rebuild(found: Report) -> Rebuilt | None:
     """Each library variant of the named spec, its cos and sin applied to BEFORE as the
     rotate_half form computes (x cos + rotate(x) sin, each product and the sum rounded to the
     dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. Each
-    library is set against the first block as it is built, and only those bit for bit there
-    (else the nearest there) against the rest: one library's planes are kept at a time."""
+    library is set against the first block's rows alone, and only those bit for bit there
+    (else the nearest there) against the rest, their planes built a window of positions at a
+    time (_Planes): a long dump's whole planes would take hundreds of MiB a library."""
     spec = found.table_spec
     reading = found.reading
     act = reading.act
@@ -446,20 +448,12 @@ def _rebuild(found: Report) -> Rebuilt | None:
 
     from ..families import FAMILIES
 
-    rows = int(act.positions.max()) + found.offset + 1
     _, x, y = next(act.blocks())
-    # the first block's rows alone, where a table's first rows do not depend on its length
-    # (a library's whole table may take hundreds of MiB to build: only those kept are built)
-    head = int(act.positions[: len(x)].max()) + found.offset + 1
-    short = FAMILIES[spec.family].prefix(spec, head)
     seen, kept, first = set(), [], []
     for name, variant in FAMILIES[spec.family].variants.items():
         if variant.kind != "library":
             continue
-        if short is not None:
-            made = _library_planes(found, short, head, name, len(x))
-        else:
-            made = _library_planes(found, spec, rows, name)
+        made = _Planes(found, spec, name, window=0).rows(0, len(x))
         if made is None:
             continue
         digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
@@ -470,34 +464,73 @@ def _rebuild(found: Report) -> Rebuilt | None:
         measured.add(act, reading.fit.pairing, 0, x, y, *made)
         first.append((measured.largest, name))
         if measured.equal:
-            kept.append((name, made, measured))
+            kept.append((name, _Planes(found, spec, name), measured))
     if not first:
         return None
-    if short is not None:  # those kept, built whole
-        kept = [(name, _library_planes(found, spec, rows, name), m) for name, _, m in kept]
     if not kept:  # none is bit for bit on the first block: the nearest there, over every block
         name = min(first)[1]
-        kept = [(name, _library_planes(found, spec, rows, name), _Gap())]
+        kept = [(name, _Planes(found, spec, name), _Gap())]
         blocks = act.blocks()
     else:
         blocks = (block for block in act.blocks() if block[0] > 0)
     for start, x, y in blocks:
         for _, made, measured in kept:
-            measured.add(act, reading.fit.pairing, start, x, y, *made)
+            planes_here = made.rows(start, start + len(x))
+            if planes_here is None:  # not built past the first block: no claim of the rest
+                measured.equal, measured.largest = False, np.inf
+                continue
+            measured.add(act, reading.fit.pairing, start, x, y, *planes_here)
     done = [measured.said(act, name) for name, _, measured in kept]
     return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
 
 
-def _library_planes(found: Report, spec, rows: int, name: str, count: int | None = None):
-    """A library's cos and sin at the dump's positions (its first `count`), as the reading
-    applies them (turned backwards, scaled), float32 where they are float32 values; None where
+class _Planes:
+    """A library's cos and sin at the dump's rows, as the reading applies them (turned
+    backwards, scaled), float32 where they are float32 values: built WINDOW positions at a
+    time where the family's rows are the same numbers in a window of the table (a 1-D table
+    that does not choose its frequencies by its length), else whole, once; `window` 0 builds
+    only the positions each call asks for."""
+
+    WINDOW = 16384
+
+    def __init__(self, found: Report, spec, name: str, window: int = WINDOW):
+        from ..families import FAMILIES
+
+        self.found, self.spec, self.name, self.window = found, spec, name, window
+        family = FAMILIES[spec.family]
+        # a table whose frequencies do not depend on its length (prefix), and whose rows a
+        # window of it builds alike (window): dynamic NTK, LongRoPE and M-RoPE are built whole
+        self.windowed = family.prefix(spec, 1) is not None and family.window(spec, 1, 2) is not None
+        self.lo, self.hi, self.made = 0, 0, None
+
+    def rows(self, start: int, stop: int):
+        """The planes at the dump's rows start..stop-1; None where they cannot be built."""
+        act = self.found.reading.act
+        positions = act.positions[start:stop] + self.found.offset
+        lo, hi = int(positions.min()), int(positions.max()) + 1
+        if self.made is None or not (self.lo <= lo and hi <= self.hi):
+            if self.windowed:
+                self.lo, self.hi = lo, max(hi, lo + self.window)
+            else:  # the whole table, once
+                self.lo, self.hi = 0, int(act.positions.max()) + self.found.offset + 1
+            self.made = _library_planes(self.found, self.spec, self.lo, self.hi, self.name)
+        if self.made is None:
+            return None
+        return tuple(plane[positions - self.lo] for plane in self.made)
+
+
+def _library_planes(found: Report, spec, lo: int, hi: int, name: str):
+    """A library's cos and sin at positions lo..hi-1, as the reading applies them; None where
     it cannot build them or they have another number of pairs."""
     reading = found.reading
     act = reading.act
     try:
-        cos, sin = planes(spec, rows, name, act.positions[:count] + found.offset)
+        made = planes(spec, hi - lo, name, None, lo)
     except (PeError, ValueError, IndexError):
         return None
+    if made is None:
+        return None
+    cos, sin = made
     if cos.shape[1] != reading.fit.pairing.pairs:
         return None
     cos, sin = (
@@ -517,12 +550,26 @@ class _Gap:
         self.largest, self.at, self.equal = 0.0, (0, 0, 0), True
 
     def add(self, act, pairing, start, x, y, cos, sin) -> None:
-        stop = start + len(x)
-        gap = np.abs(apply(x, cos[start:stop], sin[start:stop], pairing, act.dtype) - y)
-        at = np.unravel_index(int(np.argmax(gap)), gap.shape)
-        if gap[at] > self.largest:
-            self.largest, self.at = float(gap[at]), (start + int(at[0]), int(at[1]), int(at[2]))
-        self.equal = self.equal and not gap.any()
+        """A block's rows from `start`, with the planes at its rows: each part of the pairs,
+        and the dims past the rotary dim, set against AFTER (the gap measured only where a
+        part is not AFTER's bits)."""
+        from .rotation import view
+
+        width = pairing.width
+        parts = zip(_turned(x, cos, sin, pairing, act.dtype), pairing.out)
+        parts = [(got, dims, y[..., view(dims)]) for got, dims in parts]
+        if width < x.shape[-1]:
+            dims = np.arange(width, x.shape[-1])
+            parts.append((x[..., width:], dims, y[..., width:]))
+        for got, dims, want in parts:
+            if np.array_equal(got, want):
+                continue
+            self.equal = False
+            gap = np.abs(got.astype(np.float64) - want)
+            at = np.unravel_index(int(np.argmax(gap)), gap.shape)
+            if gap[at] > self.largest:
+                self.largest = float(gap[at])
+                self.at = (start + int(at[0]), int(at[1]), int(dims[at[2]]))
 
     def said(self, act, name: str) -> Rebuilt:
         row, vector, dim = self.at
@@ -539,8 +586,18 @@ def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -
     from .rotation import view
 
     out = before.copy()
-    x, y = before[..., view(p.first)], before[..., view(p.second)]
+    real, imag = _turned(before, cos, sin, p, dtype)
     first, second = (view(dims) for dims in p.out)
+    out[..., first], out[..., second] = real, imag
+    return out
+
+
+def _turned(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str):
+    """apply's two parts of each pair, (x cos - y sin, y cos + x sin) in `dtype`'s rounding,
+    as float32 or float16 arrays (bfloat16's as float64, which holds them exactly)."""
+    from .rotation import view
+
+    x, y = before[..., view(p.first)], before[..., view(p.second)]
     c, s = cos[:, None, :], sin[:, None, :]
     if dtype == "bfloat16":
         import torch
@@ -549,15 +606,15 @@ def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -
             return torch.from_numpy(np.ascontiguousarray(a)).to(torch.bfloat16)
 
         tx, ty, tc, ts = t(x), t(y), t(c), t(s)
-        real = (tx * tc + (-ty) * ts).double().numpy()
-        imag = (ty * tc + tx * ts).double().numpy()
-    else:
-        kind = np.dtype(dtype)
-        nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
-        real = (nx * nc + (-ny) * ns).astype(np.float64)
-        imag = (ny * nc + nx * ns).astype(np.float64)
-    out[..., first], out[..., second] = real, imag
-    return out
+        return (tx * tc + (-ty) * ts).double().numpy(), (ty * tc + tx * ts).double().numpy()
+    kind = np.dtype(dtype)
+    nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
+    # x cos + (-y) sin is x cos - y sin bit for bit: negation is exact
+    real = nx * nc
+    real -= ny * ns
+    imag = ny * nc
+    imag += nx * ns
+    return real, imag
 
 
 # ---------------------------------------------------------------------------------------------
