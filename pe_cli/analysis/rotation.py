@@ -278,7 +278,8 @@ class _Sums:
         self.z2 += float(power.sum())
         self.w2 += float(wpower.sum())
         lz, lw = np.sqrt(lz2, out=lz2), np.sqrt(lw2, out=lw2)
-        off = lw - self.s0 * lz
+        off = lz * -self.s0
+        off += lw
         self.b += float(np.einsum("rvk,rvk->", lz, off))
         self.a += float(np.einsum("rvk,rvk->", off, off))
         cross = np.empty(power.shape, complex)
@@ -351,7 +352,7 @@ def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: floa
             moved |= _moved(x, y, act.unit)
         elif len(still):
             moved[still] |= _moved(x[..., still], y[..., still], act.unit)
-        squares, count = squares + float(np.sum(x**2)), count + x.size
+        squares, count = squares + float(np.einsum("rvd,rvd->", x, x)), count + x.size
         for each in sums:
             each.add(x, y)
     size = float(np.sqrt(squares / max(count, 1))) or 1.0
