@@ -156,6 +156,8 @@ SHARED = {
     "test_vllm.py::test_a_decode_window_is_the_caches_rows": "vllm caches",
     "test_vllm.py::test_ids_are_the_caches_rows": "vllm caches",
     "test_vllm.py::test_mrope_tables_are_vllm_bit_for_bit": "vllm caches",
+    # tests/test_vllm_probe.py's vllm_probes: one vLLM process probes every case
+    "test_vllm_probe.py::test_vllm_rotary_embedding_is_read_bit_for_bit": "vllm probes",
 }
 
 

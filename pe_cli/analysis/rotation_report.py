@@ -325,17 +325,20 @@ def _name(reading: Reading, offset: int, exact: bool):
     cos = reading.fit.c.real.astype(np.float64)
     cos = cos / reading.fit.scale if scaled else cos
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
+    kind = None  # the dtype identification reads the table in: the float32 it is held in
     if own and np.array_equal(cos.astype(np.float32), cos):
         table, what = cos.astype(np.float32), "the op's own cos"
+        if reading.act.dtype in ("bfloat16", "float16"):  # the op's own half cos, read as such
+            kind = reading.act.dtype
     elif reading.line is not None:
         table, what = _line_table(reading, reading.line.rates)
     else:
         return None
-    found = _identified(table, what)
+    found = _identified(table, what, kind)
     if own and not (found.best is not None and found.best.identical) and not p.written:
         # a library that lays its table out only in pairs (llama.cpp's) is named from the
         # cos laid out in the pairing the op turns
-        laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs")
+        laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs", kind)
         if laid.best is not None and laid.best.identical:
             return laid
     return found
@@ -382,13 +385,15 @@ def _twice(reading: Reading) -> list[Finding]:
     ]
 
 
-def _identified(table: np.ndarray, what: str):
+def _identified(table: np.ndarray, what: str, dtype: str | None = None):
     from .api import _array
     from .compare import DEFAULT_THRESHOLD, Identification
     from .identify import identify
 
     target = _array(table)
     target.label = what
+    if dtype is not None:  # values of a narrower dtype, held in float32
+        target.dtype = dtype
     return Identification(target, identify(target, DEFAULT_THRESHOLD))
 
 
