@@ -194,3 +194,33 @@ def test_positions_of_several_axes_are_checked(cli, tmp_path):
     code, out, err = cli("compare", str(tmp_path / "x.npy"), "--before", str(tmp_path / "x.npy"),
                          "--positions", str(tmp_path / "ids.npy"))  # fmt: skip
     assert code != 0 and "(axes, 6)" in err and "Traceback" not in err
+
+
+def test_qwen3_vl_recomposition_on_qwen2_vl_sections(tmp_path):
+    """The mlx-vlm PR #576 port as it happens: Qwen3-VL's interleaved recomposition run with a
+    Qwen2-VL model's sections [16, 24, 24]. h and w reach past the frequencies (3 x 24 > 64),
+    so the table is the interleaved one of sections 22,21,21 (what pe-cli says, the sections
+    that give it), and against the model the finding holds."""
+    from transformers.models.qwen3_vl import modeling_qwen3_vl as qwen3_vl
+
+    config = _config(tmp_path, "qwen2.5-vl-7b-instruct")
+    import transformers.models.qwen2_vl.modeling_qwen2_vl as qwen2_vl
+
+    settings = {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]}
+    rotary = qwen2_vl.Qwen2VLRotaryEmbedding(
+        qwen2_vl.Qwen2VLTextConfig(
+            hidden_size=256, num_attention_heads=2, head_dim=HEAD_DIM, rope_parameters=settings
+        )
+    )
+
+    def port(x, positions):
+        freqs = positions[:, None, :, None].float() * rotary.inv_freq
+        mixed = qwen3_vl.Qwen3VLTextRotaryEmbedding.recomposition_frequencies(rotary, freqs)
+        return qwen2_vl.apply_rotary_pos_emb(x, x, mixed.cos(), mixed.sin())[0]
+
+    ids = _ids()
+    found = pe_cli.probe(port, head_dim=HEAD_DIM, positions=ids)
+    assert found.laid.spec.axes == "mrope-interleaved" and found.laid.sections == (22, 21, 21)
+    assert found.laid.identical
+    with pytest.raises(AssertionError, match="sections"):
+        assert_rotation(port, rope_config=config, positions=ids)

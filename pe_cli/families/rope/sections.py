@@ -18,7 +18,7 @@ def layouts_for(spec, follows: list[set[int]], pairing: str, ids: str, tokens: i
     axis where it is empty), in `pairing` (half or interleaved); t, h and w are axes 0, 1, 2."""
     n = len(follows)
     first, second = (range(2 * n)[c] for c in pair_columns(n, pairing))
-    found = []
+    found = {}  # (layout, each pair's axis): one table, whichever sections give it
     for layout in LAYOUTS.values():
         if not isinstance(layout, Mrope) or layout.axes != ("t", "h", "w"):
             continue
@@ -35,23 +35,30 @@ def layouts_for(spec, follows: list[set[int]], pairing: str, ids: str, tokens: i
             picked = [columns[c] for c in first]
             if picked != [columns[c] for c in second]:
                 continue  # a pair's two columns on two axes: no one angle a pair
-            if all(f == k for (_, f), k in zip(picked, range(n))) and all(
+            if not all(f == k for (_, f), k in zip(picked, range(n))) or not all(
                 not allowed or axis in allowed for (axis, _), allowed in zip(picked, follows)
             ):
-                rope = {**dict(spec.rope), "mrope_section": tuple(float(s) for s in sections)}
-                laid = type(spec)(  # only what the table needs: a short command
-                    family=spec.family,
-                    variant=spec.variant,
-                    d_model=spec.d_model,
-                    base=spec.base,
-                    part="cos",
-                    rope=rope,
-                    axes=layout.name,
-                    ids=ids,
-                    seq_len=tokens,
-                )
-                found.append((laid, layout.summary))
-    return found
+                continue
+            plan = tuple(axis for axis, _ in picked)
+            # Qwen3-VL's sections past a third of the frequencies change nothing: the sections
+            # said are those of the axes' own counts where they give the table
+            own = [plan.count(a) for a in range(3)]
+            if (layout.name, plan) in found and counts != tuple(own):
+                continue
+            rope = {**dict(spec.rope), "mrope_section": tuple(float(s) for s in sections)}
+            laid = type(spec)(  # only what the table needs: a short command
+                family=spec.family,
+                variant=spec.variant,
+                d_model=spec.d_model,
+                base=spec.base,
+                part="cos",
+                rope=rope,
+                axes=layout.name,
+                ids=ids,
+                seq_len=tokens,
+            )
+            found[(layout.name, plan)] = (laid, layout.summary)
+    return list(found.values())
 
 
 def _splits(n: int):
