@@ -184,7 +184,9 @@ def report(
             if act.ids is not None:
                 found.notes.append(rotation_axes.SAME_AXES)
         found.identification = _name(reading, found.offset, exact and not several)
-        found.findings += _own_findings(reading) + _twice(reading)
+        found.findings += _own_findings(reading)
+        if expected is None:  # against a model, its rates say it of the model's own table
+            found.findings += _twice(reading)
         if several and found.named is not None:
             found.laid, note = rotation_axes.laid_out(found)
             found.notes += [note] if note else []
