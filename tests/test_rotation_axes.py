@@ -224,3 +224,15 @@ def test_qwen3_vl_recomposition_on_qwen2_vl_sections(tmp_path):
     assert found.laid.identical
     with pytest.raises(AssertionError, match="sections"):
         assert_rotation(port, rope_config=config, positions=ids)
+
+
+def test_positions_as_text_a_line_an_axis(tmp_path):
+    """--positions as text: a line an axis reads as (3, P); one line as (P,)."""
+    from pe_cli.analysis.rotation_files import read_positions
+
+    ids = _ids()
+    path = tmp_path / "ids.txt"
+    path.write_text("\n".join(" ".join(map(str, axis)) for axis in ids) + "\n")
+    assert np.array_equal(read_positions(str(path), ids.shape[1]), ids)
+    path.write_text(" ".join(map(str, ids[0])))
+    assert np.array_equal(read_positions(str(path), ids.shape[1]), ids[0])

@@ -52,6 +52,9 @@ class Activations:
     vectors: list[str]  # "head 3", "batch 0 head 3", or "" where there is one vector
     # (axes, rows) int64: each row's position on each axis (M-RoPE's t, h, w), where given so
     ids: np.ndarray | None = None
+    # the same rows in the dtype numpy computes the dump's values in (float32 for bfloat16),
+    # where they are read from files: the rebuild, which rounds to that dtype, reads these
+    read_native: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = None
 
     @property
     def axes_differ(self) -> bool:
@@ -67,11 +70,13 @@ class Activations:
     def block_rows(self) -> int:
         return max(1, BLOCK_ELEMENTS // (self.shape[1] * self.shape[2]))
 
-    def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """(first row, BEFORE's rows, AFTER's rows) of each block, in order."""
+    def blocks(self, native: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(first row, BEFORE's rows, AFTER's rows) of each block, in order: float64, or with
+        `native` in the dump's own computing dtype where the rows are read so."""
         rows = self.shape[0]
+        read = self.read_native if native and self.read_native is not None else self.read
         for start in range(0, rows, self.block_rows):
-            x, y = self.read(start, min(rows, start + self.block_rows))
+            x, y = read(start, min(rows, start + self.block_rows))
             yield start, x, y
 
     @property

@@ -19,6 +19,8 @@ def from_files(
 ) -> Report:
     """`pe-cli compare AFTER --before BEFORE`: the two dumps read (never unpickled), the
     positions of their rows, and the report, against the model's layer where one is given."""
+    from dataclasses import replace
+
     from ..core.dtypes import FORMATS
     from ..io.read import open_table
     from .rotation import check_pair, checked, layout
@@ -30,26 +32,28 @@ def from_files(
     dtype = min(first.dtype, second.dtype, key=lambda name: FORMATS[name].precision)
     ids = None if positions is None else read_positions(positions, shape[0])
     act = checked(_reader(first, second, labels), shape, dtype, ids, names)
+    act = replace(act, read_native=_reader(first, second, labels, widen=False))
     expected = None
     if rope_config is not None:
         expected = expected_of(rope_config, layer, int(act.positions.max()) + 1, act.ids)
     return report(act, f"{second.label} against {first.label}", expected, labels=labels)
 
 
-def _reader(first, second, labels):
-    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64, read
-    from the files in slices: a block's rows are one run of elements in (positions, ...)
-    layouts, and one run a (batch, head) in torch's."""
+def _reader(first, second, labels, widen: bool = True):
+    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64 (with
+    `widen` False, in the dtype numpy computes them in: Stored.elements), read from the files
+    in slices: a block's rows are one run of elements in (positions, ...) layouts, and one run
+    a (batch, head) in torch's."""
     shape = first.shape
 
     def rows(stored, start: int, stop: int) -> np.ndarray:
         if len(shape) < 4:
             width = int(np.prod(shape[1:]))
-            flat = stored.elements(start * width, stop * width)
+            flat = stored.elements(start * width, stop * width, widen)
             return flat.reshape(stop - start, -1, shape[-1])
         batch, heads, positions, dim = shape
         runs = [
-            stored.elements((v * positions + start) * dim, (v * positions + stop) * dim)
+            stored.elements((v * positions + start) * dim, (v * positions + stop) * dim, widen)
             for v in range(batch * heads)
         ]
         return np.stack([r.reshape(stop - start, dim) for r in runs], axis=1)

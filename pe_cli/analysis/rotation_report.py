@@ -455,7 +455,7 @@ def _rebuild(found: Report) -> Rebuilt | None:
 
     from ..families import FAMILIES
 
-    _, x, y = next(act.blocks())
+    _, x, y = next(act.blocks(native=True))
     seen, kept, first = set(), [], []
     for name, variant in FAMILIES[spec.family].variants.items():
         if variant.kind != "library":
@@ -477,9 +477,9 @@ def _rebuild(found: Report) -> Rebuilt | None:
     if not kept:  # none is bit for bit on the first block: the nearest there, over every block
         name = min(first)[1]
         kept = [(name, _Planes(found, spec, name), _Gap())]
-        blocks = act.blocks()
+        blocks = act.blocks(native=True)
     else:
-        blocks = (block for block in act.blocks() if block[0] > 0)
+        blocks = (block for block in act.blocks(native=True) if block[0] > 0)
     for start, x, y in blocks:
         for _, made, measured in kept:
             planes_here = made.rows(start, start + len(x))
@@ -572,7 +572,7 @@ class _Gap:
             if np.array_equal(got, want):
                 continue
             self.equal = False
-            gap = np.abs(got.astype(np.float64) - want)
+            gap = np.abs(got.astype(np.float64) - want.astype(np.float64))
             at = np.unravel_index(int(np.argmax(gap)), gap.shape)
             if gap[at] > self.largest:
                 self.largest = float(gap[at])
@@ -615,7 +615,7 @@ def _turned(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str)
         tx, ty, tc, ts = t(x), t(y), t(c), t(s)
         return (tx * tc + (-ty) * ts).double().numpy(), (ty * tc + tx * ts).double().numpy()
     kind = np.dtype(dtype)
-    nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
+    nx, ny, nc, ns = (a.astype(kind, copy=False) for a in (x, y, c, s))
     # x cos + (-y) sin is x cos - y sin bit for bit: negation is exact
     real = nx * nc
     real -= ny * ns
