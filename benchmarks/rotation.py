@@ -2,10 +2,13 @@
 same two files (issue 41: a (131072, 32, 128) float32 pair, 2 GiB a file).
 
     python benchmarks/rotation.py [--positions 131072] [--heads 32] [--head-dim 128] [--dir D]
+                                  [--repeat 3] [--keep]
 
 Writes BEFORE (random q, positions x heads x head_dim) and AFTER (transformers' Llama rotation
-of it, base 500000) into D, runs each command in its own process, and prints its wall time and
-peak resident memory (ru_maxrss of the child). Needs transformers (pip install -e '.[test]').
+of it, base 500000) into D, runs each command in its own process, the two in turn --repeat
+times, and prints each run's wall time and peak resident memory (ru_maxrss of the child), then
+the medians. With --keep and --dir the files stay in D and a later run with the same sizes
+reuses them. Needs transformers (pip install -e '.[test]').
 """
 
 import argparse
@@ -79,32 +82,54 @@ def flat(path: Path) -> Path:
 
 
 def main() -> None:
+    import contextlib
+    import statistics
+
     parser = argparse.ArgumentParser()
     parser.add_argument("--positions", type=int, default=131072)
     parser.add_argument("--heads", type=int, default=32)
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--dir", type=Path, default=None)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", action="store_true", help="keep (and reuse) the files in --dir")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(dir=args.dir) as folder:
-        # written by a child process: a child's peak memory starts at its parent's, and this
-        # process stays small (no torch) so that the commands' own peaks are what is measured
-        here = Path(__file__).resolve().parent
-        write = (
-            f"import sys; sys.path.insert(0, {str(here)!r}); from pathlib import Path; "
-            f"from rotation import _write, _flat; b, a = _write(Path({folder!r}), "
-            f"{args.positions}, {args.heads}, {args.head_dim}); _flat(b); _flat(a)"
-        )
-        subprocess.run([sys.executable, "-c", write], check=True)
+    if args.keep and args.dir is None:
+        parser.error("--keep needs --dir")
+    sizes = f"{args.positions}x{args.heads}x{args.head_dim}"
+    if args.keep:
+        place = contextlib.nullcontext(str(args.dir / sizes))
+        (args.dir / sizes).mkdir(parents=True, exist_ok=True)
+    else:
+        place = tempfile.TemporaryDirectory(dir=args.dir)
+    with place as folder:
         before, after = Path(folder) / "before.npy", Path(folder) / "after.npy"
+        if not (args.keep and flat(after).exists()):
+            # written by a child process: a child's peak memory starts at its parent's, and
+            # this process stays small (no torch) so that the commands' own peaks are measured
+            here = Path(__file__).resolve().parent
+            write = (
+                f"import sys; sys.path.insert(0, {str(here)!r}); from pathlib import Path; "
+                f"from rotation import _write, _flat; b, a = _write(Path({folder!r}), "
+                f"{args.positions}, {args.heads}, {args.head_dim}); _flat(b); _flat(a)"
+            )
+            subprocess.run([sys.executable, "-c", write], check=True)
         size = before.stat().st_size / 2**30
         print(f"two files of {args.positions} x {args.heads} x {args.head_dim} float32, "
               f"{size:.2f} GiB each")  # fmt: skip
-        for name, words in (
-            ("compare AFTER --before BEFORE", ["compare", str(after), "--before", str(before)]),
-            ("compare A B (2-D)", ["compare", str(flat(after)), str(flat(before))]),
-        ):
-            seconds, peak, last = _run(words)
-            print(f"{name:30} {seconds:7.1f} s  peak {peak:6.0f} MiB  {last.strip()[:40]}")
+        commands = {
+            "compare AFTER --before BEFORE": ["compare", str(after), "--before", str(before)],
+            "compare A B (2-D)": ["compare", str(flat(after)), str(flat(before))],
+        }
+        runs = {name: [] for name in commands}
+        for _ in range(args.repeat):  # the two in turn, so that both see the same load
+            for name, words in commands.items():
+                seconds, peak, last = _run(words)
+                runs[name].append((seconds, peak))
+                print(f"{name:30} {seconds:7.1f} s  peak {peak:6.0f} MiB  {last.strip()[:40]}")
+        for name, measured in runs.items():
+            seconds = statistics.median(s for s, _ in measured)
+            peak = statistics.median(p for _, p in measured)
+            print(f"median of {len(measured)}: {name:30} {seconds:7.1f} s  peak {peak:6.0f} MiB")
 
 
 if __name__ == "__main__":

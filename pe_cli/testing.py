@@ -22,11 +22,14 @@ def assert_rotation(
     seq_len: int = 256,
     dtype: str = "float32",
     device: str = "cpu",
+    positions=None,
 ):
     """Raise AssertionError unless `fn(x, positions) -> rotated x` applies what layer `layer`
     of the model in `rope_config` (a config.json) applies: its pairing, its rotary dims, and
     its cos and sin (the library `variant`'s bit for bit; without one, the exact table's
-    within the error arithmetic in `dtype` makes, compare FILE's rule). Returns the report where it does."""
+    within the error arithmetic in `dtype` makes, compare FILE's rule). `positions`, (seq_len,)
+    or M-RoPE's (3, seq_len), are handed to fn (see pe_cli.probe). Returns the report where
+    it does."""
     import textwrap
 
     from .analysis.probe import check_rotation
@@ -41,6 +44,7 @@ def assert_rotation(
         seq_len=seq_len,
         dtype=dtype,
         device=device,
+        positions=positions,
     )
     if not wrong:
         return found
@@ -62,5 +66,7 @@ def _command(expected, variant, seq_len) -> str:
     spec = expected.spec
     words = shlex.split(expected.command) if expected.command else ["pe-cli", "generate"]
     words += ["--variant", variant] if variant else []
-    words += ["--part", spec.part, "--convention", spec.convention, "-l", str(seq_len)]
+    words += ["--part", spec.part, "--convention", spec.convention]
+    # at several position axes the table's rows are the tokens of its --ids
+    words += ["--ids", spec.ids] if spec.ids is not None else ["-l", str(seq_len)]
     return shlex.join(words)

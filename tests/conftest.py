@@ -172,6 +172,8 @@ SHARED = {
     "test_training_frameworks.py::test_keras_hub_jax_is_keras_hub_on_jax_bit_for_bit": "keras jax",
     "test_training_frameworks.py::test_keras_hub_jax_is_not_the_torch_backends_table": "keras jax",
     "test_training_frameworks.py::test_compare_names_keras_hub_on_jax": "keras jax",
+    # tests/test_vllm_probe.py's vllm_probes: one vLLM process probes every case
+    "test_vllm_probe.py::test_vllm_rotary_embedding_is_read_bit_for_bit": "vllm probes",
 }
 
 

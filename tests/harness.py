@@ -10,9 +10,10 @@ import tempfile
 from pathlib import Path
 
 
-def run_harness(python, script, cases: list[dict], who: str, env=None) -> dict:
+def run_harness(python, script, cases: list[dict], who: str, env=None, reports=False) -> dict:
     """Each case's table from `script` run by `python` (-P: the script's folder, tests/, must
-    not shadow the library's imports), by name; a failed run raises with its stderr."""
+    not shadow the library's imports), by name; with `reports`, (table, the JSON the script
+    wrote beside it as NAME.json). A failed run raises with its stderr."""
     import numpy as np
 
     with tempfile.TemporaryDirectory() as folder:
@@ -26,4 +27,10 @@ def run_harness(python, script, cases: list[dict], who: str, env=None) -> dict:
         )
         if done.returncode:
             raise RuntimeError(f"{who} harness failed:\n{done.stderr[-4000:]}")
-        return {case["name"]: np.load(Path(folder) / f"{case['name']}.npy") for case in cases}
+        found = {case["name"]: np.load(Path(folder) / f"{case['name']}.npy") for case in cases}
+        if reports:
+            return {
+                name: (table, json.loads((Path(folder) / f"{name}.json").read_text()))
+                for name, table in found.items()
+            }
+        return found

@@ -44,7 +44,7 @@ REFERENCES = frozenset(
 # modules of ours that stand for an engine, each named after it up to an underscore (tests/
 # vllm_tables.py runs vLLM in a venv of its own): using one is using that engine
 HARNESSES = frozenset({"tests.ggml", "tests.vllm_tables", "tests.framework_tables"})
-HARNESSES |= {"tests.kerashub_tables", "tests.ortgenai_tables"}
+HARNESSES |= {"tests.kerashub_tables", "tests.ortgenai_tables", "tests.vllm_probe"}
 # the packages whose functions are followed
 OURS = frozenset({"tests", "tools"})
 ROOT = Path(__file__).resolve().parents[1]

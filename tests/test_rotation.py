@@ -6,7 +6,7 @@ deliberately broken copies of them."""
 import numpy as np
 import pytest
 
-from pe_cli.analysis import rotation, rotation_report
+from pe_cli.analysis import rotation, rotation_files, rotation_report
 
 POSITIONS = 192
 
@@ -277,7 +277,7 @@ def test_read_in_blocks_as_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(rotation, "BLOCK_ELEMENTS", 7 * 8 * 64)  # 7 rows a block
     act = rotation.activations(_np(x), _np(after), "float32")
     assert act.block_rows == 7
-    blocked = rotation_report.from_files(tmp_path / "after.npy", tmp_path / "before.npy")
+    blocked = rotation_files.from_files(tmp_path / "after.npy", tmp_path / "before.npy")
     assert blocked.reading.act.block_rows == 7
     for found in (blocked, rotation_report.report(act, "test")):
         assert found.codes() == whole.codes() == ["offset"]
@@ -286,3 +286,46 @@ def test_read_in_blocks_as_whole(tmp_path, monkeypatch):
         assert found.rebuilt == whole.rebuilt and found.rebuilt.identical
         assert found.reading.fit.misfit == pytest.approx(whole.reading.fit.misfit, abs=1e-12)
     assert blocked.reading.act.vectors[4] == "batch 1 head 0"
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_rotated_twice_is_found_without_a_config(tmp_path, dtype):
+    """TensorRT-LLM PR #16378's double rotation, with no --rope-config: the fastest pair turns
+    2 rad a position, which no RoPE table's does (theta^0 = 1 at any base), and the angles
+    halved are Llama's table at base 10000, named in the finding. The correct port, and a
+    correct port of another base, say nothing of it."""
+    import torch
+
+    config, _ = _llama(tmp_path)
+    x = _queries(dtype=getattr(torch, dtype))
+    found = _read(x, _broken(config, x, "twice"), None, dtype)
+    assert found.codes() == ["twice"], [f.text for f in found.findings]
+    said = " ".join(found.findings[0].text.split())
+    assert "twice those of" in said and "base 10000" in said
+    for settings in ({}, {"rope_parameters": {"rope_type": "default", "rope_theta": 500000.0}}):
+        other, _ = _llama(tmp_path / f"other{len(settings)}", **settings)
+        correct = _read(x, _llama_rotation(other, x), None, dtype)
+        assert "twice" not in correct.codes() and correct.codes() == []
+
+
+def test_rotated_twice_through_probe():
+    """The same from the op itself (pe_cli.probe), where the cos read back is the op's own."""
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama
+
+    config = LlamaConfig(hidden_size=512, num_attention_heads=8, head_dim=64)
+    rotary = modeling_llama.LlamaRotaryEmbedding(config)
+    apply = modeling_llama.apply_rotary_pos_emb
+
+    def twice(x, positions):
+        cos, sin = rotary(x, positions[None])
+        return apply(apply(x, x, cos, sin)[0], x, cos, sin)[0]
+
+    def once(x, positions):
+        cos, sin = rotary(x, positions[None])
+        return apply(x, x, cos, sin)[0]
+
+    import pe_cli
+
+    assert pe_cli.probe(twice, head_dim=64, seq_len=64).codes() == ["twice"]
+    assert pe_cli.probe(once, head_dim=64, seq_len=64).codes() == []

@@ -48,8 +48,19 @@ class Activations:
     read: Callable[[int, int], tuple[np.ndarray, np.ndarray]]
     shape: tuple[int, int, int]  # (positions, vectors, head_dim)
     dtype: str  # the narrower of the two files' dtypes: the rounding the rotation carries
-    positions: np.ndarray  # the position of each row (int64)
+    positions: np.ndarray  # the position of each row (int64); its index where `ids` differ
     vectors: list[str]  # "head 3", "batch 0 head 3", or "" where there is one vector
+    # (axes, rows) int64: each row's position on each axis (M-RoPE's t, h, w), where given so
+    ids: np.ndarray | None = None
+    # the same rows in the dtype numpy computes the dump's values in (float32 for bfloat16),
+    # where they are read from files: the rebuild, which rounds to that dtype, reads these
+    read_native: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = None
+
+    @property
+    def axes_differ(self) -> bool:
+        """Whether the rows' positions differ between axes: only then can a pair's axis be
+        read (text tokens sit at (p, p, p), where M-RoPE turns as plain RoPE does)."""
+        return self.ids is not None and bool(np.any(self.ids != self.ids[:1]))
 
     @property
     def head_dim(self) -> int:
@@ -59,11 +70,13 @@ class Activations:
     def block_rows(self) -> int:
         return max(1, BLOCK_ELEMENTS // (self.shape[1] * self.shape[2]))
 
-    def blocks(self) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-        """(first row, BEFORE's rows, AFTER's rows) of each block, in order."""
+    def blocks(self, native: bool = False) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(first row, BEFORE's rows, AFTER's rows) of each block, in order: float64, or with
+        `native` in the dump's own computing dtype where the rows are read so."""
         rows = self.shape[0]
+        read = self.read_native if native and self.read_native is not None else self.read
         for start in range(0, rows, self.block_rows):
-            x, y = self.read(start, min(rows, start + self.block_rows))
+            x, y = read(start, min(rows, start + self.block_rows))
             yield start, x, y
 
     @property
@@ -144,9 +157,20 @@ def checked(read, shape, dtype: str, positions, names: list[str]) -> Activations
     if positions is None:
         positions = np.arange(count)
     positions = np.asarray(positions, dtype=np.int64)
+    ids = None
+    if positions.ndim == 2:  # (axes, rows): several position axes
+        if positions.shape[1] != count or not 2 <= positions.shape[0] <= 4:
+            raise BadInput(
+                f"positions of shape {positions.shape} for {count} rows of activations: "
+                f"several axes are (axes, {count}), e.g. M-RoPE's (3, {count})"
+            )
+        ids = positions
+        # where every axis agrees the rows are read as 1-D positions (plain RoPE), else by
+        # their index, each pair's axis read in rotation_axes
+        positions = ids[0] if not np.any(ids != ids[:1]) else np.arange(count)
     if positions.shape != (count,):
         raise BadInput(f"{len(positions)} positions given for {count} rows of activations")
-    return Activations(read, tuple(shape), dtype, positions, names)
+    return Activations(read, tuple(shape), dtype, positions, names, ids)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,7 +234,12 @@ class Fit:
 
     @property
     def angles(self) -> np.ndarray:
-        return np.angle(self.c)
+        """Each (position, pair)'s angle, float64, a slice of rows at a time (a long dump's
+        rotations are kept in complex64: widened whole they would double)."""
+        angles = np.empty(self.c.shape)
+        for start in range(0, len(self.c), 8192):
+            angles[start : start + 8192] = np.angle(self.c[start : start + 8192].astype(complex))
+        return angles
 
 
 def _complex(values: np.ndarray, p: Pairing) -> np.ndarray:
@@ -227,33 +256,51 @@ class _Sums:
     summed about a scale s0 read from the first block, so that nothing cancels when the true
     scale is found: sum (|w| - s|z|)^2 = A - 2 (s - s0) B + (s - s0)^2 sum |z|^2."""
 
-    def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0):
+    def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0, kind=np.complex64):
         self.pairing, self.keep, self.s0 = p, keep, s0
         self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
-        self.c = np.empty((rows, p.pairs), complex) if keep else None
+        # each row's rotations, kept in complex64 for dumps of float32 or narrower: that
+        # holds their float32 cos and sin exactly (probe's) and any estimate to well within
+        # the bound of the dump's rounding, in half complex128's memory
+        self.c = np.empty((rows, p.pairs), kind) if keep else None
         self.filled = 0
 
     def add(self, x: np.ndarray, y: np.ndarray) -> None:
         p = self.pairing
-        z, w = _complex(x, p), _written(y, p)
-        lz, lw = np.abs(z), np.abs(w)
-        self.z2 += float(np.sum(lz**2))
-        self.w2 += float(np.sum(lw**2))
-        off = lw - self.s0 * lz
-        self.a += float(np.sum(off**2))
-        self.b += float(np.sum(lz * off))
-        power = np.sum(lz**2, axis=1)  # (rows, pairs)
-        cross = np.sum(w * np.conj(z), axis=1)
+        # each pair's real and imaginary parts as views of the block (no copies), the sums
+        # over the vectors as einsums: what a long dump's time goes to
+        zr, zi = x[..., view(p.first)], x[..., view(p.second)]
+        first, second = p.out
+        wr, wi = y[..., view(first)], y[..., view(second)]
+
+        def dot(a, b):  # (rows, pairs): the sum over the vectors of a b
+            return np.einsum("rvk,rvk->rk", a, b)
+
+        lz2, lw2 = zr * zr, wr * wr
+        lz2 += zi * zi
+        lw2 += wi * wi
+        power, wpower = lz2.sum(axis=1), lw2.sum(axis=1)  # (rows, pairs)
+        self.z2 += float(power.sum())
+        self.w2 += float(wpower.sum())
+        lz, lw = np.sqrt(lz2, out=lz2), np.sqrt(lw2, out=lw2)
+        off = lz * -self.s0
+        off += lw
+        self.b += float(np.einsum("rvk,rvk->", lz, off))
+        self.a += float(np.einsum("rvk,rvk->", off, off))
+        cross = np.empty(power.shape, complex)
+        cross.real = dot(wr, zr) + dot(wi, zi)
+        cross.imag = dot(wi, zr) - dot(wr, zi)
         c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
         # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
         # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
         # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
-        left = np.sum(lw**2, axis=1) - np.divide(
-            np.abs(cross) ** 2, power, out=np.zeros(power.shape), where=power > 0
+        left = wpower - np.divide(
+            cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
         )
         self.spread += float(np.sum(np.maximum(left, 0.0)))
-        rest = np.abs(y[..., p.width :] - x[..., p.width :])
-        self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
+        if p.width < x.shape[-1]:
+            rest = np.abs(y[..., p.width :] - x[..., p.width :])
+            self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
         if self.keep:
             self.c[self.filled : self.filled + len(c)] = c
             self.filled += len(c)
@@ -298,14 +345,19 @@ class _Pass:
 def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
     """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
     its index), the dims that change, the first block."""
-    sums = [_Sums(p, k in keep, s0, act.shape[0]) for k, p in enumerate(pairings)]
+    kind = np.complex128 if act.dtype == "float64" else np.complex64
+    sums = [_Sums(p, k in keep, s0, act.shape[0], kind) for k, p in enumerate(pairings)]
     moved = np.zeros(act.head_dim, bool)
     squares, count, first = 0.0, 0, None
     for _, x, y in act.blocks():
         if first is None:
             first = (x, y)
-        moved |= _moved(x, y, act.unit)
-        squares, count = squares + float(np.sum(x**2)), count + x.size
+        still = np.flatnonzero(~moved)  # a dim seen to move once need not be looked at again
+        if len(still) == act.head_dim:
+            moved |= _moved(x, y, act.unit)
+        elif len(still):
+            moved[still] |= _moved(x[..., still], y[..., still], act.unit)
+        squares, count = squares + float(np.einsum("rvd,rvd->", x, x)), count + x.size
         for each in sums:
             each.add(x, y)
     size = float(np.sqrt(squares / max(count, 1))) or 1.0
@@ -411,6 +463,7 @@ class Reading:
     line: Line | None
     heads: list[str] = field(default_factory=list)  # vectors that turn otherwise than the rest
     head_worst: float = 0.0  # the largest angle (radians) between one of them and the rest
+    axes: object | None = None  # rotation_axes.AxesReading, where the rows' axes differ
 
     @property
     def pairing(self) -> str | None:
@@ -461,3 +514,34 @@ def _odd_vectors(act: Activations, f: Fit, x: np.ndarray, y: np.ndarray) -> tupl
     centre = int(np.argmax(agree))
     odd = np.flatnonzero(apart[centre] > limit)
     return [act.vectors[v] or f"vector {v}" for v in odd], float(apart[centre].max())
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...
+    text: str  # one plain sentence
+
+    def to_json(self):
+        return {"finding": self.code, "says": self.text}
+
+
+def planes(spec, rows: int, variant: str | None, positions=None, start: int = 0):
+    """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
+    (every row where None), in the dtype they are built in: rows start..start+rows-1 of the
+    table from position 0 (a window of them, where the family builds one; None where not)."""
+    from ..engine import build
+    from ..families import FAMILIES
+
+    family = FAMILIES[spec.family]
+    cos, sin, columns = family.rotation_planes(spec, start + rows, variant)
+    if start:
+        cos, sin = (family.window(made, start, start + rows) for made in (cos, sin))
+        if cos is None or sin is None:
+            return None
+    picked = []
+    for made in (cos, sin):
+        table = build(made)  # float32 as it is (a long table's float64 copy is large)
+        values = table.float64() if made.dtype == "bfloat16" else table.numpy()
+        values = values if columns is None else values[:, columns]
+        picked.append(values if positions is None else values[positions])
+    return picked

@@ -13,20 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.errors import BadInput, PeError
 from ..spec import TableSpec
-from .rotation import Activations, Reading, read_rotation
+from .rotation import Activations, Finding, Reading, planes, read_rotation  # noqa: F401
+from .rotation_rebuild import Rebuilt, factor_of, rebuild
 
 SAMPLE_ROWS = 4096  # the rows of the named table identification reads
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...
-    text: str  # one plain sentence
-
-    def to_json(self):
-        return {"finding": self.code, "says": self.text}
 
 
 @dataclass(frozen=True)
@@ -42,16 +33,8 @@ class Expected:
     factor: float  # its attention factor: the amplitude of its cos and sin
     why: str | None  # why it rotates nothing
     command: str | None  # the generate command of its table
-
-
-@dataclass(frozen=True)
-class Rebuilt:
-    """A library's cos and sin applied to BEFORE in the dump's dtype, against AFTER."""
-
-    variant: str
-    identical: bool
-    max_abs: float
-    where: str  # the element where it is largest: "position 7, dim 3, head 2"
+    axes: str | None = None  # its layout of several position axes (at the rows' ids), if any
+    sections: tuple = ()  # its mrope_section there
 
 
 @dataclass(frozen=True)
@@ -76,6 +59,17 @@ class Report:
     labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two sides are called
     gap: Gap | None = None  # how far the angles are from the named table's exact ones
     notes: list[str] = field(default_factory=list)
+    laid: object | None = None  # rotation_axes.Laid: the layout of several position axes
+
+    @property
+    def table_spec(self) -> TableSpec | None:
+        """The spec of the table the op applies: the layout's where the rows have several
+        position axes, else the named one's."""
+        if self.laid is not None:
+            return self.laid.spec
+        if self.reading.axes is not None:  # the 1-D table of its frequencies is not it
+            return None
+        return None if self.named is None else self.named.spec
 
     @property
     def pairing(self) -> str | None:
@@ -134,6 +128,7 @@ class Report:
                 "rotary_dims": self.expected.rotary_dims,
                 "command": self.expected.command,
             },
+            "axes": None if self.laid is None else self.laid.to_json(),
             "notes": self.notes,
         }
 
@@ -168,15 +163,30 @@ def report(
         found.findings.append(Finding("none", "no rotation: AFTER is BEFORE at every position"))
     found.passed = _passed(reading)
     if len(reading.turning):
-        found.offset, said = _offset(reading)
-        found.findings += said
-        found.identification = _name(reading, found.offset, exact)
+        from . import rotation_axes
+
+        several = act.axes_differ
+        if several:  # each pair's axis first: its line in that axis's positions
+            found.findings += rotation_axes.read(reading)
+        else:
+            found.offset, said = _offset(reading)
+            found.findings += said
+            if act.ids is not None:
+                found.notes.append(rotation_axes.SAME_AXES)
+        found.identification = _name(reading, found.offset, exact and not several)
         # an attention factor is no finding where the table named or expected holds it
-        held = [] if found.named is None else [_factor(found.named.spec)]
+        held = [] if found.named is None else [factor_of(found.named.spec)]
         held += [expected.factor] if expected is not None and expected.spec is not None else []
         found.findings += _own_findings(reading, held)
+        if expected is None:  # against a model, its rates say it of the model's own table
+            found.findings += _twice(reading)
+        if several and found.named is not None:
+            found.laid, note = rotation_axes.laid_out(found)
+            found.notes += [note] if note else []
         found.gap = _gap(found)
-        found.rebuilt = _rebuild(found)
+        found.rebuilt = rebuild(found)
+        if found.laid is not None:
+            rotation_axes.settle(found)
     if expected is not None:
         found.findings += _against(found, expected)
     codes = {}
@@ -308,7 +318,7 @@ def _name(reading: Reading, offset: int, exact: bool):
     positions = reading.act.positions
     p = reading.fit.pairing
     scaled = abs(reading.fit.scale - 1) > 8 * reading.act.unit
-    cos = reading.fit.c.real
+    cos = reading.fit.c.real.astype(np.float64)
     own = exact and offset == 0 and np.array_equal(positions, np.arange(len(positions)))
     if own and scaled and np.array_equal(cos.astype(np.float32), cos):
         # a table that holds its attention factor (YaRN's, as transformers folds it into cos
@@ -317,36 +327,75 @@ def _name(reading: Reading, offset: int, exact: bool):
         if found.best is not None and found.best.identical:
             return found
     cos = cos / reading.fit.scale if scaled else cos
+    kind = None  # the dtype identification reads the table in: the float32 it is held in
     if own and np.array_equal(cos.astype(np.float32), cos):
         table, what = cos.astype(np.float32), "the op's own cos"
+        if reading.act.dtype in ("bfloat16", "float16"):  # the op's own half cos, read as such
+            kind = reading.act.dtype
     elif reading.line is not None:
-        rates = np.abs(reading.line.rates)
-        rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
-        rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
-        # the rates of a half-precision dump are good to what its rounding leaves: a table in
-        # float16 lets identification allow for that (a float32 one would be held to float32's)
-        kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
-        table = np.cos(np.outer(rows, rates)).astype(kind)
-        what = f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+        table, what = _line_table(reading, reading.line.rates)
     else:
         return None
-    found = _identified(table, what)
+    found = _identified(table, what, kind)
     if own and not (found.best is not None and found.best.identical) and not p.written:
         # a library that lays its table out only in pairs (llama.cpp's) is named from the
         # cos laid out in the pairing the op turns
-        laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs")
+        laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs", kind)
         if laid.best is not None and laid.best.identical:
             return laid
     return found
 
 
-def _identified(table: np.ndarray, what: str):
+def _line_table(reading: Reading, rates: np.ndarray):
+    """The cos table of each pair's line at these rates, at positions 0.., and what it is."""
+    positions = reading.act.positions
+    rates = np.abs(rates)
+    rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
+    rows = np.arange(min(max(int(positions[-1]) + 1, 16), SAMPLE_ROWS), dtype=np.float64)
+    # the rates of a half-precision dump are good to what its rounding leaves: a table in
+    # float16 lets identification allow for that (a float32 one would be held to float32's)
+    kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
+    table = np.cos(np.outer(rows, rates)).astype(kind)
+    return table, f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+
+
+def _twice(reading: Reading) -> list[Finding]:
+    """Angles twice a table's, found without a model: RoPE's fastest pair turns theta^0 = 1 rad
+    a position at any base (YaRN, Llama 3 and NTK keep it, linear scaling slows it), so a
+    fastest pair at 2 is no RoPE table's; where the angles halved are a named table's, the
+    rotation was applied twice, or at twice the positions given (the two read alike)."""
+    line = reading.line
+    if line is None or not len(reading.turning):
+        return []
+    fastest = float(np.max(np.abs(line.rates[reading.turning])))
+    positions = reading.act.positions
+    span = float(positions[-1] - positions[0]) or 1.0
+    if abs(fastest - 2) > 8 * (reading.act.bound + line.worst) / span + 4e-5:
+        return []
+    table, what = _line_table(reading, line.rates / 2)
+    halved = _identified(table, f"{what}, halved")
+    if not halved.explained:
+        return []
+    named = halved.best
+    return [
+        Finding(
+            "twice",
+            f"rotated twice, or at twice the positions given: every angle is twice those of "
+            f"{named.name}, {named.identity} (its fastest pair turns {fastest:.4g} rad a "
+            "position; a RoPE table's fastest turns 1 at any base)",
+        )
+    ]
+
+
+def _identified(table: np.ndarray, what: str, dtype: str | None = None):
     from .api import _array
     from .compare import DEFAULT_THRESHOLD, Identification
     from .identify import identify
 
     target = _array(table)
     target.label = what
+    if dtype is not None:  # values of a narrower dtype, held in float32
+        target.dtype = dtype
     return Identification(target, identify(target, DEFAULT_THRESHOLD))
 
 
@@ -367,9 +416,13 @@ def _gap(found: Report) -> Gap | None:
         rates = -rates
     positions = (reading.act.positions + found.offset).astype(np.float64)
     turning = reading.turning
+    if reading.axes is not None:  # each pair at its own axis's positions
+        positions = reading.act.ids[reading.axes.axis_of()[turning]].T.astype(np.float64)
+    else:
+        positions = positions[:, None]
     largest, row, k = -1.0, 0, 0
     for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
-        wanted = np.outer(positions[start : start + 8192], rates[turning])
+        wanted = positions[start : start + 8192] * rates[turning]
         got = reading.angles[start : start + 8192, turning]
         gaps = np.abs(np.angle(np.exp(1j * (got - wanted))))
         at = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
@@ -383,175 +436,22 @@ def _gap(found: Report) -> Gap | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Bit for bit: a library's table applied to BEFORE
-
-
-def _rebuild(found: Report) -> Rebuilt | None:
-    """Each library variant of the named spec, its cos and sin applied to BEFORE as the
-    rotate_half form computes (x cos + rotate(x) sin, each product and the sum rounded to the
-    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. Each
-    library is set against the first block as it is built, and only those bit for bit there
-    (else the nearest there) against the rest: one library's planes are kept at a time."""
-    named = found.named
-    reading = found.reading
-    act = reading.act
-    if named is None or act.dtype not in ("float32", "float16", "bfloat16"):
-        return None
-    import hashlib
-
-    from ..families import FAMILIES
-
-    spec = named.spec
-    rows = int(act.positions.max()) + found.offset + 1
-    _, x, y = next(act.blocks())
-    # the first block's rows alone, where a table's first rows do not depend on its length
-    # (a library's whole table may take hundreds of MiB to build: only those kept are built)
-    head = int(act.positions[: len(x)].max()) + found.offset + 1
-    short = FAMILIES[spec.family].prefix(spec, head)
-    seen, kept, first = set(), [], []
-    for name, variant in FAMILIES[spec.family].variants.items():
-        if variant.kind != "library":
-            continue
-        if short is not None:
-            made = _library_planes(found, short, head, name, len(x))
-        else:
-            made = _library_planes(found, spec, rows, name)
-        if made is None:
-            continue
-        digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
-        if digest in seen:
-            continue  # the same planes as a library tried before it
-        seen.add(digest)
-        measured = _Gap()
-        measured.add(act, reading.fit.pairing, 0, x, y, *made)
-        first.append((measured.largest, name))
-        if measured.equal:
-            kept.append((name, made, measured))
-    if not first:
-        return None
-    if short is not None:  # those kept, built whole
-        kept = [(name, _library_planes(found, spec, rows, name), m) for name, _, m in kept]
-    if not kept:  # none is bit for bit on the first block: the nearest there, over every block
-        name = min(first)[1]
-        kept = [(name, _library_planes(found, spec, rows, name), _Gap())]
-        blocks = act.blocks()
-    else:
-        blocks = (block for block in act.blocks() if block[0] > 0)
-    for start, x, y in blocks:
-        for _, made, measured in kept:
-            measured.add(act, reading.fit.pairing, start, x, y, *made)
-    done = [measured.said(act, name) for name, _, measured in kept]
-    return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
-
-
-def _library_planes(found: Report, spec, rows: int, name: str, count: int | None = None):
-    """A library's cos and sin at the dump's positions (its first `count`), as the reading
-    applies them (turned backwards, scaled), float32 where they are float32 values; None where
-    it cannot build them or they have another number of pairs."""
-    reading = found.reading
-    act = reading.act
-    try:
-        cos, sin = planes(spec, rows, name, act.positions[:count] + found.offset)
-    except (PeError, ValueError, IndexError):
-        return None
-    if cos.shape[1] != reading.fit.pairing.pairs:
-        return None
-    cos, sin = (
-        t.astype(np.float32) if np.array_equal(t.astype(np.float32), t) else t for t in (cos, sin)
-    )
-    if reading.line is not None and np.all(reading.line.rates < 0):
-        sin = -sin
-    rest = reading.fit.scale / _factor(spec)  # the scale the table does not hold itself
-    if abs(rest - 1) > 8 * act.unit:
-        cos, sin = cos * rest, sin * rest
-    return cos, sin
-
-
-def _factor(spec) -> float:
-    """The attention factor a table's cos and sin hold (YaRN's), 1 for none."""
-    from ..families import FAMILIES
-
-    exact = FAMILIES[spec.family].frequencies(spec)
-    return 1.0 if exact is None else float(exact.factor)
-
-
-class _Gap:
-    """The largest |AFTER - rebuilt| over the blocks added, where, and whether all are equal."""
-
-    def __init__(self):
-        self.largest, self.at, self.equal = 0.0, (0, 0, 0), True
-
-    def add(self, act, pairing, start, x, y, cos, sin) -> None:
-        stop = start + len(x)
-        gap = np.abs(apply(x, cos[start:stop], sin[start:stop], pairing, act.dtype) - y)
-        at = np.unravel_index(int(np.argmax(gap)), gap.shape)
-        if gap[at] > self.largest:
-            self.largest, self.at = float(gap[at]), (start + int(at[0]), int(at[1]), int(at[2]))
-        self.equal = self.equal and not gap.any()
-
-    def said(self, act, name: str) -> Rebuilt:
-        row, vector, dim = self.at
-        where = f"position {int(act.positions[row])}, dim {dim}" + (
-            f", {act.vectors[vector]}" if act.vectors[vector] else ""
-        )
-        return Rebuilt(name, self.equal, self.largest, where)
-
-
-def planes(spec: TableSpec, rows: int, variant: str | None, positions=None):
-    """A table's cos and sin planes as `variant` builds them, one column a pair, at `positions`
-    (every row where None), in the dtype they are built in."""
-    from ..engine import build
-    from ..families import FAMILIES
-
-    cos, sin, columns = FAMILIES[spec.family].rotation_planes(spec, rows, variant)
-    picked = []
-    for made in (cos, sin):
-        table = build(made)  # float32 as it is (a long table's float64 copy is large)
-        values = table.float64() if made.dtype == "bfloat16" else table.numpy()
-        values = values if columns is None else values[:, columns]
-        picked.append(values if positions is None else values[positions])
-    return picked
-
-
-def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:
-    """x cos + rotate(x) sin on the pairing's dims, each product and the sum rounded to `dtype`
-    (numpy for float32 and float16, which round each operation; torch for bfloat16), cos and
-    sin rounded to it first; the dims past the rotary dim as they are. Returns float64."""
-    from .rotation import view
-
-    out = before.copy()
-    x, y = before[..., view(p.first)], before[..., view(p.second)]
-    first, second = (view(dims) for dims in p.out)
-    c, s = cos[:, None, :], sin[:, None, :]
-    if dtype == "bfloat16":
-        import torch
-
-        def t(a):
-            return torch.from_numpy(np.ascontiguousarray(a)).to(torch.bfloat16)
-
-        tx, ty, tc, ts = t(x), t(y), t(c), t(s)
-        real = (tx * tc + (-ty) * ts).double().numpy()
-        imag = (ty * tc + tx * ts).double().numpy()
-    else:
-        kind = np.dtype(dtype)
-        nx, ny, nc, ns = (a.astype(kind) for a in (x, y, c, s))
-        real = (nx * nc + (-ny) * ns).astype(np.float64)
-        imag = (ny * nc + nx * ns).astype(np.float64)
-    out[..., first], out[..., second] = real, imag
-    return out
-
-
-# ---------------------------------------------------------------------------------------------
 # Against what a model's layer applies
 
 
-def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
+def expected_of(rope_config: str, layer: int | None, rows: int, ids=None) -> Expected:
     """What --rope-config MODEL [--layer N] rotates by: its table's spec and exact frequencies,
-    the pairing its attention applies, its rotary dims; or why it rotates nothing."""
+    the pairing its attention applies, its rotary dims; or why it rotates nothing. With `ids`
+    ((axes, rows): the rows' positions on several axes), its table at those tokens (the
+    model's M-RoPE layout and sections)."""
     from ..families import FAMILIES
+    from ..families.positions import inline_runs
     from ..options import Options
 
     options = Options(rope_config=rope_config, layer=layer)
+    if ids is not None and np.any(ids != ids[:1]):
+        options = options.but(ids=inline_runs(np.asarray(ids).T))
+        rows = ids.shape[1]
     model = options.model or {}
     index = 0 if layer is None else layer
     label = f"{model.get('model_type', rope_config)} layer {index}"
@@ -572,7 +472,10 @@ def expected_of(rope_config: str, layer: int | None, rows: int) -> Expected:
     factor = treatment["attention_factor"] if treatment else float(exact.factor)
     command = treatment["command"] if treatment else None
     head_dim = treatment["head_dim"] if treatment else spec.d_model
-    return Expected(label, head_dim, spec, pairing, dims, rates, factor, None, command)
+    sections = tuple(int(s) for s in dict(spec.rope).get("mrope_section", ()))
+    return Expected(
+        label, head_dim, spec, pairing, dims, rates, factor, None, command, spec.axes, sections
+    )
 
 
 def _against(found: Report, expected: Expected) -> list[Finding]:
@@ -605,7 +508,15 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
             )
         )
     theirs = _turning_dims(expected, reading.pairing)
-    if reading.rotary_dims != theirs:
+    unseen = sorted(set(theirs) - set(reading.rotary_dims))
+    if unseen and set(reading.rotary_dims) <= set(theirs) and set(unseen) <= _too_slow(found):
+        from ..core.names import compact
+
+        found.notes.append(
+            f"dims {compact(unseen)} turn by less than {reading.act.dtype}'s rounding at these "
+            f"positions in {expected.label}: not seen turning here"
+        )
+    elif reading.rotary_dims != theirs:
         from ..core.names import compact
 
         said.append(
@@ -617,6 +528,10 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
         )
     if reading.line is not None and expected.rates is not None:
         said += _rates(reading, expected)
+    if found.laid is not None or reading.axes is not None:
+        from .rotation_axes import against
+
+        said += against(found, expected)
     if abs(reading.fit.scale - expected.factor) > 8 * reading.act.unit:
         said.append(
             Finding(
@@ -626,6 +541,18 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
             )
         )
     return said
+
+
+def _too_slow(found: Report) -> set[int]:
+    """The model's dims whose pair turns, at the largest position of these rows, by no more
+    than twice the angle the dump's rounding hides: AFTER may hold BEFORE's own values there."""
+    from ..families import rotary_pairs
+
+    expected, act = found.expected, found.reading.act
+    largest = float(np.max(np.abs(act.ids if act.ids is not None else act.positions)))
+    first, second = rotary_pairs(2 * len(expected.rates), expected.pairing or found.pairing)
+    slow = (expected.rates != 0) & (np.abs(expected.rates) * largest <= 2 * act.bound)
+    return {int(d) for d in (*first[slow], *second[slow])}
 
 
 def _turning_dims(expected: Expected, pairing: str) -> list[int]:
@@ -675,95 +602,3 @@ def _rates(reading: Reading, expected: Expected) -> list[Finding]:
             f"{model[worst]:.6g})",
         )
     ]
-
-
-# ---------------------------------------------------------------------------------------------
-# From files
-
-
-def from_files(
-    after: str,
-    before: str,
-    positions: str | None = None,
-    rope_config: str | None = None,
-    layer: int | None = None,
-) -> Report:
-    """`pe-cli compare AFTER --before BEFORE`: the two dumps read (never unpickled), the
-    positions of their rows, and the report, against the model's layer where one is given."""
-    from ..core.dtypes import FORMATS
-    from ..io.read import open_table
-    from .rotation import check_pair, checked, layout
-
-    first, second = open_table(str(before)), open_table(str(after))
-    labels = (first.label, second.label)
-    check_pair(first.shape, second.shape, labels)
-    shape, names = layout(first.shape, first.label)
-    dtype = min(first.dtype, second.dtype, key=lambda name: FORMATS[name].precision)
-    ids = None if positions is None else read_positions(positions, shape[0])
-    act = checked(_reader(first, second, labels), shape, dtype, ids, names)
-    expected = None
-    if rope_config is not None:
-        expected = expected_of(rope_config, layer, int(act.positions.max()) + 1)
-    return report(act, f"{second.label} against {first.label}", expected, labels=labels)
-
-
-def _reader(first, second, labels):
-    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64, read
-    from the files in slices: a block's rows are one run of elements in (positions, ...)
-    layouts, and one run a (batch, head) in torch's."""
-    shape = first.shape
-
-    def rows(stored, start: int, stop: int) -> np.ndarray:
-        if len(shape) < 4:
-            width = int(np.prod(shape[1:]))
-            flat = stored.elements(start * width, stop * width)
-            return flat.reshape(stop - start, -1, shape[-1])
-        batch, heads, positions, dim = shape
-        runs = [
-            stored.elements((v * positions + start) * dim, (v * positions + stop) * dim)
-            for v in range(batch * heads)
-        ]
-        return np.stack([r.reshape(stop - start, dim) for r in runs], axis=1)
-
-    def read(start: int, stop: int):
-        x, y = rows(first, start, stop), rows(second, start, stop)
-        if not (np.isfinite(x).all() and np.isfinite(y).all()):
-            raise BadInput(f"{labels[0]} or {labels[1]} holds inf or nan")
-        return x, y
-
-    return read
-
-
-def read_positions(text: str, rows: int) -> np.ndarray:
-    """START:STOP, or a file of ids (.npy of integers, or text: whitespace or commas)."""
-    from pathlib import Path
-
-    if ":" in text and not Path(text).exists():
-        start, _, stop = text.partition(":")
-        try:
-            first = int(start or 0)
-            last = int(stop) if stop else first + rows
-        except ValueError:
-            raise BadInput(f"--positions {text}: START:STOP takes integers") from None
-        ids = np.arange(first, last)
-    else:
-        path = Path(text)
-        if not path.is_file():
-            raise BadInput(f"--positions {text}: neither START:STOP nor a file of ids")
-        if path.read_bytes()[:6] == b"\x93NUMPY":
-            try:
-                ids = np.load(path, allow_pickle=False)
-            except ValueError as e:
-                raise BadInput(f"--positions {text}: {e}") from None
-        else:
-            words = path.read_text().replace(",", " ").split()
-            try:
-                ids = np.array([int(w) for w in words])
-            except ValueError:
-                raise BadInput(f"--positions {text}: a file of ids holds integers") from None
-        if ids.dtype.kind not in "iu":
-            raise BadInput(f"--positions {text}: ids are integers, not {ids.dtype}")
-        ids = ids.reshape(-1)
-    if len(ids) != rows:
-        raise BadInput(f"--positions {text} gives {len(ids)} positions for {rows} rows")
-    return ids.astype(np.int64)

@@ -134,7 +134,7 @@ def compare(
 def _rotation(after, b, before, positions, table, json, plot) -> None:
     """compare AFTER --before BEFORE: the rotation read back, against --rope-config's layer."""
     from .. import render
-    from ..analysis.rotation_report import from_files
+    from ..analysis.rotation_files import from_files
     from ..core.errors import BadInput
     from ..render.rotation import rotation
 

@@ -392,6 +392,13 @@ class Family:
         the family's tables are no rotation."""
         return None
 
+    def axes_layouts(self, spec, follows: list[set[int]], pairing: str, ids: str, tokens: int):
+        """Tables of several position axes a rotation read back may be: each (spec, summary)
+        of spec's 1-D table laid out so that pair k takes an axis in follows[k] (any where it
+        is empty), in `pairing`, at the `tokens` positions of inline --ids `ids`; [] where the
+        family has no such layouts."""
+        return []
+
     def reading(self, shape: tuple[int, ...], label: str):
         """A 2-D reading of an array of this shape, of another rank, that only this family
         writes: (rows, columns, notes) with each row's elements together in C order, or None."""

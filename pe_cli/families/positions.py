@@ -247,6 +247,51 @@ def token_runs(text: str, axes: int):
     return numerators, tuple(denominators)
 
 
+def inline_runs(ids) -> str:
+    """Whole positions of tokens, (tokens, axes), as inline --ids runs that token_runs reads
+    back to the same rows: greedily, at each token the longer of a grid (row-major, each axis
+    a run of steps of 1) and a line (every axis moving by its own constant step)."""
+    import numpy as np
+
+    ids = np.asarray(ids, dtype=np.int64)
+    count, axes = ids.shape
+    runs, i = [], 0
+    while i < count:
+        extents = [1] * axes
+        for a in reversed(range(axes)):  # the grid: the block so far, repeated along axis a
+            size = math.prod(extents)
+            block = ids[i : i + size]
+            step = np.zeros(axes, np.int64)
+            step[a] = 1
+            m = 1
+            while i + size * (m + 1) <= count and np.array_equal(
+                ids[i + size * m : i + size * (m + 1)], block + m * step
+            ):
+                m += 1
+            extents[a] = m
+        grid = math.prod(extents)
+        steps = ids[i + 1] - ids[i] if i + 1 < count else np.zeros(axes, np.int64)
+        n = 1
+        if np.all(steps >= 0):
+            while i + n < count and np.array_equal(ids[i + n] - ids[i + n - 1], steps):
+                n += 1
+        start = ids[i]
+        if grid >= n:
+            entries = [
+                str(v) if e == 1 else f"{v}:{v + e}" for v, e in zip(start.tolist(), extents)
+            ]
+            runs.append(",".join(entries))
+            i += grid
+        else:
+            entries = [
+                str(v) if s == 0 else f"{v}:{v + n * s}" + (f":{s}" if s != 1 else "")
+                for v, s in zip(start.tolist(), steps.tolist())
+            ]
+            runs.append(f"{n}*" + ",".join(entries))
+            i += n
+    return "; ".join(runs)
+
+
 @lru_cache(maxsize=4)
 def ids_axes(path: str) -> int:
     """How many position axes --ids gives each token, as ids_positions reads it: inline runs'

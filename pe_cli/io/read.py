@@ -48,9 +48,10 @@ class Stored:
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64))
 
-    def elements(self, first: int, stop: int) -> np.ndarray:
+    def elements(self, first: int, stop: int, widen: bool = True) -> np.ndarray:
         """Elements first..stop-1 in C order (the file's order; a Fortran-order array is read
-        through a map of the file), widened exactly to float64."""
+        through a map of the file), widened exactly to float64 (with `widen` False, as numpy
+        computes with them: float32 and float16 as they are, bfloat16 as float32)."""
         count = stop - first
         if self.fortran:
             raw = np.asarray(self._mapped()[np.unravel_index(np.arange(first, stop), self.shape)])
@@ -64,9 +65,10 @@ class Stored:
                 f.seek(self.start + first * self.storage.itemsize)
                 if f.readinto(memoryview(raw).cast("B")) != raw.nbytes:
                     raise BadInput(f"{self.label}: the file was cut short while it was read")
-        return host_float(
+        values = host_float(
             np.ascontiguousarray(raw).astype(self.storage.newbyteorder("="), copy=False), self.dtype
-        ).astype(np.float64)
+        )
+        return values.astype(np.float64) if widen else values
 
     def _mapped(self) -> np.ndarray:
         if self.data is not None:

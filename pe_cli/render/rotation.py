@@ -40,7 +40,9 @@ def _said(found) -> list[str]:
     if found.passed:
         said.append(f"  {found.passed}")
     named = found.named
-    if named is not None:
+    if reading.axes is not None:
+        said += _axes(found)
+    elif named is not None:
         exact = ", bit for bit (the op's own cos)" if found.exact and named.identical else ""
         said.append(f"  its cos table: {named.name}, {named.identity}{exact}")
         if named.command:
@@ -84,6 +86,25 @@ def _said(found) -> list[str]:
             said.append(f"    {e.command}")
     said += [f"- {f.text}" for f in found.findings]
     said += [f"  {note}" for note in found.notes]
+    return said
+
+
+def _axes(found) -> list[str]:
+    """Rows at several position axes: which pairs follow which axis, the layout and sections
+    that puts them there, and the table at these rows."""
+    named, laid = found.named, found.laid
+    said = []
+    if named is not None:
+        said.append(f"  its frequencies: {named.name}, {named.identity}")
+    else:
+        said.append("  its frequencies: no built-in table explains them")
+    if laid is None:
+        return said
+    sections = ",".join(str(s) for s in laid.sections)
+    said.append(f"  {laid.said}: {laid.spec.axes} sections {sections} ({laid.summary})")
+    exact = ", bit for bit (the op's own cos)" if laid.identical else ""
+    said.append(f"  its cos table at these positions: --variant {laid.spec.variant}{exact}")
+    said.append(f"    {laid.command}")
     return said
 
 

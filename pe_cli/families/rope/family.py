@@ -294,8 +294,11 @@ class Rope(Family):
 
         name = variant or spec.variant
         chosen = self.variants.get(name)
-        # one column a pair where the variant lays its table out so (llama.cpp's does not)
-        if chosen is None or "single" in chosen.conventions:
+        # one column a pair where the variant lays its table out so (llama.cpp's does not); a
+        # layout of several axes pairs its columns its own way, one column a pair read from it
+        if spec.axes:
+            convention = spec.convention
+        elif chosen is None or "single" in chosen.conventions:
             convention = "single"
         elif spec.convention in chosen.conventions:
             convention = spec.convention
@@ -319,6 +322,11 @@ class Rope(Family):
             for part in ("cos", "sin")
         )
         return cos, sin, columns
+
+    def axes_layouts(self, spec, follows, pairing, ids, tokens):
+        from .sections import layouts_for
+
+        return layouts_for(spec, follows, pairing, ids, tokens)
 
     def engines(self, spec, options, dtype="float32", frameworks=False):
         """With a model's config (--rope-config), each engine variant's table for it (those
