@@ -7,21 +7,12 @@ import json
 
 import pytest
 
-from .rope_models import LLAMA3, YARN
+from .rope_models import GPT_OSS_YARN, LLAMA3, YARN
 from .test_engines import _config
 
 FRAMEWORKS = {"megatron-core", "llama-models", "litgpt", "torchtitan", "keras-hub"}
 FRAMEWORKS |= {"keras-hub (JAX)", "ORT-GenAI"}
 ENGINES = {"transformers", "mlx", "llama.cpp", "vllm"}
-# gpt-oss's YaRN: the betas given and the bounds unrounded, which ORT-GenAI's builder reads
-GPT_OSS_YARN = {
-    "rope_type": "yarn",
-    "factor": 32.0,
-    "original_max_position_embeddings": 4096,
-    "beta_fast": 32.0,
-    "beta_slow": 1.0,
-    "truncate": False,
-}
 WORDS = ("another scale factor", "another frequency table")
 
 

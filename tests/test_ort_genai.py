@@ -11,16 +11,8 @@ from pe_cli.core.errors import BadInput
 from pe_cli.engine import build
 from pe_cli.spec import TableSpec
 
-from .rope_models import DEEPSEEK_YARN, LLAMA3
+from .rope_models import DEEPSEEK_YARN, GPT_OSS_YARN, LLAMA3
 
-GPT_OSS_YARN = {  # gpt-oss's config.json rope_scaling
-    "rope_type": "yarn",
-    "factor": 32.0,
-    "original_max_position_embeddings": 4096,
-    "beta_fast": 32.0,
-    "beta_slow": 1.0,
-    "truncate": False,
-}
 # a factor no power of two: the builder's inv_freq / factor is not transformers' 1 / (factor *
 # base**x)
 YARN_40 = {**GPT_OSS_YARN, "factor": 40.0}

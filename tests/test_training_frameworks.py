@@ -11,7 +11,7 @@ from pe_cli.core.errors import BadInput
 from pe_cli.engine import build
 from pe_cli.spec import TableSpec
 
-from .rope_models import DEEPSEEK_YARN, LLAMA3, YARN
+from .rope_models import DEEPSEEK_YARN, GPT_OSS_YARN, LLAMA3, YARN
 
 # Llama 3.2's scaling (factor 32), and a blend whose medium band is wide
 LLAMA32 = {**LLAMA3, "factor": 32.0}
@@ -21,15 +21,6 @@ LLAMA3_WIDE = {
     "low_freq_factor": 1.5,
     "high_freq_factor": 7.0,
     "original_max_position_embeddings": 4096,
-}
-# gpt-oss's YaRN: fractional correction bounds
-GPT_OSS_YARN = {
-    "rope_type": "yarn",
-    "factor": 32.0,
-    "original_max_position_embeddings": 4096,
-    "beta_fast": 32.0,
-    "beta_slow": 1.0,
-    "truncate": False,
 }
 # name: head dim, theta, rope parameters
 MODELS = {
