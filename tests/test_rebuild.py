@@ -89,6 +89,8 @@ ELSEWHERE = frozenset(
         # once): a linear scaling by 4^(16/14) in keras-hub's float32 arithmetic, which no
         # reader proposes; named as close, linear scaling by 4.87605 within 7010 ulp
         "--family rope --variant keras-hub --d-model 16 --seq-len 4104 --rope factor=4 --rope max_position_embeddings=4096 --rope rope_type=dynamic",
+        # the same on keras-hub's JAX backend (powf's frequencies): the same 7010 ulp
+        "--family rope --variant keras-hub-jax --d-model 16 --seq-len 4104 --rope factor=4 --rope max_position_embeddings=4096 --rope rope_type=dynamic",
         # MLX's proportional rope (its zero tail of frequencies): named as close, linear
         # scaling by its factor within 0.54 ulp
         "--family rope --variant mlx --d-model 16 --seq-len 24 --rope factor=4 --rope rope_type=proportional",
