@@ -28,7 +28,6 @@ from ...core.dtypes import DTYPE_ALIASES
 from ...core.errors import BadInput
 from ...core.params import Param
 from ..base import TEXT_TOKENS, Family
-from ..hf_config import LayerTypes
 from . import (
     checks,
     diffusers,
@@ -232,20 +231,7 @@ class Rope(Family):
         return variant.conventions[0], convention
 
     def notes(self, options):
-        lines = inputs.notes(options, self.name, self.params)
-        if self._own_layout(options, "") is None:  # no variant given, or a --convention
-            return lines
-        try:
-            found = inputs.input_of(options, self.name)
-        except LayerTypes:  # export's layer types: each says its own notes
-            return lines
-        own = self._own_layout(options, None if found is None else found.values.get("convention"))
-        if own is not None:
-            lines.append(
-                f"--convention {own[0]}: variant {options['variant']} lays its table out so (the "
-                f"config's table: {own[1]})"
-            )
-        return lines
+        return inputs.notes(options, self.name, self.params, self._own_layout)
 
     def unused(self, spec, options):
         from .keys import unread

@@ -130,15 +130,16 @@ def input_of(options: dict, name: str) -> Input | None:
     return Input("config", values, read_from["rope"], read_from, lengthwise)
 
 
-def notes(options: dict, name: str, params) -> list[str]:
+def notes(options: dict, name: str, params, layout=None) -> list[str]:
     """What the command line took from a config or preset on the user's behalf, and where an
-    option went over its value (Family.notes)."""
+    option went over its value (Family.notes); `layout(options, convention)`, the variant's own
+    layout where it takes one over the input's pairing (its note)."""
     try:
         found = input_of(options, name)
     except LayerTypes as e:  # export writes every layer type's tables: each one's notes
         lines = []
         for layer in e.names:
-            more = notes({**options, "layer_type": layer}, name, params)
+            more = notes({**options, "layer_type": layer}, name, params, layout)
             lines += [n for n in more if n not in lines]
         return lines
     if found is None:
@@ -176,6 +177,12 @@ def notes(options: dict, name: str, params) -> list[str]:
                 "--seq-len 1024, pe-cli's default: the config gives no "
                 "max_position_embeddings (-l gives another length)"
             )
+    own = None if layout is None else layout(options, found.values.get("convention"))
+    if own is not None:
+        lines.append(
+            f"--convention {own[0]}: variant {options['variant']} lays its table out so (the "
+            f"{short}'s table: {own[1]})"
+        )
     return lines
 
 
