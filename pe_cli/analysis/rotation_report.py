@@ -3,13 +3,17 @@
 dtype, gives AFTER bit for bit; and findings, each a plain sentence with a code a test can hold.
 
 A table named here is named from the angles, and the angles of a dump carry its rounding: its
-candidates say which table the frequencies are, never that the dump is that table's bits. Only the
-rebuild (the library's table applied to BEFORE) can say bit for bit, and says it only where it is.
+candidates say which table the frequencies are, never that the dump is that table's bits. A dump's
+table is named only where its exact angles are within the bound of the angles read back (the
+dump's rounding, and the float32 arithmetic of p w the op computes its angles in): "within the
+bound". Only the rebuild (the library's table applied to BEFORE) can say bit for bit, and says it
+only where it is.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,6 +22,13 @@ from .rotation import Activations, Finding, Reading, planes, read_rotation  # no
 from .rotation_rebuild import Rebuilt, factor_of, rebuild
 
 SAMPLE_ROWS = 4096  # the rows of the named table identification reads
+# The error an op's own float32 arithmetic puts into the angle p w_k of pair k, relative to the
+# angle: inv_freq's power (ggml's theta_scale^k: k products), a scaling's blend, the product by
+# p, each rounded to float32 (2^-24 relative). 8 + k units: measured at 4096 positions, head
+# dim 128, transformers' llama3 and YaRN stay under 2, MLX's fast rope 14, ggml's 41 at pair
+# 63. Over thousands of positions it passes a float32 dump's own rounding: the exact table's
+# angles are held to the dump's bound past this.
+ANGLE_UNITS = 8
 
 
 @dataclass(frozen=True)
@@ -43,6 +54,9 @@ class Gap:
 
     max_abs: float  # radians, the largest over every position and turning pair
     where: str  # "position 7, dims 3 and 35"
+    # the largest of |gap| less the float32 arithmetic's share of each angle: within the dump's
+    # bound, the read angles are the table's
+    excess: float = 0.0
 
 
 @dataclass
@@ -60,6 +74,10 @@ class Report:
     gap: Gap | None = None  # how far the angles are from the named table's exact ones
     notes: list[str] = field(default_factory=list)
     laid: object | None = None  # rotation_axes.Laid: the layout of several position axes
+    # where the table is named from a dump's angles (not the op's own cos): the candidate whose
+    # exact angles are within the bound of the angles read back, else None
+    by_angles: bool = False
+    within: object | None = None
 
     @property
     def table_spec(self) -> TableSpec | None:
@@ -85,9 +103,14 @@ class Report:
 
     @property
     def named(self):
-        """The best candidate where it explains the angles, else None."""
+        """The table the rotation is: of the op's own cos, the best candidate where it explains
+        it; of a dump's angles, the candidate whose angles are within the bound of them."""
         found = self.identification
-        return found.best if found is not None and found.explained else None
+        if found is None:
+            return None
+        if self.by_angles:
+            return self.within
+        return found.best if found.explained else None
 
     @property
     def bound(self) -> float:
@@ -112,6 +135,9 @@ class Report:
             "angle_error_bound": self.bound,
             "exact": self.exact,
             "command": None if named is None else named.command,
+            # named from a dump's angles, within the bound (never bit for bit), or from the
+            # op's own cos
+            "named_by": None if named is None else ("angles" if self.by_angles else "cos"),
             "rebuilt": None if rebuilt is None else rebuilt.__dict__,
             "angle_gap": None if self.gap is None else self.gap.__dict__,
             # what identification was handed: the candidates' figures are of that table
@@ -173,7 +199,12 @@ def report(
             found.findings += said
             if act.ids is not None:
                 found.notes.append(rotation_axes.SAME_AXES)
-        found.identification = _name(reading, found.offset, exact and not several)
+        found.identification, within = _name(reading, found.offset, exact and not several)
+        if within is not None:  # named from the dump's angles: within the bound, or not at all
+            found.by_angles, found.within, found.gap = True, within.candidate, within.gap
+            found.notes += [within.note] if within.note else []
+        else:
+            found.gap = _gap(reading, found.offset, found.named)
         # an attention factor is no finding where the table named or expected holds it
         held = [] if found.named is None else [factor_of(found.named.spec)]
         held += [expected.factor] if expected is not None and expected.spec is not None else []
@@ -183,7 +214,6 @@ def report(
         if several and found.named is not None:
             found.laid, note = rotation_axes.laid_out(found)
             found.notes += [note] if note else []
-        found.gap = _gap(found)
         found.rebuilt = rebuild(found)
         if found.laid is not None:
             rotation_axes.settle(found)
@@ -309,10 +339,11 @@ def _own_findings(reading: Reading, held: list[float]) -> list[Finding]:
 
 def _name(reading: Reading, offset: int, exact: bool):
     """compare FILE's identification of the cos table the angles make, as `--convention
-    single` lays it out (one column a pair). Where the cos read back is the op's own (exact,
-    from unit vectors at positions 0, 1, ...) it is handed as it is; else each pair's line in
-    position, rebuilt at positions 0.. in float32, whose rounding is what identification allows
-    for."""
+    single` lays it out (one column a pair), and whether it is made of the dump's angles (its
+    candidates then named only within the bound: _within). Where the cos read back is the op's
+    own (exact, from unit vectors at positions 0, 1, ...) it is handed as it is; else each
+    pair's line in position, rebuilt at positions 0.. in float32 (float16 for a half dump),
+    whose rounding is what identification allows for."""
     from ..families import lay_out
 
     positions = reading.act.positions
@@ -325,7 +356,7 @@ def _name(reading: Reading, offset: int, exact: bool):
         # and sin) is named as the op applies it, the scale in it
         found = _identified(cos.astype(np.float32), "the op's own cos, its scale in it")
         if found.best is not None and found.best.identical:
-            return found
+            return found, None
     cos = cos / reading.fit.scale if scaled else cos
     kind = None  # the dtype identification reads the table in: the float32 it is held in
     if own and np.array_equal(cos.astype(np.float32), cos):
@@ -333,21 +364,46 @@ def _name(reading: Reading, offset: int, exact: bool):
         if reading.act.dtype in ("bfloat16", "float16"):  # the op's own half cos, read as such
             kind = reading.act.dtype
     elif reading.line is not None:
-        table, what = _line_table(reading, reading.line.rates)
+        # the factor in the table first, as the exact path names it; where neither table's
+        # candidates are within the bound, the one that holds the factor says the nearest
+        tried = []
+        for amplitude in [_amplitude(reading)] * scaled + [1.0]:
+            table, what = _line_table(reading, reading.line.rates, amplitude)
+            found = _identified(table, what)
+            tried.append((found, _within(reading, offset, found)))
+            if tried[-1][1].candidate is not None:
+                return tried[-1]
+        return tried[0]
     else:
-        return None
+        return None, None
     found = _identified(table, what, kind)
     if own and not (found.best is not None and found.best.identical) and not p.written:
         # a library that lays its table out only in pairs (llama.cpp's) is named from the
         # cos laid out in the pairing the op turns
         laid = _identified(lay_out(table, p.name), f"{what}, laid out in {p.name} pairs", kind)
         if laid.best is not None and laid.best.identical:
-            return laid
-    return found
+            return laid, None
+    return found, None
 
 
-def _line_table(reading: Reading, rates: np.ndarray):
-    """The cos table of each pair's line at these rates, at positions 0.., and what it is."""
+def _amplitude(reading: Reading) -> float:
+    """The attention factor the rotation's cos and sin hold, from the pairs that turn through
+    a whole turn over the rows: a half dtype rounds a slow pair's cos near the factor alike at
+    every position (bfloat16 gives 1.34375 for gpt-oss's 1.346574 at angle 0), so the fit's
+    one scale, over every pair, is off by up to a rounding, where a turning pair's roundings
+    average out. The fit's scale where no pair turns so far."""
+    positions = reading.act.positions
+    span = float(positions[-1] - positions[0])
+    rates = np.abs(reading.line.rates[reading.turning])
+    around = reading.turning[rates * span >= 2 * np.pi]
+    if not len(around):
+        return reading.fit.scale
+    return float(np.mean(np.abs(reading.fit.c[:, around].astype(complex))))
+
+
+def _line_table(reading: Reading, rates: np.ndarray, amplitude: float = 1.0):
+    """The cos table of each pair's line at these rates, at positions 0.., times `amplitude`
+    (an attention factor the op's cos holds), and what it is."""
     positions = reading.act.positions
     rates = np.abs(rates)
     rates[np.setdiff1d(np.arange(len(rates)), reading.turning)] = 0.0
@@ -355,8 +411,9 @@ def _line_table(reading: Reading, rates: np.ndarray):
     # the rates of a half-precision dump are good to what its rounding leaves: a table in
     # float16 lets identification allow for that (a float32 one would be held to float32's)
     kind = np.float32 if reading.act.dtype in ("float32", "float64") else np.float16
-    table = np.cos(np.outer(rows, rates)).astype(kind)
-    return table, f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+    table = (amplitude * np.cos(np.outer(rows, rates))).astype(kind)
+    what = f"each pair's line through its angles, at positions 0.. in {np.dtype(kind).name}"
+    return table, what + (f", times {amplitude:.6g}" if amplitude != 1.0 else "")
 
 
 def _twice(reading: Reading) -> list[Finding]:
@@ -399,40 +456,99 @@ def _identified(table: np.ndarray, what: str, dtype: str | None = None):
     return Identification(target, identify(target, DEFAULT_THRESHOLD))
 
 
-def _gap(found: Report) -> Gap | None:
-    """The largest difference between the angles read back and the named table's exact ones
-    ((position + offset) w_k, from its frequencies in Decimal; turned backwards where the
-    reading is), and where."""
+NEAREST = 8  # the candidates a dump's angles are set against, best first
+
+
+class Within(NamedTuple):
+    """A dump's table named by its angles: the candidate within the bound and its gap, or
+    none and a note of the nearest where identification would have named it."""
+
+    candidate: object | None
+    gap: Gap | None
+    note: str | None = None
+
+
+def _within(reading: Reading, offset: int, identification) -> Within:
+    """Of a dump's candidates (the best NEAREST), the first whose exact angles are within the
+    bound of the angles read back (Gap.excess: past what float32 arithmetic of p w leaves,
+    the dump's rounding at most). A half dump's values match a candidate within a margin that
+    grows with the positions (match_margin: 0.1 for bfloat16 over 2048), wide enough for a
+    port whose angles are another table's: the angles hold it to the rounding alone."""
+    bound = reading.act.bound
+    nearest = None
+    for candidate in identification.candidates[:NEAREST]:
+        gap = _gap(reading, offset, candidate)
+        if gap is None:
+            continue
+        if gap.excess <= bound:
+            return Within(candidate, gap)
+        nearest = nearest or (candidate, gap)
+    if nearest is None or not identification.explained:
+        return Within(None, None)
+    candidate, gap = nearest
+    return Within(
+        None,
+        None,
+        f"nearest: {candidate.name}, {candidate.identity}; its angles are up to "
+        f"{gap.max_abs:.2g} rad from those read back (at {gap.where}), past the {bound:.2g} "
+        f"rad {reading.act.dtype}'s rounding leaves: not named",
+    )
+
+
+def _gap(reading: Reading, offset: int, named) -> Gap | None:
+    """The angles read back against the `named` candidate's exact ones (from its frequencies
+    in Decimal): _angle_gap."""
     from ..families import FAMILIES
 
-    named, reading = found.named, found.reading
     if named is None:
         return None
     exact = FAMILIES[named.spec.family].frequencies(named.spec)
-    if exact is None or len(exact.values) != reading.fit.pairing.pairs:
+    if exact is None:
         return None
-    rates = np.array([float(w) for w in exact.values])
-    if any(f.code == "negated" for f in found.findings):
-        rates = -rates
-    positions = (reading.act.positions + found.offset).astype(np.float64)
+    return _angle_gap(reading, offset, np.array([float(w) for w in exact.values]))
+
+
+def _angle_gap(reading: Reading, offset: int, rates: np.ndarray) -> Gap | None:
+    """The largest difference between the angles read back and (position + offset) w_k at
+    these exact rates (turned backwards where the reading is), where, and what is left past
+    float32's arithmetic of each angle; None where the rates are of another number of pairs.
+    Rows at several position axes: each pair at the axis, of those that explain its angles,
+    they are nearest on (a slow pair's angles fit several within a half dtype's rounding)."""
+    if len(rates) != reading.fit.pairing.pairs:
+        return None
     turning = reading.turning
-    if reading.axes is not None:  # each pair at its own axis's positions
-        positions = reading.act.ids[reading.axes.axis_of()[turning]].T.astype(np.float64)
+    if reading.line is not None and np.all(reading.line.rates[turning] < 0):  # -theta
+        rates = -rates
+    if reading.axes is not None:
+        tried = [ids.astype(np.float64) for ids in reading.act.ids]
+        allowed = [reading.axes.follows[k] or {0} for k in turning]
     else:
-        positions = positions[:, None]
-    largest, row, k = -1.0, 0, 0
-    for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
-        wanted = positions[start : start + 8192] * rates[turning]
-        got = reading.angles[start : start + 8192, turning]
-        gaps = np.abs(np.angle(np.exp(1j * (got - wanted))))
-        at = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
-        if gaps[at] > largest:
-            largest, row, k = float(gaps[at]), start + int(at[0]), int(turning[at[1]])
-    p = reading.fit.pairing
-    where = (
-        f"position {int(reading.act.positions[row])}, dims {int(p.first[k])} and {int(p.second[k])}"
-    )
-    return Gap(largest, where)
+        tried, allowed = [(reading.act.positions + offset).astype(np.float64)], [{0}] * len(turning)
+    arithmetic = (ANGLE_UNITS + turning) * 2.0**-24  # each pair's share, relative
+    shape = (len(tried), len(turning))
+    largest, row, excess = np.full(shape, -1.0), np.zeros(shape, int), np.full(shape, np.inf)
+    for a, positions in enumerate(tried):
+        if not any(a in each for each in allowed):
+            continue
+        excess[a] = -np.inf
+        for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
+            wanted = np.outer(positions[start : start + 8192], rates[turning])
+            gaps = np.abs(
+                np.angle(np.exp(1j * (reading.angles[start : start + 8192, turning] - wanted)))
+            )
+            excess[a] = np.maximum(excess[a], np.max(gaps - arithmetic * np.abs(wanted), axis=0))
+            at = np.argmax(gaps, axis=0)
+            top = gaps[at, np.arange(len(turning))]
+            better = top > largest[a]
+            largest[a, better], row[a, better] = top[better], start + at[better]
+    held = np.array([[a in each for each in allowed] for a in range(len(tried))])
+    axis = np.argmin(np.where(held, excess, np.inf), axis=0)  # each pair's nearest axis
+    pairs = np.arange(len(turning))
+    worst = int(np.argmax(largest[axis, pairs]))
+    k, p = int(turning[worst]), reading.fit.pairing
+    first = int(reading.act.positions[row[axis[worst], worst]])
+    where = f"position {first}, dims {int(p.first[k])} and {int(p.second[k])}"
+    return Gap(float(largest[axis[worst], worst]), where, float(np.max(excess[axis, pairs])))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -532,6 +648,8 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
         from .rotation_axes import against
 
         said += against(found, expected)
+    if not said and not found.findings and expected.rates is not None:
+        said += _angles_apart(found, expected)
     if abs(reading.fit.scale - expected.factor) > 8 * reading.act.unit:
         said.append(
             Finding(
@@ -541,6 +659,25 @@ def _against(found: Report, expected: Expected) -> list[Finding]:
             )
         )
     return said
+
+
+def _angles_apart(found: Report, expected: Expected) -> list[Finding]:
+    """Angles past the bound of the model's exact ones, where no rate, pairing or section
+    differs enough to say so: a scaling's setting a little off (YaRN's beta_fast 32.1 for 32
+    moves a few pairs' rates by under 1e-3, their angles by 0.06 rad over 2048 positions)."""
+    reading = found.reading
+    gap = _angle_gap(reading, found.offset, expected.rates)
+    bound = reading.act.bound
+    if gap is None or gap.excess <= bound:
+        return []
+    return [
+        Finding(
+            "angles",
+            f"its angles are up to {gap.max_abs:.2g} rad from {expected.label}'s exact ones "
+            f"(at {gap.where}), past the {bound:.2g} rad {reading.act.dtype}'s rounding "
+            "leaves: another table, near the model's",
+        )
+    ]
 
 
 def _too_slow(found: Report) -> set[int]:
@@ -579,7 +716,6 @@ def _rates(reading: Reading, expected: Expected) -> list[Finding]:
     moving = np.flatnonzero(model != 0)
     if not len(moving):
         return []
-    ratio = rates[moving] / model[moving]
     # a rate read from a line over P positions is good to about the angles' error over P
     span = float(reading.act.positions[-1] - reading.act.positions[0]) or 1.0
     slack = 4 * (reading.act.bound + reading.line.worst) / span
@@ -592,8 +728,10 @@ def _rates(reading: Reading, expected: Expected) -> list[Finding]:
         want = factor * model[moving]
         if np.all(np.abs(rates[moving] - want) <= slack + 1e-5 * np.abs(want)):
             return [] if code is None else [Finding(code, text.format(model=expected.label))]
-    off = moving[np.abs(rates[moving] - model[moving]) > slack + 1e-5 * np.abs(model[moving])]
-    worst = moving[int(np.argmax(np.abs(ratio - 1)))]
+    allowed = slack + 1e-5 * np.abs(model[moving])
+    off = moving[np.abs(rates[moving] - model[moving]) > allowed]
+    # the pair furthest past what its reading allows (a slow pair's rate is read loosely)
+    worst = moving[int(np.argmax(np.abs(rates[moving] - model[moving]) / allowed))]
     return [
         Finding(
             "frequencies",

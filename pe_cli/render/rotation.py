@@ -17,7 +17,9 @@ def lines(found, width: int = 80) -> list[str]:
             shown += _folded(line.strip(), width).split("\n")
         else:
             indent = " " * (len(line) - len(line.lstrip(" -")))
-            shown += textwrap.wrap(line, width, subsequent_indent=indent + "  ") or [""]
+            shown += textwrap.wrap(
+                line, width, subsequent_indent=indent + "  ", break_on_hyphens=False
+            ) or [""]
     return shown
 
 
@@ -65,9 +67,16 @@ def _said(found) -> list[str]:
                 f"from {after} by up to {r.max_abs:.3g} (at {r.where})"
             )
     if found.gap is not None:
+        # a dump's table is named by its angles: within the bound, never bit for bit
+        within = (
+            ": named within the bound below (past float32's rounding of each angle p w), "
+            "not bit for bit"
+            if found.by_angles
+            else ""
+        )
         said.append(
             f"  its angles are within {found.gap.max_abs:.2g} rad of that table's exact "
-            f"ones (the largest at {found.gap.where})"
+            f"ones (the largest at {found.gap.where}){within}"
         )
     if dims:
         said.append(
