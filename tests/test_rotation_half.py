@@ -145,7 +145,7 @@ def test_a_table_named_from_the_ops_own_cos_is_not_said_within_the_bound(tmp_pat
     op, _ = _op("gpt_oss", tmp_path)
     found = pe_cli.probe(op, head_dim=64, seq_len=48)
     assert found.named.identical and not found.by_angles
-    assert found.to_json()["named_by"] == "cos"
+    assert found.to_json()["named_by"] == "own-cos"
 
 
 def test_a_yarn_port_with_another_factor_is_not_the_models_table(tmp_path):

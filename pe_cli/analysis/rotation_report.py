@@ -137,7 +137,7 @@ class Report:
             "command": None if named is None else named.command,
             # named from a dump's angles, within the bound (never bit for bit), or from the
             # op's own cos
-            "named_by": None if named is None else ("angles" if self.by_angles else "cos"),
+            "named_by": None if named is None else ("angles" if self.by_angles else "own-cos"),
             "rebuilt": None if rebuilt is None else rebuilt.__dict__,
             "angle_gap": None if self.gap is None else self.gap.__dict__,
             # what identification was handed: the candidates' figures are of that table
