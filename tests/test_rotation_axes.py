@@ -236,3 +236,85 @@ def test_positions_as_text_a_line_an_axis(tmp_path):
     assert np.array_equal(read_positions(str(path), ids.shape[1]), ids)
     path.write_text(" ".join(map(str, ids[0])))
     assert np.array_equal(read_positions(str(path), ids.shape[1]), ids[0])
+
+
+def _moved(name, shift):
+    """The model's op turned at the ids given plus `shift` (t, h, w): a port whose positions
+    are offset from the ids, on every axis or on one."""
+    import torch
+
+    op = _op(name)
+    by = torch.tensor(shift)[:, None]
+
+    def port(x, positions):
+        return op(x, positions + by)
+
+    return port
+
+
+OFFSETS = {
+    (5, 5, 5): "positions offset by +5 on every axis: the rotation at the ids given is the "
+    "table's at (t+5, h+5, w+5)",
+    (7, 0, 0): "positions offset on t by +7 (h and w as given)",
+    (0, -3, 0): "positions offset on h by -3 (t and w as given)",
+}
+
+
+@pytest.mark.parametrize("shift", sorted(OFFSETS))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_positions_offset_from_the_ids_are_found_per_axis(name, shift, tmp_path):
+    """A port that turns by ids other than those given (every axis moved, or one: the text
+    axis where rope_deltas is dropped) is found, axis by axis; the layout is still read, and
+    its table at the moved ids rebuilds the op's cos bit for bit. Against the model's layer
+    the offset is the finding, and no sections finding appears on Qwen2-VL's own op."""
+    ids = _ids()
+    port = _moved(name, shift)
+    found = pe_cli.probe(port, head_dim=HEAD_DIM, positions=ids)
+    assert found.codes() == ["offset"]
+    assert found.findings[0].text.startswith(OFFSETS[shift])
+    assert list(found.reading.axes.offsets) == list(shift)
+    assert found.laid.spec.axes == MODELS[name][4] and found.laid.identical
+    config = _config(tmp_path, "qwen2.5-vl-7b-instruct")
+    with pytest.raises(AssertionError, match="positions offset"):
+        assert_rotation(port, rope_config=config, positions=ids)
+    if name == "qwen2_vl":
+        from pe_cli.analysis.rotation_report import expected_of
+
+        expected = expected_of(config, None, ids.shape[1], ids)
+        against = pe_cli.probe(port, head_dim=HEAD_DIM, positions=ids, expected=expected)
+        assert against.codes() == ["offset"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_offset_dumps_of_qwen3_vl_are_found(dtype, cli, tmp_path):
+    """From dumps (compare AFTER --before BEFORE --positions IDS): Qwen3-VL's op at the ids
+    with the text axis moved by +7, in float32 and bfloat16 (its interleaved sections put a
+    fast pair on every axis, so each axis is read even through bfloat16's rounding)."""
+    import torch
+
+    ids = _ids()
+    generator = torch.Generator().manual_seed(3)
+    q = torch.randn(1, 4, ids.shape[1], HEAD_DIM, generator=generator).to(getattr(torch, dtype))
+    _save(tmp_path / "before", q)
+    _save(tmp_path / "after", _moved("qwen3_vl", (7, 0, 0))(q, torch.as_tensor(ids)))
+    _save(tmp_path / "right", _op("qwen3_vl")(q, torch.as_tensor(ids)))
+    np.save(tmp_path / "ids.npy", ids)
+    for after, codes in (("after", ["offset"]), ("right", [])):
+        code, out, err = cli(
+            "compare", _path(tmp_path / after, dtype), "--before", _path(tmp_path / "before", dtype),
+            "--positions", tmp_path / "ids.npy", "--json",
+        )  # fmt: skip
+        assert code == 0, err
+        said = json.loads(out)
+        assert [f["finding"] for f in said["findings"]] == codes
+    assert said["findings"] == [] and "offset" not in " ".join(said["notes"])
+
+
+def test_text_only_rows_offset_on_every_axis_read_as_plain_positions():
+    """Text rows sit at (p, p, p): every axis moved alike is the plain offset finding; the
+    model's own op at text rows has none."""
+    ids = _ids(text_only=True)
+    found = pe_cli.probe(_moved("qwen2_vl", (5, 5, 5)), head_dim=HEAD_DIM, positions=ids)
+    assert found.codes() == ["offset"] and found.offset == 5
+    right = pe_cli.probe(_op("qwen2_vl"), head_dim=HEAD_DIM, positions=ids)
+    assert right.codes() == []

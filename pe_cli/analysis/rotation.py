@@ -516,6 +516,21 @@ def _odd_vectors(act: Activations, f: Fit, x: np.ndarray, y: np.ndarray) -> tupl
     return [act.vectors[v] or f"vector {v}" for v in odd], float(apart[centre].max())
 
 
+def whole_offset(rates: np.ndarray, phases: np.ndarray, rows: int) -> int:
+    """The whole number of positions o whose angles o w_k are nearest every pair's phase
+    (the largest miss over the pairs smallest), among |o| up to 16 times the rows and 4096."""
+    reach = min(max(16 * rows, 4096), 1 << 17)
+    best, miss = 0, np.inf
+    for start in range(-reach, reach + 1, 8192):  # in slices: 8192 x pairs at a time
+        tried = np.arange(start, min(start + 8192, reach + 1))
+        gaps = np.abs(np.angle(np.exp(1j * (phases[None, :] - np.outer(tried, rates)))))
+        worst = gaps.max(axis=1)
+        k = int(np.argmin(worst))
+        if worst[k] < miss:
+            best, miss = int(tried[k]), float(worst[k])
+    return best
+
+
 @dataclass(frozen=True)
 class Finding:
     code: str  # what kind: twice, negated, none, pairing, offset, scale, heads, nope, ...

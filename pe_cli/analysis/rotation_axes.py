@@ -28,6 +28,13 @@ class AxesReading:
     rates: np.ndarray  # each pair's w_k (radians per position) on its axis (the first allowed)
     phases: np.ndarray  # each pair's angle at position 0 of its axis
     worst: float  # the largest angle (radians) a pair's line leaves, over its axis's tokens
+    # each axis's whole offset: the op turned by the ids given plus it (0: as given, or no
+    # pair follows the axis alone, so it is not read)
+    offsets: np.ndarray | None = None
+
+    def shifted(self, ids: np.ndarray) -> np.ndarray:
+        """The ids the op turned by: those given, each axis moved by its offset."""
+        return ids if self.offsets is None else ids + self.offsets[:, None]
 
     @property
     def unread(self) -> list[int]:
@@ -165,15 +172,78 @@ def read(reading) -> list:
         )
     turning = reading.turning
     phases = found.phases[turning]
-    if np.max(np.abs(phases), initial=0.0) > max(4 * act.bound, 2 * found.worst):
+    limit = max(4 * act.bound, 2 * found.worst)
+    found.offsets, told, explained = _offsets(found, act.ids, turning, limit)
+    if np.any(found.offsets):
+        said.append(Finding("offset", _offset_said(found.offsets, told)))
+    if not explained:
         said.append(
             Finding(
                 "phase",
-                "the angles at position 0 of each pair's axis are not 0 (up to "
-                f"{np.max(np.abs(phases)):.3g} rad)",
+                "the angles at position 0 of each pair's axis are not 0 and no whole offset of "
+                f"that axis's positions explains them (up to {np.max(np.abs(phases)):.3g} rad)",
             )
         )
     return said
+
+
+def _offsets(found: AxesReading, ids: np.ndarray, turning, limit: float):
+    """Each axis's whole offset o_a, from the pairs that follow it alone: they turn by
+    (p_a + o_a) w_k, so their angles at p_a = 0 are o_a w_k. (offsets, the axes read: those
+    some pair follows alone, whether every such pair's phase is explained.) A pair several
+    axes explain (too slow to tell them apart) turns by less than the rounding over any
+    offset one of them finds, so tells nothing of it."""
+    from .rotation import whole_offset
+
+    offsets, told, explained = np.zeros(len(ids), np.int64), [], True
+    for a in range(len(ids)):
+        own = np.array([k for k in turning if found.follows[k] == {a}], dtype=int)
+        if not len(own):
+            continue
+        told.append(a)
+        rates, phases = found.rates[own], found.phases[own]
+        if np.max(np.abs(phases)) <= limit:
+            continue
+        offset = whole_offset(rates, phases, ids.shape[1])
+        if offset and np.max(np.abs(_wrap(phases - offset * rates))) <= limit:
+            offsets[a] = offset
+        else:
+            explained = False
+    return offsets, told, explained
+
+
+def _alone(axes: list[str]) -> str:
+    return "it alone" if len(axes) == 1 else "one of them alone"
+
+
+def _axis(a: int) -> str:
+    return AXES[a] if a < len(AXES) else f"axis {a}"
+
+
+def _offset_said(offsets: np.ndarray, told: list[int]) -> str:
+    """The offset finding: every axis by one offset, or each axis moved, those as given, and
+    those no pair follows alone (not read here)."""
+    if len(told) == len(offsets) and len(set(offsets.tolist())) == 1:
+        o = int(offsets[0])
+        moved = ", ".join(f"{_axis(a)}{o:+d}" for a in range(len(offsets)))
+        return (
+            f"positions offset by {o:+d} on every axis: the rotation at the ids given is the "
+            f"table's at ({moved})"
+        )
+    moved = [f"{_axis(a)} by {int(offsets[a]):+d}" for a in told if offsets[a]]
+    kept = [_axis(a) for a in told if not offsets[a]]
+    unread = [_axis(a) for a in range(len(offsets)) if a not in told]
+    return (
+        f"positions offset on {', '.join(moved)}"
+        + (f" ({' and '.join(kept)} as given)" if kept else "")
+        + (
+            f"; {' and '.join(unread)} not read here (no pair follows {_alone(unread)})"
+            if unread
+            else ""
+        )
+        + ": the op turned other positions than the ids given (a port that drops rope_deltas, "
+        "or moves one axis)"
+    )
 
 
 def laid_out(found):
@@ -188,7 +258,7 @@ def laid_out(found):
         return None, None
     act = reading.act
     spec = found.named.spec.replace(dtype="float32")  # the named table is a cos
-    ids = inline_runs(act.ids.T)
+    ids = inline_runs(axes.shifted(act.ids).T)  # the positions the op turned by
     fits = FAMILIES[spec.family].axes_layouts(
         spec, axes.follows, reading.fit.pairing.name, ids, act.shape[0]
     )
@@ -244,7 +314,8 @@ def against(found, expected) -> list:
         return []
     if laid.spec.axes == expected.axes and laid.sections == tuple(expected.sections):
         return []
-    if _same_table(laid.spec, expected.spec):  # other sections that change nothing here
+    # other sections that change nothing here (at the ids given: an offset is its own finding)
+    if _same_table(laid.spec.replace(ids=expected.spec.ids), expected.spec):
         return []
     return [
         Finding(

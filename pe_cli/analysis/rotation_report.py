@@ -18,7 +18,14 @@ from typing import NamedTuple
 import numpy as np
 
 from ..spec import TableSpec
-from .rotation import Activations, Finding, Reading, planes, read_rotation  # noqa: F401
+from .rotation import (  # noqa: F401
+    Activations,
+    Finding,
+    Reading,
+    planes,
+    read_rotation,
+    whole_offset,
+)
 from .rotation_rebuild import Rebuilt, factor_of, rebuild
 
 SAMPLE_ROWS = 4096  # the rows of the named table identification reads
@@ -263,7 +270,7 @@ def _offset(reading: Reading) -> tuple[int, list[Finding]]:
     bound = max(4 * reading.act.bound, 2 * line.worst)
     if np.max(np.abs(np.angle(np.exp(1j * phases)))) <= bound:
         return 0, []
-    offset = _whole_offset(rates, phases, len(reading.act.positions))
+    offset = whole_offset(rates, phases, len(reading.act.positions))
     left = np.angle(np.exp(1j * (phases - offset * rates)))
     if offset == 0 or np.max(np.abs(left)) > bound:
         return 0, [
@@ -281,21 +288,6 @@ def _offset(reading: Reading) -> tuple[int, list[Finding]]:
             f"table's at position {first + offset}",
         )
     ]
-
-
-def _whole_offset(rates: np.ndarray, phases: np.ndarray, rows: int) -> int:
-    """The whole number of positions o whose angles o w_k are nearest every pair's phase
-    (the largest miss over the pairs smallest), among |o| up to 16 times the rows and 4096."""
-    reach = min(max(16 * rows, 4096), 1 << 17)
-    best, miss = 0, np.inf
-    for start in range(-reach, reach + 1, 8192):  # in slices: 8192 x pairs at a time
-        tried = np.arange(start, min(start + 8192, reach + 1))
-        gaps = np.abs(np.angle(np.exp(1j * (phases[None, :] - np.outer(tried, rates)))))
-        worst = gaps.max(axis=1)
-        k = int(np.argmin(worst))
-        if worst[k] < miss:
-            best, miss = int(tried[k]), float(worst[k])
-    return best
 
 
 def _own_findings(reading: Reading, held: list[float]) -> list[Finding]:
@@ -520,7 +512,7 @@ def _angle_gap(reading: Reading, offset: int, rates: np.ndarray) -> Gap | None:
     if reading.line is not None and np.all(reading.line.rates[turning] < 0):  # -theta
         rates = -rates
     if reading.axes is not None:
-        tried = [ids.astype(np.float64) for ids in reading.act.ids]
+        tried = [ids.astype(np.float64) for ids in reading.axes.shifted(reading.act.ids)]
         allowed = [reading.axes.follows[k] or {0} for k in turning]
     else:
         tried, allowed = [(reading.act.positions + offset).astype(np.float64)], [{0}] * len(turning)
