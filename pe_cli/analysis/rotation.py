@@ -251,6 +251,33 @@ def _written(values: np.ndarray, p: Pairing) -> np.ndarray:
     return values[..., view(first)] + 1j * values[..., view(second)]
 
 
+try:  # the sums in one sweep of a block (setup.py builds it where a compiler is present)
+    from ..numerics import _pairs
+except ImportError:  # pragma: no cover - exercised by the fallback test
+    _pairs = None
+
+_KERNEL_KINDS = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
+
+
+def _kernel_ready(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the C sums take this block: float32 or float64, C-contiguous, both alike."""
+    return (
+        _pairs is not None
+        and x.dtype == y.dtype
+        and x.dtype in _KERNEL_KINDS
+        and x.flags.c_contiguous
+        and y.flags.c_contiguous
+    )
+
+
+def _computable(values: np.ndarray) -> np.ndarray:
+    """A block's values as the sums read them: float32 and float64 as they are (each widened
+    to float64 where it is used), narrower ones widened exactly to float32."""
+    if values.dtype in _KERNEL_KINDS:
+        return values
+    return values.astype(np.float32)
+
+
 class _Sums:
     """One pairing's sums over the blocks: what its Fit is made of. The lengths' misfit is
     summed about a scale s0 read from the first block, so that nothing cancels when the true
@@ -258,17 +285,55 @@ class _Sums:
 
     def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0, kind=np.complex64):
         self.pairing, self.keep, self.s0 = p, keep, s0
-        self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
+        self.z2 = self.w2 = self.a = self.b = self.spread = 0.0
         # each row's rotations, kept in complex64 for dumps of float32 or narrower: that
         # holds their float32 cos and sin exactly (probe's) and any estimate to well within
         # the bound of the dump's rounding, in half complex128's memory
         self.c = np.empty((rows, p.pairs), kind) if keep else None
         self.filled = 0
+        first, second = p.out
+        self._dims = [np.ascontiguousarray(d, np.int64) for d in (p.first, p.second, first, second)]
 
     def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        """A block's rows, (rows, vectors, head_dim): float32 or float64 (any dtype where the
+        C sums are not built)."""
+        if _kernel_ready(x, y):
+            power, wpower, cross = self._swept(x, y)
+        else:
+            power, wpower, cross = self._summed(x, y)
+        self.z2 += float(power.sum())
+        self.w2 += float(wpower.sum())
+        c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
+        # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
+        # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
+        # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
+        left = wpower - np.divide(
+            cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
+        )
+        self.spread += float(np.sum(np.maximum(left, 0.0)))
+        if self.keep:
+            self.c[self.filled : self.filled + len(c)] = c
+            self.filled += len(c)
+
+    def _swept(self, x: np.ndarray, y: np.ndarray):
+        """The sums of a block in one sweep of its elements (_pairs.c), each value widened to
+        float64 where it is used."""
+        rows, vectors, dim = x.shape
+        power, wpower, real, imag = (np.empty((rows, self.pairing.pairs)) for _ in range(4))
+        a, b = _pairs.pair_sums(
+            x, y, _KERNEL_KINDS[x.dtype], rows, vectors, dim, *self._dims, self.s0,
+            power, wpower, real, imag,
+        )  # fmt: skip
+        self.a += a
+        self.b += b
+        return power, wpower, real + 1j * imag
+
+    def _summed(self, x: np.ndarray, y: np.ndarray):
+        """The same sums with numpy, over float64 copies of the block."""
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
         p = self.pairing
         # each pair's real and imaginary parts as views of the block (no copies), the sums
-        # over the vectors as einsums: what a long dump's time goes to
+        # over the vectors as einsums
         zr, zi = x[..., view(p.first)], x[..., view(p.second)]
         first, second = p.out
         wr, wi = y[..., view(first)], y[..., view(second)]
@@ -280,8 +345,6 @@ class _Sums:
         lz2 += zi * zi
         lw2 += wi * wi
         power, wpower = lz2.sum(axis=1), lw2.sum(axis=1)  # (rows, pairs)
-        self.z2 += float(power.sum())
-        self.w2 += float(wpower.sum())
         lz, lw = np.sqrt(lz2, out=lz2), np.sqrt(lw2, out=lw2)
         off = lz * -self.s0
         off += lw
@@ -290,30 +353,55 @@ class _Sums:
         cross = np.empty(power.shape, complex)
         cross.real = dot(wr, zr) + dot(wi, zi)
         cross.imag = dot(wi, zr) - dot(wr, zi)
-        c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
-        # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
-        # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
-        # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
-        left = wpower - np.divide(
-            cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
-        )
-        self.spread += float(np.sum(np.maximum(left, 0.0)))
-        if p.width < x.shape[-1]:
-            rest = np.abs(y[..., p.width :] - x[..., p.width :])
-            self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
-        if self.keep:
-            self.c[self.filled : self.filled + len(c)] = c
-            self.filled += len(c)
+        return power, wpower, cross
 
-    def fit(self, size: float) -> Fit:
+    def fit(self, size: float, tail: float) -> Fit:
+        """The fit, with `size` the rms of BEFORE's values and `tail` the largest |after -
+        before| of the dims past this pairing's rotary dim."""
         total = self.z2 or 1.0
         scale = float(np.sqrt(self.w2 / total))
         step = scale - self.s0
         misfit = float(np.sqrt(max(self.a - 2 * step * self.b + step**2 * self.z2, 0.0) / total))
         c = self.c[: self.filled] if self.keep else None
-        return Fit(
-            self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), self.tail / size
-        )
+        return Fit(self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), tail / size)
+
+
+class _Dims:
+    """What each dim does over the blocks: whether it differs from BEFORE anywhere (by more
+    than one rounding of the dtype), its largest |after - before|, and the sum of BEFORE's
+    squares (their rms: the size a tail's change is set against)."""
+
+    def __init__(self, head_dim: int, unit: float):
+        self.unit = unit
+        self.moved = np.zeros(head_dim, np.uint8)
+        self.largest = np.zeros(head_dim)
+        self.squares, self.count = 0.0, 0
+
+    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        if _kernel_ready(x, y):
+            rows, vectors, dim = x.shape
+            squares, _ = _pairs.dim_stats(
+                x, y, _KERNEL_KINDS[x.dtype], rows * vectors, dim, self.unit,
+                self.moved, self.largest,
+            )  # fmt: skip
+        else:
+            x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
+            still = np.flatnonzero(~self.moved.astype(bool))  # a dim seen to move stays moved
+            if len(still):
+                self.moved[still] |= _moved(x[..., still], y[..., still], self.unit)
+            gap = np.abs(y - x).max(axis=(0, 1), initial=0.0)
+            np.maximum(self.largest, gap, out=self.largest)
+            squares = float(np.einsum("rvd,rvd->", x, x))
+        self.squares += squares
+        self.count += x.size
+
+    @property
+    def size(self) -> float:
+        return float(np.sqrt(self.squares / max(self.count, 1))) or 1.0
+
+    def tail(self, width: int) -> float:
+        """The largest |after - before| past the rotary dim `width`."""
+        return float(self.largest[width:].max(initial=0.0))
 
 
 def _moved(x: np.ndarray, y: np.ndarray, unit: float) -> np.ndarray:
@@ -342,26 +430,22 @@ class _Pass:
     first: tuple[np.ndarray, np.ndarray]  # the first block (BEFORE, AFTER), for the heads
 
 
-def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
-    """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
-    its index), the dims that change, the first block."""
+def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float, blocks) -> _Pass:
+    """One pass over the blocks (act.blocks(native=True)), in the dump's own computing dtype:
+    each pairing's sums (its rotations kept where `keep` has its index), what each dim does,
+    the first block."""
     kind = np.complex128 if act.dtype == "float64" else np.complex64
     sums = [_Sums(p, k in keep, s0, act.shape[0], kind) for k, p in enumerate(pairings)]
-    moved = np.zeros(act.head_dim, bool)
-    squares, count, first = 0.0, 0, None
-    for _, x, y in act.blocks():
+    dims, first = _Dims(act.head_dim, act.unit), None
+    for _, x, y in blocks:
+        x, y = _computable(x), _computable(y)
         if first is None:
             first = (x, y)
-        still = np.flatnonzero(~moved)  # a dim seen to move once need not be looked at again
-        if len(still) == act.head_dim:
-            moved |= _moved(x, y, act.unit)
-        elif len(still):
-            moved[still] |= _moved(x[..., still], y[..., still], act.unit)
-        squares, count = squares + float(np.einsum("rvd,rvd->", x, x)), count + x.size
+        dims.add(x, y)
         for each in sums:
             each.add(x, y)
-    size = float(np.sqrt(squares / max(count, 1))) or 1.0
-    return _Pass([each.fit(size) for each in sums], moved, first)
+    fits = [each.fit(dims.size, dims.tail(each.pairing.width)) for each in sums]
+    return _Pass(fits, dims.moved.astype(bool), first)
 
 
 def _order(found: list[Fit], tolerance: float) -> list[Fit]:
@@ -384,25 +468,31 @@ def _order(found: list[Fit], tolerance: float) -> list[Fit]:
 
 def fits(act: Activations) -> tuple[list[Fit], _Pass]:
     """Each pairing's fit, over the whole head_dim and over the dims up to the last one that
-    changes, best first; read in two passes at most: the first block says which pairings to
-    keep each pair's rotation of, every block sums them all."""
-    start, x, y = next(act.blocks())
+    changes, best first; read in one pass: the first block says which pairings to sum and keep
+    each pair's rotation of, and is the first the pass sums."""
+    from itertools import chain
+
+    blocks = act.blocks(native=True)
+    first = next(blocks)
+    x, y = (np.asarray(v, np.float64) for v in first[1:])
     tolerance = _tolerance(act)
     pairings = [
         p for width in _widths(_moved(x, y, act.unit), act.head_dim) for p in _hypotheses(width)
     ]
     lz = float(np.sum(x**2)) or 1.0
     s0 = float(np.sqrt(np.sum(y**2) / lz))
-    sample = []
+    dims, sample = _Dims(act.head_dim, act.unit), []
+    dims.add(x, y)
     for p in pairings:
         each = _Sums(p, False, s0)
         each.add(x, y)
-        sample.append(each.fit(1.0))
+        sample.append(each.fit(1.0, dims.tail(p.width)))
     ranked = _order(sample, tolerance)
     # a pairing that is no rotation of the first block's rows is none of the whole: every
     # block is summed for the others only (for the best of the first block where none is)
     kept = [f for f in sample if max(f.misfit, f.tail) <= tolerance] or ranked[:1]
-    done = _measure(act, [f.pairing for f in kept], set(range(len(kept))), s0)
+    chosen = [f.pairing for f in kept]
+    done = _measure(act, chosen, set(range(len(kept))), s0, chain([first], blocks))
     ruled_out = [f for f in ranked if not any(f is k for k in kept)]
     return _order(done.fits, tolerance) + ruled_out, done
 
@@ -492,7 +582,8 @@ def read_rotation(act: Activations) -> Reading:
     )
     found = Reading(act, best, tried, angles, turning, line(angles, act.positions))
     if best.spread > tolerance:  # read from the first block's rows
-        found.heads, found.head_worst = _odd_vectors(act, best, *done.first)
+        x, y = (np.asarray(v, np.float64) for v in done.first)
+        found.heads, found.head_worst = _odd_vectors(act, best, x, y)
     return found
 
 
