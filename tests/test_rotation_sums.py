@@ -110,3 +110,25 @@ def test_a_report_is_the_same_without_the_c_sums(dtype, monkeypatch):
     assert fast.reading.fit.scale == pytest.approx(slow.reading.fit.scale, rel=1e-14)
     assert np.allclose(fast.reading.angles, slow.reading.angles, rtol=0, atol=1e-6)
     assert fast.named.name == slow.named.name and fast.rebuilt == slow.rebuilt
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+@pytest.mark.parametrize("where", [(30, 2, 5), (30, 2, 21), (0, 0, 0)])
+def test_inf_or_nan_in_any_block_is_refused(tmp_path, monkeypatch, kernel, where):
+    """A nan in a turning dim far down, an inf past the rotary dim, or either in the first
+    block: one line, whichever block holds it, with the C sums or numpy's."""
+    from pe_cli.analysis import rotation_files
+    from pe_cli.core.errors import BadInput
+
+    if not kernel:
+        monkeypatch.setattr(rotation, "_pairs", None)
+    monkeypatch.setattr(rotation, "BLOCK_ELEMENTS", 4 * 5 * 24)  # 4 rows a block
+    x, y = _block(np.random.default_rng(7), np.float32, rows=40)
+    y[..., 20:] = x[..., 20:]  # a partial-rotary tail
+    for bad in (np.nan, np.inf):
+        broken = y.copy()
+        broken[where] = bad
+        np.save(tmp_path / "before.npy", x)
+        np.save(tmp_path / "after.npy", broken)
+        with pytest.raises(BadInput, match=r"before.npy or .*after.npy holds inf or nan$"):
+            rotation_files.from_files(tmp_path / "after.npy", tmp_path / "before.npy")

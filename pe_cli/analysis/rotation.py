@@ -55,6 +55,7 @@ class Activations:
     # the same rows in the dtype numpy computes the dump's values in (float32 for bfloat16),
     # where they are read from files: the rebuild, which rounds to that dtype, reads these
     read_native: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = None
+    labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two are called, in refusals
 
     @property
     def axes_differ(self) -> bool:
@@ -294,15 +295,17 @@ class _Sums:
         first, second = p.out
         self._dims = [np.ascontiguousarray(d, np.int64) for d in (p.first, p.second, first, second)]
 
-    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+    def add(self, x: np.ndarray, y: np.ndarray) -> bool:
         """A block's rows, (rows, vectors, head_dim): float32 or float64 (any dtype where the
-        C sums are not built)."""
+        C sums are not built). Whether the sums are finite: every value of the pairs' dims is,
+        where they are (a float64 dump's squares may overflow where its values do not)."""
         if _kernel_ready(x, y):
             power, wpower, cross = self._swept(x, y)
         else:
             power, wpower, cross = self._summed(x, y)
-        self.z2 += float(power.sum())
-        self.w2 += float(wpower.sum())
+        z2, w2 = float(power.sum()), float(wpower.sum())
+        self.z2 += z2
+        self.w2 += w2
         c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
         # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
         # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
@@ -314,6 +317,7 @@ class _Sums:
         if self.keep:
             self.c[self.filled : self.filled + len(c)] = c
             self.filled += len(c)
+        return np.isfinite(z2) and np.isfinite(w2)
 
     def _swept(self, x: np.ndarray, y: np.ndarray):
         """The sums of a block in one sweep of its elements (_pairs.c), each value widened to
@@ -367,37 +371,45 @@ class _Sums:
 
 
 class _Dims:
-    """What each dim does over the blocks: whether it differs from BEFORE anywhere (by more
-    than one rounding of the dtype), its largest |after - before|, and the sum of BEFORE's
-    squares (their rms: the size a tail's change is set against)."""
+    """What each dim watched does over the blocks: whether it differs from BEFORE anywhere (by
+    more than one rounding of the dtype), its largest |after - before|, and the sum of BEFORE's
+    squares; and whether every value watched is finite. A dim that turns is watched until it is
+    seen to move (its values are in the pair sums after that); the dims past a rotary dim, to
+    the end: a partial-rotary tail must stay BEFORE's."""
 
     def __init__(self, head_dim: int, unit: float):
         self.unit = unit
         self.moved = np.zeros(head_dim, np.uint8)
         self.largest = np.zeros(head_dim)
-        self.squares, self.count = 0.0, 0
+        self.squares = np.zeros(head_dim)  # of the dims watched from the first block on
+        self.count = 0  # the vectors added
 
-    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+    def add(self, x: np.ndarray, y: np.ndarray, past: int = 0) -> bool:
+        """A block's rows; watched: every dim from `past` on, and those not yet seen to move.
+        Whether every value watched is finite."""
+        head_dim = x.shape[-1]
+        watch = np.flatnonzero((self.moved == 0) | (np.arange(head_dim) >= past))
+        self.count += x.shape[0] * x.shape[1]
+        if not len(watch):
+            return True
         if _kernel_ready(x, y):
             rows, vectors, dim = x.shape
-            squares, _ = _pairs.dim_stats(
-                x, y, _KERNEL_KINDS[x.dtype], rows * vectors, dim, self.unit,
-                self.moved, self.largest,
+            return _pairs.dim_stats(
+                x, y, _KERNEL_KINDS[x.dtype], rows * vectors, dim, watch, self.unit,
+                self.moved, self.largest, self.squares,
             )  # fmt: skip
-        else:
-            x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
-            still = np.flatnonzero(~self.moved.astype(bool))  # a dim seen to move stays moved
-            if len(still):
-                self.moved[still] |= _moved(x[..., still], y[..., still], self.unit)
-            gap = np.abs(y - x).max(axis=(0, 1), initial=0.0)
-            np.maximum(self.largest, gap, out=self.largest)
-            squares = float(np.einsum("rvd,rvd->", x, x))
-        self.squares += squares
-        self.count += x.size
+        x, y = np.asarray(x[..., watch], np.float64), np.asarray(y[..., watch], np.float64)
+        self.moved[watch] |= _moved(x, y, self.unit)
+        gap = np.abs(y - x).max(axis=(0, 1), initial=0.0)
+        self.largest[watch] = np.maximum(self.largest[watch], gap)
+        self.squares[watch] += np.einsum("rvd,rvd->d", x, x)
+        return bool(np.isfinite(x).all() and np.isfinite(y).all())
 
-    @property
-    def size(self) -> float:
-        return float(np.sqrt(self.squares / max(self.count, 1))) or 1.0
+    def size(self, z2: float, width: int) -> float:
+        """The rms of BEFORE's values, from a pairing's sum of squares over its rotary dims
+        (`z2`, dims 0..width-1) and the dims past it (watched from the first block on)."""
+        total = z2 + float(self.squares[width:].sum())
+        return float(np.sqrt(total / max(self.count * len(self.squares), 1))) or 1.0
 
     def tail(self, width: int) -> float:
         """The largest |after - before| past the rotary dim `width`."""
@@ -433,19 +445,32 @@ class _Pass:
 def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float, blocks) -> _Pass:
     """One pass over the blocks (act.blocks(native=True)), in the dump's own computing dtype:
     each pairing's sums (its rotations kept where `keep` has its index), what each dim does,
-    the first block."""
+    the first block; refused where a value is inf or nan."""
     kind = np.complex128 if act.dtype == "float64" else np.complex64
     sums = [_Sums(p, k in keep, s0, act.shape[0], kind) for k, p in enumerate(pairings)]
     dims, first = _Dims(act.head_dim, act.unit), None
+    past = min(p.width for p in pairings)  # the dims past a rotary dim, watched throughout
     for _, x, y in blocks:
         x, y = _computable(x), _computable(y)
         if first is None:
             first = (x, y)
-        dims.add(x, y)
+        finite = dims.add(x, y, past)
         for each in sums:
-            each.add(x, y)
-    fits = [each.fit(dims.size, dims.tail(each.pairing.width)) for each in sums]
+            finite = each.add(x, y) and finite
+        if not finite:
+            _check_finite(act, x, y)
+    fits = [
+        each.fit(dims.size(each.z2, each.pairing.width), dims.tail(each.pairing.width))
+        for each in sums
+    ]
     return _Pass(fits, dims.moved.astype(bool), first)
+
+
+def _check_finite(act: Activations, x: np.ndarray, y: np.ndarray) -> None:
+    """Refuse a block that holds inf or nan (looked at element by element: a sum of squares
+    may overflow where no value is infinite)."""
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise BadInput(f"{act.labels[0]} or {act.labels[1]} holds inf or nan")
 
 
 def _order(found: list[Fit], tolerance: float) -> list[Fit]:
@@ -475,6 +500,7 @@ def fits(act: Activations) -> tuple[list[Fit], _Pass]:
     blocks = act.blocks(native=True)
     first = next(blocks)
     x, y = (np.asarray(v, np.float64) for v in first[1:])
+    _check_finite(act, x, y)
     tolerance = _tolerance(act)
     pairings = [
         p for width in _widths(_moved(x, y, act.unit), act.head_dim) for p in _hypotheses(width)

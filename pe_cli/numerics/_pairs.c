@@ -11,10 +11,12 @@
  *
  *   a = sum off^2         b = sum |z| off
  *
- * Per dim, over every element: whether it differs from BEFORE by more than `unit` (x and y's
- * rounding), the sums of x^2 and y^2 (finite exactly where every element is, for float32 and
- * narrower values, whose squares cannot overflow a double), and each dim's largest |y - x|
- * (past the rotary dim, what a partial-rotary tail must keep at 0).
+ * Per dim, over the dims the caller still watches (those not yet seen to move, and those past
+ * the rotary dim): whether it differs from BEFORE by more than `unit` (x and y's rounding), its
+ * largest |y - x| (what a partial-rotary tail must keep at 0), the sum of BEFORE's squares, and
+ * whether every value is finite. The dims that turn need no such sweep once seen to move: their
+ * values are in the pair sums, whose power and wpower are finite exactly where they are (the
+ * squares of float32 values cannot overflow a double).
  *
  * Every value is widened to double before it is used, and each is the same expression numpy
  * evaluates on float64 arrays in rotation.py's fallback: products of float32 values are exact
@@ -64,22 +66,23 @@ DEFINE_PAIRS(float, pairs_f32)
 DEFINE_PAIRS(double, pairs_f64)
 
 #define DEFINE_DIMS(T, NAME)                                                                     \
-    static void NAME(const T *x, const T *y, Py_ssize_t count, Py_ssize_t dim, double unit,    \
-                     uint8_t *moved, double *largest, double *squares_x, double *squares_y) {  \
-        double sx = 0.0, sy = 0.0;                                                             \
+    static int NAME(const T *x, const T *y, Py_ssize_t count, Py_ssize_t dim,                  \
+                    const int64_t *watch, Py_ssize_t watched, double unit, uint8_t *moved,     \
+                    double *largest, double *squares) {                                        \
+        int finite = 1;                                                                        \
         for (Py_ssize_t n = 0; n < count; n++) {                                               \
             const T *xv = x + n * dim, *yv = y + n * dim;                                      \
-            for (Py_ssize_t d = 0; d < dim; d++) {                                             \
+            for (Py_ssize_t j = 0; j < watched; j++) {                                         \
+                Py_ssize_t d = watch[j];                                                       \
                 double xd = xv[d], yd = yv[d];                                                 \
-                sx += xd * xd;                                                                 \
-                sy += yd * yd;                                                                 \
+                if (!isfinite(xd) || !isfinite(yd)) finite = 0;                                \
+                squares[d] += xd * xd;                                                         \
                 double gap = fabs(yd - xd);                                                    \
                 if (!moved[d] && gap > unit * (fabs(xd) + fabs(yd))) moved[d] = 1;             \
                 if (gap > largest[d]) largest[d] = gap;                                        \
             }                                                                                  \
         }                                                                                      \
-        *squares_x = sx;                                                                       \
-        *squares_y = sy;                                                                       \
+        return finite;                                                                         \
     }
 
 DEFINE_DIMS(float, dims_f32)
@@ -133,38 +136,41 @@ static PyObject *pair_sums(PyObject *self, PyObject *args) {
     return Py_BuildValue("dd", a, b);
 }
 
-/* dim_stats(x, y, kind, count, dim, unit, moved, largest) -> (squares_x, squares_y); moved
- * (uint8) and largest (float64) have one element a dim, updated: moved set where the dim
- * differs by more than unit (|x| + |y|), largest raised to the dim's largest |y - x|. */
+/* dim_stats(x, y, kind, count, dim, watch, unit, moved, largest, squares) -> finite: over the
+ * dims in `watch` (int64) of count vectors of dim elements, whether every value is finite;
+ * moved (uint8), largest and squares (float64) have one element a dim, updated there: moved
+ * set where the dim differs by more than unit (|x| + |y|), largest raised to its largest
+ * |y - x|, squares added BEFORE's squares. */
 static PyObject *dim_stats(PyObject *self, PyObject *args) {
-    Py_buffer x, y, moved, largest;
-    int kind;
+    Py_buffer x, y, watch, moved, largest, squares;
+    int kind, finite = 1;
     Py_ssize_t count, dim;
-    double unit, sx = 0.0, sy = 0.0;
-    if (!PyArg_ParseTuple(args, "y*y*inndw*w*", &x, &y, &kind, &count, &dim, &unit, &moved,
-                          &largest))
+    double unit;
+    if (!PyArg_ParseTuple(args, "y*y*inny*dw*w*w*", &x, &y, &kind, &count, &dim, &watch, &unit,
+                          &moved, &largest, &squares))
         return NULL;
-    Py_ssize_t item = kind == F32 ? 4 : 8;
+    Py_ssize_t item = kind == F32 ? 4 : 8, watched = watch.len / 8;
     int fits = (kind == F32 || kind == F64) && count >= 0 && dim >= 0 &&
-               x.len == count * dim * item && y.len == count * dim * item && moved.len == dim &&
-               largest.len == dim * 8;
+               x.len == count * dim * item && y.len == count * dim * item &&
+               indices_fit(&watch, watched, dim) && moved.len == dim && largest.len == dim * 8 &&
+               squares.len == dim * 8;
     if (fits) {
         Py_BEGIN_ALLOW_THREADS
         if (kind == F32)
-            dims_f32(x.buf, y.buf, count, dim, unit, moved.buf, largest.buf, &sx, &sy);
+            finite = dims_f32(x.buf, y.buf, count, dim, watch.buf, watched, unit, moved.buf,
+                              largest.buf, squares.buf);
         else
-            dims_f64(x.buf, y.buf, count, dim, unit, moved.buf, largest.buf, &sx, &sy);
+            finite = dims_f64(x.buf, y.buf, count, dim, watch.buf, watched, unit, moved.buf,
+                              largest.buf, squares.buf);
         Py_END_ALLOW_THREADS
     }
-    PyBuffer_Release(&x);
-    PyBuffer_Release(&y);
-    PyBuffer_Release(&moved);
-    PyBuffer_Release(&largest);
+    Py_buffer *all[] = {&x, &y, &watch, &moved, &largest, &squares};
+    for (size_t o = 0; o < sizeof all / sizeof *all; o++) PyBuffer_Release(all[o]);
     if (!fits) {
         PyErr_SetString(PyExc_ValueError, "dim_stats: buffers do not fit the geometry");
         return NULL;
     }
-    return Py_BuildValue("dd", sx, sy);
+    return PyBool_FromLong(finite);
 }
 
 static PyMethodDef methods[] = {
