@@ -132,3 +132,45 @@ def test_inf_or_nan_in_any_block_is_refused(tmp_path, monkeypatch, kernel, where
         np.save(tmp_path / "after.npy", broken)
         with pytest.raises(BadInput, match=r"before.npy or .*after.npy holds inf or nan$"):
             rotation_files.from_files(tmp_path / "after.npy", tmp_path / "before.npy")
+
+
+@needs_kernel
+def test_the_c_rebuild_comparison_is_numpys(monkeypatch):
+    """A float32 rebuild against AFTER, block by block: bit for bit where AFTER is numpy's own
+    float32 rotation, and where a value, a tail dim or a whole pairing is off, the same largest
+    difference at the same place as numpy's comparison (ties broken alike: the first)."""
+    from types import SimpleNamespace
+
+    from pe_cli.analysis import rotation_rebuild
+
+    rng = np.random.default_rng(9)
+    act = SimpleNamespace(dtype="float32")
+    for p in _pairings(24):
+        planes = rng.uniform(-1, 1, (2, 12, p.pairs)).astype(np.float32)
+        for how in ("equal", "one value", "tail", "tie", "other planes"):
+            blocks = []
+            for start in (0, 6):
+                x = rng.standard_normal((6, 3, 24)).astype(np.float32)
+                cos, sin = planes[0][start : start + 6], planes[1][start : start + 6]
+                y = rotation_rebuild.apply(x, cos, sin, p, "float32").astype(np.float32)
+                if how == "one value" and start:
+                    y[2, 1, p.out[1][3]] += np.float32(0.25)
+                if how == "tail" and p.width < 24:
+                    y[4, 0, 22] = np.nextafter(y[4, 0, 22], np.float32(9))
+                if how == "tie":  # the same difference in two places: the first is said
+                    y[1, 2, p.out[0][5]] += np.float32(0.5)
+                    y[3, 0, p.out[0][1]] += np.float32(0.5)
+                if how == "other planes":
+                    cos = np.roll(cos, 1, axis=1)
+                blocks.append((start, x, y, cos, sin))
+            gaps = []
+            for kernel in (True, False):
+                gap = rotation_rebuild._Gap()
+                with monkeypatch.context() as patched:
+                    if not kernel:
+                        patched.setattr(rotation, "_pairs", None)
+                    for block in blocks:
+                        gap.add(act, p, *block)
+                gaps.append((gap.equal, gap.largest, gap.at))
+            assert gaps[0] == gaps[1], (p.name, p.width, p.written, how)
+            assert gaps[0][0] == (how == "equal" or how == "tail" and p.width == 24)

@@ -156,6 +156,8 @@ class _Gap:
         from .rotation import view
 
         width = pairing.width
+        if act.dtype == "float32" and _swept(self, pairing, start, x, y, cos, sin):
+            return
         parts = zip(_turned(x, cos, sin, pairing, act.dtype), pairing.out)
         parts = [(got, dims, y[..., view(dims)]) for got, dims in parts]
         if width < x.shape[-1]:
@@ -177,6 +179,30 @@ class _Gap:
             f", {act.vectors[vector]}" if act.vectors[vector] else ""
         )
         return Rebuilt(name, self.equal, self.largest, where)
+
+
+def _swept(gap: _Gap, pairing, start: int, x, y, cos, sin) -> bool:
+    """_Gap.add of a float32 block in one sweep (numerics/_pairs.c: numpy's float32 arithmetic,
+    each part's first largest difference as numpy's argmax finds it); False where the C
+    comparison is not built or the block is not float32."""
+    from .rotation import _pairs
+
+    if _pairs is None or x.dtype != np.float32 or y.dtype != np.float32:
+        return False
+    x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+    cos, sin = (np.ascontiguousarray(t, np.float32) for t in (cos, sin))
+    indices = [np.ascontiguousarray(d, np.int64) for d in (pairing.first, pairing.second)]
+    indices += [np.ascontiguousarray(d, np.int64) for d in pairing.out]
+    rows, vectors, dim = x.shape
+    found = _pairs.turned_gaps(x, y, cos, sin, rows, vectors, dim, *indices, pairing.width)
+    tail = np.arange(pairing.width, dim)
+    for (largest, row, vector, index), dims in zip(found, (*pairing.out, tail)):
+        if largest < 0:
+            continue
+        gap.equal = False
+        if largest > gap.largest:
+            gap.largest, gap.at = largest, (start + row, vector, int(dims[index]))
+    return True
 
 
 def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:

@@ -1,5 +1,6 @@
 /* Sums a rotation is read back from (pe_cli/analysis/rotation.py), over a block of BEFORE and
- * AFTER rows of (rows, vectors, head_dim) elements, in one sweep of the elements.
+ * AFTER rows of (rows, vectors, head_dim) elements, in one sweep of the elements; and the
+ * rebuild's float32 comparison (rotation_rebuild.py, at the end of this file).
  *
  * A rotary op turns each pair of dims: z = x[first] + i x[second] before, w = y[out_first] +
  * i y[out_second] after. Per (row, pair), summed over the vectors:
@@ -173,9 +174,86 @@ static PyObject *dim_stats(PyObject *self, PyObject *args) {
     return PyBool_FromLong(finite);
 }
 
+/* The rebuild's comparison (rotation_rebuild.py): BEFORE's pairs turned by a library's float32
+ * cos and sin as the rotate_half form computes in float32, each product and the sum rounded:
+ *
+ *   real = x cos - y sin     imag = y cos + x sin
+ *
+ * (numpy's float32 arithmetic exactly: floats, no fused multiply-add, -ffp-contract=off), set
+ * against AFTER's float32 values; the dims past the rotary dim against BEFORE's own. For each of
+ * the three parts (real, imag, tail): whether every value is AFTER's, and where not, the
+ * largest |difference| and its first (row, vector, index) in C order, as numpy's argmax. */
+typedef struct {
+    double largest;
+    Py_ssize_t r, v, k;
+} Part;
+
+static inline void differ(Part *part, float got, float want, Py_ssize_t r, Py_ssize_t v,
+                          Py_ssize_t k) {
+    if (got == want) return;
+    double gap = fabs((double)got - (double)want);
+    if (gap > part->largest) *part = (Part){gap, r, v, k};
+}
+
+static void turned_f32(const float *x, const float *y, const float *cos, const float *sin,
+                       Py_ssize_t rows, Py_ssize_t vectors, Py_ssize_t dim, Py_ssize_t pairs,
+                       const int64_t *first, const int64_t *second, const int64_t *out_first,
+                       const int64_t *out_second, Py_ssize_t width, Part parts[3]) {
+    for (Py_ssize_t r = 0; r < rows; r++) {
+        const float *c = cos + r * pairs, *s = sin + r * pairs;
+        for (Py_ssize_t v = 0; v < vectors; v++) {
+            const float *xv = x + (r * vectors + v) * dim, *yv = y + (r * vectors + v) * dim;
+            for (Py_ssize_t k = 0; k < pairs; k++) {
+                float xr = xv[first[k]], xi = xv[second[k]];
+                float real = xr * c[k], imag = xi * c[k];
+                float minus = xi * s[k], plus = xr * s[k];
+                real = real - minus;
+                imag = imag + plus;
+                differ(&parts[0], real, yv[out_first[k]], r, v, k);
+                differ(&parts[1], imag, yv[out_second[k]], r, v, k);
+            }
+            for (Py_ssize_t d = width; d < dim; d++) differ(&parts[2], xv[d], yv[d], r, v, d - width);
+        }
+    }
+}
+
+/* turned_gaps(x, y, cos, sin, rows, vectors, dim, first, second, out_first, out_second, width)
+ * -> ((largest, row, vector, index) for real, imag and tail), largest -1 where every value of
+ * the part is AFTER's; x and y are (rows, vectors, dim) float32, cos and sin (rows, pairs). */
+static PyObject *turned_gaps(PyObject *self, PyObject *args) {
+    Py_buffer x, y, cos, sin, first, second, out_first, out_second;
+    Py_ssize_t rows, vectors, dim, width;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*nnny*y*y*y*n", &x, &y, &cos, &sin, &rows, &vectors, &dim,
+                          &first, &second, &out_first, &out_second, &width))
+        return NULL;
+    Py_buffer *all[] = {&x, &y, &cos, &sin, &first, &second, &out_first, &out_second};
+    Py_ssize_t pairs = first.len / 8, size = rows * vectors * dim;
+    int fits = rows >= 0 && vectors >= 0 && dim >= 0 && width >= 0 && width <= dim &&
+               x.len == size * 4 && y.len == size * 4 && cos.len == rows * pairs * 4 &&
+               sin.len == rows * pairs * 4 && indices_fit(&first, pairs, dim) &&
+               indices_fit(&second, pairs, dim) && indices_fit(&out_first, pairs, dim) &&
+               indices_fit(&out_second, pairs, dim);
+    Part parts[3] = {{-1.0, 0, 0, 0}, {-1.0, 0, 0, 0}, {-1.0, 0, 0, 0}};
+    if (fits) {
+        Py_BEGIN_ALLOW_THREADS
+        turned_f32(x.buf, y.buf, cos.buf, sin.buf, rows, vectors, dim, pairs, first.buf, second.buf,
+                   out_first.buf, out_second.buf, width, parts);
+        Py_END_ALLOW_THREADS
+    }
+    for (size_t o = 0; o < sizeof all / sizeof *all; o++) PyBuffer_Release(all[o]);
+    if (!fits) {
+        PyErr_SetString(PyExc_ValueError, "turned_gaps: buffers or dims do not fit the geometry");
+        return NULL;
+    }
+    return Py_BuildValue("(dnnn)(dnnn)(dnnn)", parts[0].largest, parts[0].r, parts[0].v, parts[0].k,
+                         parts[1].largest, parts[1].r, parts[1].v, parts[1].k, parts[2].largest,
+                         parts[2].r, parts[2].v, parts[2].k);
+}
+
 static PyMethodDef methods[] = {
     {"pair_sums", pair_sums, METH_VARARGS, "A block's per-pair sums (see the file's comment)."},
     {"dim_stats", dim_stats, METH_VARARGS, "A block's per-dim figures (see the file's comment)."},
+    {"turned_gaps", turned_gaps, METH_VARARGS, "A float32 rebuild against AFTER (see above)."},
     {NULL, NULL, 0, NULL},
 };
 
