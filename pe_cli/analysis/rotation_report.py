@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..spec import TableSpec
-from .rotation import Activations, Finding, Reading, planes, read_rotation  # noqa: F401
+from .rotation import Activations, Finding, Reading, planes, read_rotation, wrapped  # noqa: F401
 from .rotation_rebuild import Rebuilt, factor_of, rebuild
 
 SAMPLE_ROWS = 4096  # the rows of the named table identification reads
@@ -424,7 +424,7 @@ def _gap(found: Report) -> Gap | None:
     for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
         wanted = positions[start : start + 8192] * rates[turning]
         got = reading.angles[start : start + 8192, turning]
-        gaps = np.abs(np.angle(np.exp(1j * (got - wanted))))
+        gaps = np.abs(wrapped(got - wanted))
         at = np.unravel_index(int(np.argmax(gaps)), gaps.shape)
         if gaps[at] > largest:
             largest, row, k = float(gaps[at]), start + int(at[0]), int(turning[at[1]])
