@@ -442,16 +442,19 @@ class _Pass:
     first: tuple[np.ndarray, np.ndarray]  # the first block (BEFORE, AFTER), for the heads
 
 
-def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float, blocks) -> _Pass:
+def _measure(
+    act: Activations, pairings: list[Pairing], keep: set[int], s0: float, blocks, tap=None
+) -> _Pass:
     """One pass over the blocks (act.blocks(native=True)), in the dump's own computing dtype:
     each pairing's sums (its rotations kept where `keep` has its index), what each dim does,
-    the first block; refused where a value is inf or nan."""
+    the first block; refused where a value is inf or nan. `tap(start, x, y)`, where given, is
+    handed each block as read, once it is summed (the rebuild that rides on this pass)."""
     kind = np.complex128 if act.dtype == "float64" else np.complex64
     sums = [_Sums(p, k in keep, s0, act.shape[0], kind) for k, p in enumerate(pairings)]
     dims, first = _Dims(act.head_dim, act.unit), None
     past = min(p.width for p in pairings)  # the dims past a rotary dim, watched throughout
-    for _, x, y in blocks:
-        x, y = _computable(x), _computable(y)
+    for start, stored, stored_after in blocks:
+        x, y = _computable(stored), _computable(stored_after)
         if first is None:
             first = (x, y)
         finite = dims.add(x, y, past)
@@ -459,6 +462,8 @@ def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: floa
             finite = each.add(x, y) and finite
         if not finite:
             _check_finite(act, x, y)
+        if tap is not None:
+            tap(start, stored, stored_after)
     fits = [
         each.fit(dims.size(each.z2, each.pairing.width), dims.tail(each.pairing.width))
         for each in sums
@@ -491,7 +496,7 @@ def _order(found: list[Fit], tolerance: float) -> list[Fit]:
     return sorted(found, key=key)
 
 
-def fits(act: Activations) -> tuple[list[Fit], _Pass]:
+def fits(act: Activations, tap=None) -> tuple[list[Fit], _Pass]:
     """Each pairing's fit, over the whole head_dim and over the dims up to the last one that
     changes, best first; read in one pass: the first block says which pairings to sum and keep
     each pair's rotation of, and is the first the pass sums."""
@@ -518,7 +523,7 @@ def fits(act: Activations) -> tuple[list[Fit], _Pass]:
     # block is summed for the others only (for the best of the first block where none is)
     kept = [f for f in sample if max(f.misfit, f.tail) <= tolerance] or ranked[:1]
     chosen = [f.pairing for f in kept]
-    done = _measure(act, chosen, set(range(len(kept))), s0, chain([first], blocks))
+    done = _measure(act, chosen, set(range(len(kept))), s0, chain([first], blocks), tap)
     ruled_out = [f for f in ranked if not any(f is k for k in kept)]
     return _order(done.fits, tolerance) + ruled_out, done
 
@@ -617,8 +622,10 @@ class Reading:
         return sorted(int(d) for k in self.turning for d in (p.first[k], p.second[k]))
 
 
-def read_rotation(act: Activations) -> Reading:
-    tried, done = fits(act)
+def read_rotation(act: Activations, tap=None) -> Reading:
+    """The reading of the rotation, in one pass over the dump (each block handed to `tap` as
+    it is read, where given: _measure)."""
+    tried, done = fits(act, tap)
     best = tried[0]
     tolerance = _tolerance(act)
     if max(best.misfit, best.tail) > tolerance:

@@ -142,10 +142,15 @@ def report(
     expected: Expected | None = None,
     exact: bool = False,
     labels: tuple[str, str] = ("BEFORE", "AFTER"),
+    rebuilt: bool = True,
 ) -> Report:
     """Read the rotation, name the table its angles make, and say what differs (from the
-    expected layer's where one is given)."""
-    reading = read_rotation(act)
+    expected layer's where one is given); with `rebuilt` False, no library rebuild. A long
+    dump is read once (rotation_stream): its first rows name the table ahead of the pass."""
+    from .rotation_stream import ahead_of
+
+    ahead = None if exact else ahead_of(act, source, labels)
+    reading = read_rotation(act, None if ahead is None else ahead.tap)
     found = Report(source, reading, None, [], None, expected, None, exact=exact, labels=labels)
     if reading.fit is None:
         widths = ", ".join(
@@ -173,7 +178,8 @@ def report(
             found.findings += said
             if act.ids is not None:
                 found.notes.append(rotation_axes.SAME_AXES)
-        found.identification = _name(reading, found.offset, exact and not several)
+        said = None if ahead is None else ahead.identification(reading, found.offset)
+        found.identification = said or _name(reading, found.offset, exact and not several)
         # an attention factor is no finding where the table named or expected holds it
         held = [] if found.named is None else [factor_of(found.named.spec)]
         held += [expected.factor] if expected is not None and expected.spec is not None else []
@@ -184,7 +190,8 @@ def report(
             found.laid, note = rotation_axes.laid_out(found)
             found.notes += [note] if note else []
         found.gap = _gap(found)
-        found.rebuilt = rebuild(found)
+        if rebuilt:
+            found.rebuilt = rebuild(found) if ahead is None else ahead.rebuilt(found)
         if found.laid is not None:
             rotation_axes.settle(found)
     if expected is not None:
