@@ -147,9 +147,13 @@ def report(
     """Read the rotation, name the table its angles make, and say what differs (from the
     expected layer's where one is given); with `rebuilt` False, no library rebuild. A long
     dump is read once (rotation_stream): its first rows name the table ahead of the pass."""
-    from .rotation_stream import ahead_of
+    from .rotation_stream import Ahead, first_rows
 
-    ahead = None if exact else ahead_of(act, source, labels)
+    first = None if exact else first_rows(act, SAMPLE_ROWS)
+    # the table named from the first rows, ahead of the pass the rebuild then rides on
+    ahead = (
+        None if first is None else Ahead(report(first, source, labels=labels, rebuilt=False), act)
+    )
     reading = read_rotation(act, None if ahead is None else ahead.tap)
     found = Report(source, reading, None, [], None, expected, None, exact=exact, labels=labels)
     if reading.fit is None:

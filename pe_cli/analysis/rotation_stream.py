@@ -73,18 +73,14 @@ def _turned(reading: Reading, spec) -> tuple[bool, float | None]:
     return backwards, rest if abs(rest - 1) > 8 * reading.act.unit else None
 
 
-def ahead_of(act: Activations, source: str, labels) -> Ahead | None:
-    """The report of the dump's first SAMPLE_ROWS rows, named and not rebuilt, where the dump
-    is longer and its rows are read from files along one position axis; else None."""
-    from .rotation_report import SAMPLE_ROWS, report
-
-    rows = SAMPLE_ROWS
+def first_rows(act: Activations, rows: int) -> Activations | None:
+    """The dump's first `rows` rows, read from its files as the whole is, where the dump is
+    longer and its rows lie along one position axis; else None (read whole, as before)."""
     if act.shape[0] <= rows or act.read_native is None or act.axes_differ:
         return None
-    first = replace(
+    return replace(
         act,
         shape=(rows, *act.shape[1:]),
         positions=act.positions[:rows],
         ids=None if act.ids is None else act.ids[:, :rows],
     )
-    return Ahead(report(first, source, labels=labels, rebuilt=False), act)
