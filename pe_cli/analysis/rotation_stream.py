@@ -35,9 +35,11 @@ class Ahead:
         return None if self.rebuilding is None else self.rebuilding.add
 
     def identification(self, reading: Reading, offset: int):
-        """The first rows' identification where the whole dump's reading is theirs, else None
-        (the caller names the whole dump's angles)."""
-        return self.first.identification if self._same(reading, offset) else None
+        """The first rows' identification where it names their table and the whole dump's
+        reading is theirs, else None (the caller names the whole dump's angles)."""
+        if self.first.named is None or not self._same(reading, offset):
+            return None
+        return self.first.identification
 
     def rebuilt(self, found):
         """The rebuild fed on the pass where its planes are those the whole reading applies,
