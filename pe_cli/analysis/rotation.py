@@ -37,7 +37,7 @@ from ..families import ROTARY_PAIRINGS, rotary_pairs
 ANGLE_ULPS = 6
 
 
-BLOCK_ELEMENTS = 1 << 19  # the elements of each side read at once (4 MiB in float64)
+BLOCK_ELEMENTS = 1 << 19  # the elements of each side read at once (2 MiB of float32)
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,8 @@ class Activations:
     # (axes, rows) int64: each row's position on each axis (M-RoPE's t, h, w), where given so
     ids: np.ndarray | None = None
     # the same rows in the dtype numpy computes the dump's values in (float32 for bfloat16),
-    # where they are read from files: the rebuild, which rounds to that dtype, reads these
+    # where they are read from files: the reading's one pass reads these (the sums widen
+    # each value where they use it), and the rebuild, which rounds to that dtype
     read_native: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = None
     labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two are called, in refusals
 
