@@ -23,6 +23,7 @@ Nothing here names a table or prints; rotation_report.py names the angles and sa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -305,20 +306,24 @@ class _Sums:
         else:
             power, wpower, cross = self._summed(x, y)
         z2, w2 = float(power.sum()), float(wpower.sum())
+        finite = bool(np.isfinite(z2) and np.isfinite(w2))
         self.z2 += z2
         self.w2 += w2
-        c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
-        # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
-        # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
-        # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
-        left = wpower - np.divide(
-            cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
-        )
-        self.spread += float(np.sum(np.maximum(left, 0.0)))
+        # a block that is not finite is refused by the pass (or, where a float64 dump's squares
+        # overflow, its sums are inf): no warning of the arithmetic on it
+        with np.errstate(invalid="ignore", over="ignore") if not finite else nullcontext():
+            c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
+            # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2
+            # less |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32
+            # or half dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
+            left = wpower - np.divide(
+                cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
+            )
+            self.spread += float(np.sum(np.maximum(left, 0.0)))
         if self.keep:
             self.c[self.filled : self.filled + len(c)] = c
             self.filled += len(c)
-        return np.isfinite(z2) and np.isfinite(w2)
+        return finite
 
     def _swept(self, x: np.ndarray, y: np.ndarray):
         """The sums of a block in one sweep of its elements (_pairs.c), each value widened to
@@ -331,7 +336,9 @@ class _Sums:
         )  # fmt: skip
         self.a += a
         self.b += b
-        return power, wpower, real + 1j * imag
+        cross = np.empty(power.shape, complex)
+        cross.real, cross.imag = real, imag
+        return power, wpower, cross
 
     def _summed(self, x: np.ndarray, y: np.ndarray):
         """The same sums with numpy, over float64 copies of the block."""
