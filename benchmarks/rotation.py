@@ -6,9 +6,9 @@ same two files (issue 41: a (131072, 32, 128) float32 pair, 2 GiB a file).
 
 Writes BEFORE (random q, positions x heads x head_dim) and AFTER (transformers' Llama rotation
 of it, base 500000) into D, runs each command in its own process, the two in turn --repeat
-times, and prints each run's wall time and peak resident memory (ru_maxrss of the child), then
-the medians. With --keep and --dir the files stay in D and a later run with the same sizes
-reuses them. Needs transformers (pip install -e '.[test]').
+times, and prints each run's wall time, peak resident memory (ru_maxrss of the child) and CPU
+time (user and system), then the medians. With --keep and --dir the files stay in D and a later
+run with the same sizes reuses them. Needs transformers (pip install -e '.[test]').
 """
 
 import argparse
@@ -62,19 +62,24 @@ def _flat(path: Path) -> Path:
     return flat
 
 
-def _run(words: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak resident MiB (the child's own) and the last line of one command."""
+def _run(words: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, peak resident MiB, CPU seconds (user and system: what the load of shared
+    cores moves least; all three the child's own) and the last line of one command."""
     code = (
         "import atexit, resource, sys; atexit.register(lambda: sys.stderr.write("
-        "f'peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'));"
+        "'peak {0.ru_maxrss} cpu {1}\\n'.format(resource.getrusage(resource.RUSAGE_SELF), "
+        "sum(resource.getrusage(resource.RUSAGE_SELF)[:2]))));"
         "from pe_cli import main; sys.argv[0] = 'pe-cli'; main()"
     )
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True)
     seconds = time.perf_counter() - started
     lines = (done.stdout + done.stderr).strip().splitlines()
-    peak = float(lines.pop().split()[1]) / 1024 if lines and lines[-1].startswith("peak ") else 0
-    return seconds, peak, lines[-1] if lines else f"exit {done.returncode}"
+    peak, cpu = 0.0, 0.0
+    if lines and lines[-1].startswith("peak "):
+        words = lines.pop().split()
+        peak, cpu = float(words[1]) / 1024, float(words[3])
+    return seconds, peak, cpu, lines[-1] if lines else f"exit {done.returncode}"
 
 
 def flat(path: Path) -> Path:
@@ -123,13 +128,18 @@ def main() -> None:
         runs = {name: [] for name in commands}
         for _ in range(args.repeat):  # the two in turn, so that both see the same load
             for name, words in commands.items():
-                seconds, peak, last = _run(words)
-                runs[name].append((seconds, peak))
-                print(f"{name:30} {seconds:7.1f} s  peak {peak:6.0f} MiB  {last.strip()[:40]}")
+                seconds, peak, cpu, last = _run(words)
+                runs[name].append((seconds, peak, cpu))
+                print(
+                    f"{name:30} {seconds:6.1f} s  peak {peak:4.0f} MiB  cpu {cpu:5.1f} s  "
+                    f"{last.strip()[:20]}"
+                )
         for name, measured in runs.items():
-            seconds = statistics.median(s for s, _ in measured)
-            peak = statistics.median(p for _, p in measured)
-            print(f"median of {len(measured)}: {name:30} {seconds:7.1f} s  peak {peak:6.0f} MiB")
+            seconds, peak, cpu = (statistics.median(m[k] for m in measured) for k in range(3))
+            print(
+                f"median of {len(measured)}: {name:30} {seconds:6.1f} s  peak {peak:4.0f} MiB  "
+                f"cpu {cpu:5.1f} s"
+            )
 
 
 if __name__ == "__main__":

@@ -392,3 +392,118 @@ def test_rows_at_any_indices_are_read_once_in_their_order():
     reads.clear()
     assert np.array_equal(source.at([3, 4, 5]), table[3:6]) and reads == [(3, 6)]
     assert source.at([]).shape == (0, 4)
+
+
+def _rotated_pair(folder, rows, heads=4, head_dim=64, scale=1.0):
+    """q before and after transformers' Llama rotation (base 10000) at positions 0..rows-1,
+    as (positions, heads, head_dim) float32 files; AFTER times `scale` where given."""
+    import torch
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama
+
+    config = LlamaConfig(
+        hidden_size=heads * head_dim,
+        num_attention_heads=heads,
+        head_dim=head_dim,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+    )
+    rotary = modeling_llama.LlamaRotaryEmbedding(config)
+    q = torch.randn(1, heads, rows, head_dim, generator=torch.Generator().manual_seed(1))
+    cos, sin = rotary(q, torch.arange(rows)[None])
+    turned = modeling_llama.apply_rotary_pos_emb(q, q, cos, sin)[0] * scale
+    np.save(folder / "before.npy", q[0].permute(1, 0, 2).numpy())
+    np.save(folder / "after.npy", turned[0].permute(1, 0, 2).numpy())
+    return folder / "after.npy", folder / "before.npy"
+
+
+@pytest.fixture
+def counted_reads(monkeypatch):
+    """Every element range read from a stored file, by file name: (first, stop)."""
+    from pe_cli.io.read import Stored
+
+    reads = {}
+    elements = Stored.elements
+
+    def counted(self, first, stop, widen=True):
+        reads.setdefault(os.path.basename(self.label), []).append((first, stop))
+        return elements(self, first, stop, widen)
+
+    monkeypatch.setattr(Stored, "elements", counted)
+    return reads
+
+
+def _times_read(ranges, rows, width):
+    """How many times each row was read, from element ranges of rows `width` elements wide."""
+    count = np.zeros(rows, int)
+    for first, stop in ranges:
+        assert first % width == 0 and stop % width == 0
+        count[first // width : stop // width] += 1
+    return count
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+@pytest.mark.parametrize("scale", [1.0, 1.25])
+def test_a_long_dump_is_read_once_and_says_what_two_passes_say(
+    tmp_path, monkeypatch, counted_reads, scale, kernel
+):
+    """compare AFTER --before BEFORE on a dump longer than the rows its table is named from
+    (here 64 of 600, in blocks of 10 rows): each row past those is read once from each file,
+    the first 64 twice (named ahead of the pass), and the report is the one a reading of the
+    whole that rebuilds in a pass of its own gives, with the C sweep or numpy's path. Where
+    the whole dump's reading differs from its first rows' in what the rebuild applies (a
+    scale, estimated from other rows), the rebuild takes a pass of its own, and the report is
+    the same again."""
+    from pe_cli.analysis import rotation, rotation_files, rotation_report, rotation_stream
+
+    if not kernel:  # numpy's sums and comparison, where no compiler built the C sweep
+        monkeypatch.setattr(rotation, "_pairs", None)
+    monkeypatch.setattr(rotation, "BLOCK_ELEMENTS", 10 * 4 * 64)
+    monkeypatch.setattr(rotation_report, "SAMPLE_ROWS", 64)
+    after, before = _rotated_pair(tmp_path, 600, scale=scale)
+    found = rotation_files.from_files(after, before)
+    for name in ("before.npy", "after.npy"):
+        count = _times_read(counted_reads[name], 600, 4 * 64)
+        want = np.ones(600, int) if scale == 1 else np.full(600, 2)  # the rebuild's own pass
+        want[:64] += 1
+        assert count.tolist() == want.tolist(), name
+    monkeypatch.setattr(rotation_stream, "first_rows", lambda *args: None)
+    whole = rotation_files.from_files(after, before)
+    assert found.codes() == whole.codes() == ([] if scale == 1 else ["scale"])
+    assert found.pairing == whole.pairing == "half" and found.rotary_dims == whole.rotary_dims
+    assert found.named.name == whole.named.name and found.named.command == whole.named.command
+    assert found.rebuilt == whole.rebuilt and found.rebuilt.identical == (scale == 1)
+    assert found.gap.where == whole.gap.where
+    assert found.gap.max_abs == pytest.approx(whole.gap.max_abs, rel=1e-9)
+    assert np.array_equal(found.reading.angles, whole.reading.angles)
+
+
+def test_reading_a_rotation_keeps_memory_bounded(tmp_path):
+    """compare AFTER --before BEFORE of two 256 MiB float32 dumps (16384 positions, 32 heads
+    of 128): read whole, one file alone would take 512 MiB as float64; the reading, the
+    naming (which imports torch) and the rebuild stay below the two files' own size, 512 MiB
+    (issue 41's bound for a pair of 2 GiB files)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16384, 32, 128), dtype=np.float32)
+    np.save(tmp_path / "before.npy", x)
+    half = np.arange(64)
+    angles = np.outer(np.arange(16384), 10000.0 ** (-half / 64))[:, None, :]
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    x[..., :64], x[..., 64:] = (
+        x[..., :64] * cos - x[..., 64:] * sin,
+        x[..., 64:] * cos + x[..., :64] * sin,
+    )
+    np.save(tmp_path / "after.npy", x)
+    del x, angles, cos, sin
+    command = [sys.executable, "-m", "pe_cli", "compare", "after.npy", "--before", "before.npy"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(pe_cli.__file__))  # this checkout's
+    found = subprocess.run(
+        [sys.executable, "-c", PEAK, *command],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert found.returncode == 0, found.stderr
+    peak_mib = int(found.stdout.split()[-1]) / 1024
+    assert peak_mib < 512, peak_mib  # 360 MiB measured here

@@ -23,6 +23,7 @@ Nothing here names a table or prints; rotation_report.py names the angles and sa
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +38,7 @@ from ..families import ROTARY_PAIRINGS, rotary_pairs
 ANGLE_ULPS = 6
 
 
-BLOCK_ELEMENTS = 1 << 19  # the elements of each side read at once (4 MiB in float64)
+BLOCK_ELEMENTS = 1 << 19  # the elements of each side read at once (2 MiB of float32)
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,10 @@ class Activations:
     # (axes, rows) int64: each row's position on each axis (M-RoPE's t, h, w), where given so
     ids: np.ndarray | None = None
     # the same rows in the dtype numpy computes the dump's values in (float32 for bfloat16),
-    # where they are read from files: the rebuild, which rounds to that dtype, reads these
+    # where they are read from files: the reading's one pass reads these (the sums widen
+    # each value where they use it), and the rebuild, which rounds to that dtype
     read_native: Callable[[int, int], tuple[np.ndarray, np.ndarray]] | None = None
+    labels: tuple[str, str] = ("BEFORE", "AFTER")  # what the two are called, in refusals
 
     @property
     def axes_differ(self) -> bool:
@@ -251,6 +254,33 @@ def _written(values: np.ndarray, p: Pairing) -> np.ndarray:
     return values[..., view(first)] + 1j * values[..., view(second)]
 
 
+try:  # the sums in one sweep of a block (setup.py builds it where a compiler is present)
+    from ..numerics import _pairs
+except ImportError:  # pragma: no cover - exercised by the fallback test
+    _pairs = None
+
+_KERNEL_KINDS = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
+
+
+def _kernel_ready(x: np.ndarray, y: np.ndarray) -> bool:
+    """Whether the C sums take this block: float32 or float64, C-contiguous, both alike."""
+    return (
+        _pairs is not None
+        and x.dtype == y.dtype
+        and x.dtype in _KERNEL_KINDS
+        and x.flags.c_contiguous
+        and y.flags.c_contiguous
+    )
+
+
+def _computable(values: np.ndarray) -> np.ndarray:
+    """A block's values as the sums read them: float32 and float64 as they are (each widened
+    to float64 where it is used), narrower ones widened exactly to float32."""
+    if values.dtype in _KERNEL_KINDS:
+        return values
+    return values.astype(np.float32)
+
+
 class _Sums:
     """One pairing's sums over the blocks: what its Fit is made of. The lengths' misfit is
     summed about a scale s0 read from the first block, so that nothing cancels when the true
@@ -258,17 +288,64 @@ class _Sums:
 
     def __init__(self, p: Pairing, keep: bool, s0: float, rows: int = 0, kind=np.complex64):
         self.pairing, self.keep, self.s0 = p, keep, s0
-        self.z2 = self.w2 = self.a = self.b = self.spread = self.tail = 0.0
+        self.z2 = self.w2 = self.a = self.b = self.spread = 0.0
         # each row's rotations, kept in complex64 for dumps of float32 or narrower: that
         # holds their float32 cos and sin exactly (probe's) and any estimate to well within
         # the bound of the dump's rounding, in half complex128's memory
         self.c = np.empty((rows, p.pairs), kind) if keep else None
         self.filled = 0
+        first, second = p.out
+        self._dims = [np.ascontiguousarray(d, np.int64) for d in (p.first, p.second, first, second)]
 
-    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+    def add(self, x: np.ndarray, y: np.ndarray) -> bool:
+        """A block's rows, (rows, vectors, head_dim): float32 or float64 (any dtype where the
+        C sums are not built). Whether the sums are finite: every value of the pairs' dims is,
+        where they are (a float64 dump's squares may overflow where its values do not)."""
+        if _kernel_ready(x, y):
+            power, wpower, cross = self._swept(x, y)
+        else:
+            power, wpower, cross = self._summed(x, y)
+        z2, w2 = float(power.sum()), float(wpower.sum())
+        finite = bool(np.isfinite(z2) and np.isfinite(w2))
+        self.z2 += z2
+        self.w2 += w2
+        # a block that is not finite is refused by the pass (or, where a float64 dump's squares
+        # overflow, its sums are inf): no warning of the arithmetic on it
+        with np.errstate(invalid="ignore", over="ignore") if not finite else nullcontext():
+            c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
+            # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2
+            # less |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32
+            # or half dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
+            left = wpower - np.divide(
+                cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
+            )
+            self.spread += float(np.sum(np.maximum(left, 0.0)))
+        if self.keep:
+            self.c[self.filled : self.filled + len(c)] = c
+            self.filled += len(c)
+        return finite
+
+    def _swept(self, x: np.ndarray, y: np.ndarray):
+        """The sums of a block in one sweep of its elements (_pairs.c), each value widened to
+        float64 where it is used."""
+        rows, vectors, dim = x.shape
+        power, wpower, real, imag = (np.empty((rows, self.pairing.pairs)) for _ in range(4))
+        a, b = _pairs.pair_sums(
+            x, y, _KERNEL_KINDS[x.dtype], rows, vectors, dim, *self._dims, self.s0,
+            power, wpower, real, imag,
+        )  # fmt: skip
+        self.a += a
+        self.b += b
+        cross = np.empty(power.shape, complex)
+        cross.real, cross.imag = real, imag
+        return power, wpower, cross
+
+    def _summed(self, x: np.ndarray, y: np.ndarray):
+        """The same sums with numpy, over float64 copies of the block."""
+        x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
         p = self.pairing
         # each pair's real and imaginary parts as views of the block (no copies), the sums
-        # over the vectors as einsums: what a long dump's time goes to
+        # over the vectors as einsums
         zr, zi = x[..., view(p.first)], x[..., view(p.second)]
         first, second = p.out
         wr, wi = y[..., view(first)], y[..., view(second)]
@@ -280,8 +357,6 @@ class _Sums:
         lz2 += zi * zi
         lw2 += wi * wi
         power, wpower = lz2.sum(axis=1), lw2.sum(axis=1)  # (rows, pairs)
-        self.z2 += float(power.sum())
-        self.w2 += float(wpower.sum())
         lz, lw = np.sqrt(lz2, out=lz2), np.sqrt(lw2, out=lw2)
         off = lz * -self.s0
         off += lw
@@ -290,30 +365,63 @@ class _Sums:
         cross = np.empty(power.shape, complex)
         cross.real = dot(wr, zr) + dot(wi, zi)
         cross.imag = dot(wi, zr) - dot(wr, zi)
-        c = np.divide(cross, power, out=np.zeros(power.shape, complex), where=power > 0)
-        # what the common rotation leaves of each (row, pair), over its vectors: sum |w|^2 less
-        # |sum w conj z|^2 / sum |z|^2 (in float64 the difference keeps what a float32 or half
-        # dump's rounding leaves, about 1e-14 of the sums, where 1e-16 cancels)
-        left = wpower - np.divide(
-            cross.real**2 + cross.imag**2, power, out=np.zeros(power.shape), where=power > 0
-        )
-        self.spread += float(np.sum(np.maximum(left, 0.0)))
-        if p.width < x.shape[-1]:
-            rest = np.abs(y[..., p.width :] - x[..., p.width :])
-            self.tail = max(self.tail, float(np.max(rest, initial=0.0)))
-        if self.keep:
-            self.c[self.filled : self.filled + len(c)] = c
-            self.filled += len(c)
+        return power, wpower, cross
 
-    def fit(self, size: float) -> Fit:
+    def fit(self, size: float, tail: float) -> Fit:
+        """The fit, with `size` the rms of BEFORE's values and `tail` the largest |after -
+        before| of the dims past this pairing's rotary dim."""
         total = self.z2 or 1.0
         scale = float(np.sqrt(self.w2 / total))
         step = scale - self.s0
         misfit = float(np.sqrt(max(self.a - 2 * step * self.b + step**2 * self.z2, 0.0) / total))
         c = self.c[: self.filled] if self.keep else None
-        return Fit(
-            self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), self.tail / size
-        )
+        return Fit(self.pairing, misfit, scale, c, float(np.sqrt(self.spread / total)), tail / size)
+
+
+class _Dims:
+    """What each dim watched does over the blocks: whether it differs from BEFORE anywhere (by
+    more than one rounding of the dtype), its largest |after - before|, and the sum of BEFORE's
+    squares; and whether every value watched is finite. A dim that turns is watched until it is
+    seen to move (its values are in the pair sums after that); the dims past a rotary dim, to
+    the end: a partial-rotary tail must stay BEFORE's."""
+
+    def __init__(self, head_dim: int, unit: float):
+        self.unit = unit
+        self.moved = np.zeros(head_dim, np.uint8)
+        self.largest = np.zeros(head_dim)
+        self.squares = np.zeros(head_dim)  # of the dims watched from the first block on
+        self.count = 0  # the vectors added
+
+    def add(self, x: np.ndarray, y: np.ndarray, past: int = 0) -> bool:
+        """A block's rows; watched: every dim from `past` on, and those not yet seen to move.
+        Whether every value watched is finite."""
+        head_dim = x.shape[-1]
+        watch = np.flatnonzero((self.moved == 0) | (np.arange(head_dim) >= past))
+        self.count += x.shape[0] * x.shape[1]
+        if not len(watch):
+            return True
+        if _kernel_ready(x, y):
+            rows, vectors, dim = x.shape
+            return _pairs.dim_stats(
+                x, y, _KERNEL_KINDS[x.dtype], rows * vectors, dim, watch, self.unit,
+                self.moved, self.largest, self.squares,
+            )  # fmt: skip
+        x, y = np.asarray(x[..., watch], np.float64), np.asarray(y[..., watch], np.float64)
+        self.moved[watch] |= _moved(x, y, self.unit)
+        gap = np.abs(y - x).max(axis=(0, 1), initial=0.0)
+        self.largest[watch] = np.maximum(self.largest[watch], gap)
+        self.squares[watch] += np.einsum("rvd,rvd->d", x, x)
+        return bool(np.isfinite(x).all() and np.isfinite(y).all())
+
+    def size(self, z2: float, width: int) -> float:
+        """The rms of BEFORE's values, from a pairing's sum of squares over its rotary dims
+        (`z2`, dims 0..width-1) and the dims past it (watched from the first block on)."""
+        total = z2 + float(self.squares[width:].sum())
+        return float(np.sqrt(total / max(self.count * len(self.squares), 1))) or 1.0
+
+    def tail(self, width: int) -> float:
+        """The largest |after - before| past the rotary dim `width`."""
+        return float(self.largest[width:].max(initial=0.0))
 
 
 def _moved(x: np.ndarray, y: np.ndarray, unit: float) -> np.ndarray:
@@ -342,26 +450,40 @@ class _Pass:
     first: tuple[np.ndarray, np.ndarray]  # the first block (BEFORE, AFTER), for the heads
 
 
-def _measure(act: Activations, pairings: list[Pairing], keep: set[int], s0: float) -> _Pass:
-    """One pass over the blocks: each pairing's sums (its rotations kept where `keep` has
-    its index), the dims that change, the first block."""
+def _measure(
+    act: Activations, pairings: list[Pairing], keep: set[int], s0: float, blocks, tap=None
+) -> _Pass:
+    """One pass over the blocks (act.blocks(native=True)), in the dump's own computing dtype:
+    each pairing's sums (its rotations kept where `keep` has its index), what each dim does,
+    the first block; refused where a value is inf or nan. `tap(start, x, y)`, where given, is
+    handed each block as read, once it is summed (the rebuild that rides on this pass)."""
     kind = np.complex128 if act.dtype == "float64" else np.complex64
     sums = [_Sums(p, k in keep, s0, act.shape[0], kind) for k, p in enumerate(pairings)]
-    moved = np.zeros(act.head_dim, bool)
-    squares, count, first = 0.0, 0, None
-    for _, x, y in act.blocks():
+    dims, first = _Dims(act.head_dim, act.unit), None
+    past = min(p.width for p in pairings)  # the dims past a rotary dim, watched throughout
+    for start, stored, stored_after in blocks:
+        x, y = _computable(stored), _computable(stored_after)
         if first is None:
             first = (x, y)
-        still = np.flatnonzero(~moved)  # a dim seen to move once need not be looked at again
-        if len(still) == act.head_dim:
-            moved |= _moved(x, y, act.unit)
-        elif len(still):
-            moved[still] |= _moved(x[..., still], y[..., still], act.unit)
-        squares, count = squares + float(np.einsum("rvd,rvd->", x, x)), count + x.size
+        finite = dims.add(x, y, past)
         for each in sums:
-            each.add(x, y)
-    size = float(np.sqrt(squares / max(count, 1))) or 1.0
-    return _Pass([each.fit(size) for each in sums], moved, first)
+            finite = each.add(x, y) and finite
+        if not finite:
+            _check_finite(act, x, y)
+        if tap is not None:
+            tap(start, stored, stored_after)
+    fits = [
+        each.fit(dims.size(each.z2, each.pairing.width), dims.tail(each.pairing.width))
+        for each in sums
+    ]
+    return _Pass(fits, dims.moved.astype(bool), first)
+
+
+def _check_finite(act: Activations, x: np.ndarray, y: np.ndarray) -> None:
+    """Refuse a block that holds inf or nan (looked at element by element: a sum of squares
+    may overflow where no value is infinite)."""
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise BadInput(f"{act.labels[0]} or {act.labels[1]} holds inf or nan")
 
 
 def _order(found: list[Fit], tolerance: float) -> list[Fit]:
@@ -382,27 +504,34 @@ def _order(found: list[Fit], tolerance: float) -> list[Fit]:
     return sorted(found, key=key)
 
 
-def fits(act: Activations) -> tuple[list[Fit], _Pass]:
+def fits(act: Activations, tap=None) -> tuple[list[Fit], _Pass]:
     """Each pairing's fit, over the whole head_dim and over the dims up to the last one that
-    changes, best first; read in two passes at most: the first block says which pairings to
-    keep each pair's rotation of, every block sums them all."""
-    start, x, y = next(act.blocks())
+    changes, best first; read in one pass: the first block says which pairings to sum and keep
+    each pair's rotation of, and is the first the pass sums."""
+    from itertools import chain
+
+    blocks = act.blocks(native=True)
+    first = next(blocks)
+    x, y = (np.asarray(v, np.float64) for v in first[1:])
+    _check_finite(act, x, y)
     tolerance = _tolerance(act)
     pairings = [
         p for width in _widths(_moved(x, y, act.unit), act.head_dim) for p in _hypotheses(width)
     ]
     lz = float(np.sum(x**2)) or 1.0
     s0 = float(np.sqrt(np.sum(y**2) / lz))
-    sample = []
+    dims, sample = _Dims(act.head_dim, act.unit), []
+    dims.add(x, y)
     for p in pairings:
         each = _Sums(p, False, s0)
         each.add(x, y)
-        sample.append(each.fit(1.0))
+        sample.append(each.fit(1.0, dims.tail(p.width)))
     ranked = _order(sample, tolerance)
     # a pairing that is no rotation of the first block's rows is none of the whole: every
     # block is summed for the others only (for the best of the first block where none is)
     kept = [f for f in sample if max(f.misfit, f.tail) <= tolerance] or ranked[:1]
-    done = _measure(act, [f.pairing for f in kept], set(range(len(kept))), s0)
+    chosen = [f.pairing for f in kept]
+    done = _measure(act, chosen, set(range(len(kept))), s0, chain([first], blocks), tap)
     ruled_out = [f for f in ranked if not any(f is k for k in kept)]
     return _order(done.fits, tolerance) + ruled_out, done
 
@@ -425,30 +554,53 @@ class Line:
     worst: float  # largest |a - line| over every position and pair (radians)
 
 
+def wrapped(angles: np.ndarray) -> np.ndarray:
+    """Angles taken to [-pi, pi] by whole turns: a - 2 pi rint(a / 2 pi), three passes where
+    angle(exp(i a)) takes a complex exp and an atan2 an element. 2 pi in float64 is 2.4e-16
+    off, so k turns removed carry k times that: 5e-12 rad at a long dump's 20,000 turns,
+    far below any angle's error bound (float64's 6 units of roundoff is 6.7e-16 of a turn,
+    but angles read back from a dump carry its own dtype's rounding, 2^-24 at the least)."""
+    turns = np.rint(angles * (1 / (2 * np.pi)))
+    turns *= -2 * np.pi
+    turns += angles
+    return turns
+
+
 def line(angles: np.ndarray, positions: np.ndarray) -> Line | None:
     """The lines through each pair's angles, read from consecutive differences (each pair
     turning less than pi between rows); None where fewer than two positions or not increasing.
-    A few pairs at a time, so that a long dump's temporaries stay small."""
+    In blocks of rows, twice (the sums the lines are fitted from, then what they leave), so
+    that a long dump's temporaries stay small and in cache."""
     if len(positions) < 2 or np.any(np.diff(positions) <= 0):
         return None
     p = positions.astype(np.float64)
     centred = p - p.mean()
-    pairs = angles.shape[1]
-    rates, phases, worst = np.empty(pairs), np.empty(pairs), 0.0
-    for k in range(0, pairs, 8):
-        chunk = angles[:, k : k + 8]
-        turns = np.angle(np.exp(1j * np.diff(chunk, axis=0)))  # wrapped to (-pi, pi]
-        unwrapped = np.empty_like(chunk)
-        unwrapped[0] = chunk[0]
-        np.cumsum(turns, axis=0, out=unwrapped[1:])
-        unwrapped[1:] += chunk[0]
-        del turns
-        rate = (centred @ (unwrapped - unwrapped.mean(axis=0))) / float(centred @ centred)
-        phase = unwrapped.mean(axis=0) - rate * p.mean()
-        unwrapped -= phase + np.outer(p, rate)  # what the line leaves, unwrapped
-        worst = max(worst, float(np.max(np.abs(np.angle(np.exp(1j * unwrapped))))))
-        rates[k : k + 8], phases[k : k + 8] = rate, phase
+    sums, dots = np.zeros(angles.shape[1]), np.zeros(angles.shape[1])
+    for start, unwrapped in _unwrapped(angles):
+        sums += unwrapped.sum(axis=0)
+        dots += centred[start : start + len(unwrapped)] @ unwrapped
+    mean = sums / len(p)
+    rates = (dots - mean * centred.sum()) / float(centred @ centred)  # centred @ (a - mean)
+    phases = mean - rates * p.mean()
+    worst = 0.0
+    for start, unwrapped in _unwrapped(angles):
+        unwrapped -= phases
+        unwrapped -= np.outer(p[start : start + len(unwrapped)], rates)  # what the line leaves
+        worst = max(worst, float(np.max(np.abs(wrapped(unwrapped)))))
     return Line(rates, phases, worst)
+
+
+def _unwrapped(angles: np.ndarray, rows: int = 2048):
+    """(first row, each pair's angle unwrapped: the first row's plus the turns since) of each
+    block of rows, in order."""
+    carry, last = angles[0], angles[:1]
+    for start in range(0, len(angles), rows):
+        block = angles[start : start + rows]
+        turns = wrapped(np.diff(block, axis=0, prepend=last))
+        np.cumsum(turns, axis=0, out=turns)
+        turns += carry
+        carry, last = turns[-1].copy(), block[-1:]
+        yield start, turns
 
 
 @dataclass
@@ -478,8 +630,10 @@ class Reading:
         return sorted(int(d) for k in self.turning for d in (p.first[k], p.second[k]))
 
 
-def read_rotation(act: Activations) -> Reading:
-    tried, done = fits(act)
+def read_rotation(act: Activations, tap=None) -> Reading:
+    """The reading of the rotation, in one pass over the dump (each block handed to `tap` as
+    it is read, where given: _measure)."""
+    tried, done = fits(act, tap)
     best = tried[0]
     tolerance = _tolerance(act)
     if max(best.misfit, best.tail) > tolerance:
@@ -492,7 +646,8 @@ def read_rotation(act: Activations) -> Reading:
     )
     found = Reading(act, best, tried, angles, turning, line(angles, act.positions))
     if best.spread > tolerance:  # read from the first block's rows
-        found.heads, found.head_worst = _odd_vectors(act, best, *done.first)
+        x, y = (np.asarray(v, np.float64) for v in done.first)
+        found.heads, found.head_worst = _odd_vectors(act, best, x, y)
     return found
 
 

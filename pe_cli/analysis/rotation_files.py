@@ -32,7 +32,7 @@ def from_files(
     dtype = min(first.dtype, second.dtype, key=lambda name: FORMATS[name].precision)
     ids = None if positions is None else read_positions(positions, shape[0])
     act = checked(_reader(first, second, labels), shape, dtype, ids, names)
-    act = replace(act, read_native=_reader(first, second, labels, widen=False))
+    act = replace(act, read_native=_reader(first, second, labels, widen=False), labels=labels)
     expected = None
     if rope_config is not None:
         expected = expected_of(rope_config, layer, int(act.positions.max()) + 1, act.ids)
@@ -40,8 +40,9 @@ def from_files(
 
 
 def _reader(first, second, labels, widen: bool = True):
-    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64 (with
-    `widen` False, in the dtype numpy computes them in: Stored.elements), read from the files
+    """Rows start..stop-1 of two stored activations as (rows, vectors, head_dim) float64, inf
+    and nan refused (with `widen` False, in the dtype numpy computes them in: Stored.elements,
+    unchecked: the pass that reads them (rotation._measure) refuses them), read from the files
     in slices: a block's rows are one run of elements in (positions, ...) layouts, and one run
     a (batch, head) in torch's."""
     shape = first.shape
@@ -60,6 +61,8 @@ def _reader(first, second, labels, widen: bool = True):
 
     def read(start: int, stop: int):
         x, y = rows(first, start, stop), rows(second, start, stop)
+        if not widen:
+            return x, y
         # a sum is finite where every element is (and float32 or half values sum far from
         # overflow): each element is looked at only where a sum is not
         if not (np.isfinite(x.sum()) and np.isfinite(y.sum())) and not (

@@ -26,53 +26,83 @@ class Rebuilt:
 def rebuild(found) -> Rebuilt | None:
     """Each library variant of the named spec, its cos and sin applied to BEFORE as the
     rotate_half form computes (x cos + rotate(x) sin, each product and the sum rounded to the
-    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. Each
-    library is set against the first block's rows alone, and only those bit for bit there
-    (else the nearest there) against the rest, their planes built a window of positions at a
-    time (_Planes): a long dump's whole planes would take hundreds of MiB a library."""
-    spec = found.table_spec
-    reading = found.reading
-    act = reading.act
-    if spec is None or act.dtype not in ("float32", "float16", "bfloat16"):
+    dump's dtype), against AFTER; the first that gives it bit for bit, else the nearest. A pass
+    of its own over the dump: Rebuilding is what the reading's pass feeds block by block."""
+    rebuilding = Rebuilding(found)
+    if not rebuilding.possible:
         return None
-    import hashlib
+    for block in found.reading.act.blocks(native=True):
+        rebuilding.add(*block)
+    return rebuilding.result()
 
-    from ..families import FAMILIES
 
-    _, x, y = next(act.blocks(native=True))
-    seen, kept, first = set(), [], []
-    for name, variant in FAMILIES[spec.family].variants.items():
-        if variant.kind != "library":
-            continue
-        made = _Planes(found, spec, name, window=0).rows(0, len(x))
-        if made is None:
-            continue
-        digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
-        if digest in seen:
-            continue  # the same planes as a library tried before it
-        seen.add(digest)
-        measured = _Gap()
-        measured.add(act, reading.fit.pairing, 0, x, y, *made)
-        first.append((measured.largest, name))
-        if measured.equal:
-            kept.append((name, _Planes(found, spec, name), measured))
-    if not first:
-        return None
-    if not kept:  # none is bit for bit on the first block: the nearest there, over every block
-        name = min(first)[1]
-        kept = [(name, _Planes(found, spec, name), _Gap())]
-        blocks = act.blocks(native=True)
-    else:
-        blocks = (block for block in act.blocks(native=True) if block[0] > 0)
-    for start, x, y in blocks:
-        for _, made, measured in kept:
+class Rebuilding:
+    """The rebuild, a block at a time, in order from the first. Each library is set against
+    the first block's rows alone, and only those bit for bit there (else the nearest there)
+    against the rest, their planes built a window of positions at a time (_Planes): a long
+    dump's whole planes would take hundreds of MiB a library."""
+
+    def __init__(self, found):
+        self.found, self.spec = found, found.table_spec
+        act = found.reading.act
+        self.possible = self.spec is not None and act.dtype in ("float32", "float16", "bfloat16")
+        self.kept = None  # (library, its planes, its gap) of those set against every block
+
+    def add(self, start: int, x: np.ndarray, y: np.ndarray) -> None:
+        """The next block's rows from `start`, BEFORE and AFTER in the dump's computing dtype."""
+        if not self.possible:
+            return
+        act, pairing = self.found.reading.act, self.found.reading.fit.pairing
+        if self.kept is None:
+            self.kept = self._first(x, y)
+            if self.kept is None:
+                self.possible = False
+            return
+        for _, made, measured in self.kept:
             planes_here = made.rows(start, start + len(x))
             if planes_here is None:  # not built past the first block: no claim of the rest
                 measured.equal, measured.largest = False, np.inf
                 continue
-            measured.add(act, reading.fit.pairing, start, x, y, *planes_here)
-    done = [measured.said(act, name) for name, _, measured in kept]
-    return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
+            measured.add(act, pairing, start, x, y, *planes_here)
+
+    def _first(self, x: np.ndarray, y: np.ndarray):
+        """The libraries bit for bit on the first block, or the nearest there; None where no
+        library builds this table's planes."""
+        import hashlib
+
+        from ..families import FAMILIES
+
+        found, spec = self.found, self.spec
+        act, pairing = found.reading.act, found.reading.fit.pairing
+        seen, kept, first = set(), [], []
+        for name, variant in FAMILIES[spec.family].variants.items():
+            if variant.kind != "library":
+                continue
+            made = _Planes(found, spec, name, window=0).rows(0, len(x))
+            if made is None:
+                continue
+            digest = hashlib.sha1(made[0].tobytes() + made[1].tobytes()).digest()
+            if digest in seen:
+                continue  # the same planes as a library tried before it
+            seen.add(digest)
+            measured = _Gap()
+            measured.add(act, pairing, 0, x, y, *made)
+            first.append((measured.largest, name, measured))
+            if measured.equal:
+                kept.append((name, _Planes(found, spec, name), measured))
+        if not first:
+            return None
+        if not kept:  # none is bit for bit on the first block: the nearest there, on every block
+            largest, name, measured = min(first, key=lambda f: (f[0], f[1]))
+            kept = [(name, _Planes(found, spec, name), measured)]
+        return kept
+
+    def result(self) -> Rebuilt | None:
+        if not self.possible or not self.kept:
+            return None
+        act = self.found.reading.act
+        done = [measured.said(act, name) for name, _, measured in self.kept]
+        return next((r for r in done if r.identical), None) or min(done, key=lambda r: r.max_abs)
 
 
 class _Planes:
@@ -156,6 +186,8 @@ class _Gap:
         from .rotation import view
 
         width = pairing.width
+        if act.dtype == "float32" and _swept(self, pairing, start, x, y, cos, sin):
+            return
         parts = zip(_turned(x, cos, sin, pairing, act.dtype), pairing.out)
         parts = [(got, dims, y[..., view(dims)]) for got, dims in parts]
         if width < x.shape[-1]:
@@ -177,6 +209,30 @@ class _Gap:
             f", {act.vectors[vector]}" if act.vectors[vector] else ""
         )
         return Rebuilt(name, self.equal, self.largest, where)
+
+
+def _swept(gap: _Gap, pairing, start: int, x, y, cos, sin) -> bool:
+    """_Gap.add of a float32 block in one sweep (numerics/_pairs.c: numpy's float32 arithmetic,
+    each part's first largest difference as numpy's argmax finds it); False where the C
+    comparison is not built or the block is not float32."""
+    from .rotation import _pairs
+
+    if _pairs is None or x.dtype != np.float32 or y.dtype != np.float32:
+        return False
+    x, y = np.ascontiguousarray(x), np.ascontiguousarray(y)
+    cos, sin = (np.ascontiguousarray(t, np.float32) for t in (cos, sin))
+    indices = [np.ascontiguousarray(d, np.int64) for d in (pairing.first, pairing.second)]
+    indices += [np.ascontiguousarray(d, np.int64) for d in pairing.out]
+    rows, vectors, dim = x.shape
+    found = _pairs.turned_gaps(x, y, cos, sin, rows, vectors, dim, *indices, pairing.width)
+    tail = np.arange(pairing.width, dim)
+    for (largest, row, vector, index), dims in zip(found, (*pairing.out, tail)):
+        if largest < 0:
+            continue
+        gap.equal = False
+        if largest > gap.largest:
+            gap.largest, gap.at = largest, (start + row, vector, int(dims[index]))
+    return True
 
 
 def apply(before: np.ndarray, cos: np.ndarray, sin: np.ndarray, p, dtype: str) -> np.ndarray:

@@ -25,6 +25,7 @@ from .rotation import (  # noqa: F401
     planes,
     read_rotation,
     whole_offset,
+    wrapped,
 )
 from .rotation_rebuild import Rebuilt, factor_of, rebuild
 
@@ -175,10 +176,19 @@ def report(
     expected: Expected | None = None,
     exact: bool = False,
     labels: tuple[str, str] = ("BEFORE", "AFTER"),
+    rebuilt: bool = True,
 ) -> Report:
     """Read the rotation, name the table its angles make, and say what differs (from the
-    expected layer's where one is given)."""
-    reading = read_rotation(act)
+    expected layer's where one is given); with `rebuilt` False, no library rebuild. A long
+    dump is read once (rotation_stream): its first rows name the table ahead of the pass."""
+    from .rotation_stream import Ahead, first_rows
+
+    first = None if exact else first_rows(act, SAMPLE_ROWS)
+    # the table named from the first rows, ahead of the pass the rebuild then rides on
+    ahead = (
+        None if first is None else Ahead(report(first, source, labels=labels, rebuilt=False), act)
+    )
+    reading = read_rotation(act, None if ahead is None else ahead.tap)
     found = Report(source, reading, None, [], None, expected, None, exact=exact, labels=labels)
     if reading.fit is None:
         widths = ", ".join(
@@ -206,7 +216,16 @@ def report(
             found.findings += said
             if act.ids is not None:
                 found.notes.append(rotation_axes.SAME_AXES)
-        found.identification, within = _name(reading, found.offset, exact and not several)
+        said = None if ahead is None else ahead.identification(reading, found.offset)
+        within = None if said is None else _within(reading, found.offset, said)
+        if (
+            within is not None
+            and within.candidate is not None
+            and within.candidate is ahead.first.within
+        ):
+            found.identification = said  # the first rows' name holds over the whole dump
+        else:
+            found.identification, within = _name(reading, found.offset, exact and not several)
         if within is not None:  # named from the dump's angles: within the bound, or not at all
             found.by_angles, found.within, found.gap = True, within.candidate, within.gap
             found.notes += [within.note] if within.note else []
@@ -221,7 +240,8 @@ def report(
         if several and found.named is not None:
             found.laid, note = rotation_axes.laid_out(found)
             found.notes += [note] if note else []
-        found.rebuilt = rebuild(found)
+        if rebuilt:
+            found.rebuilt = rebuild(found) if ahead is None else ahead.rebuilt(found)
         if found.laid is not None:
             rotation_axes.settle(found)
     if expected is not None:
@@ -525,9 +545,7 @@ def _angle_gap(reading: Reading, offset: int, rates: np.ndarray) -> Gap | None:
         excess[a] = -np.inf
         for start in range(0, len(positions), 8192):  # in slices of rows: a long dump's are many
             wanted = np.outer(positions[start : start + 8192], rates[turning])
-            gaps = np.abs(
-                np.angle(np.exp(1j * (reading.angles[start : start + 8192, turning] - wanted)))
-            )
+            gaps = np.abs(wrapped(reading.angles[start : start + 8192, turning] - wanted))
             excess[a] = np.maximum(excess[a], np.max(gaps - arithmetic * np.abs(wanted), axis=0))
             at = np.argmax(gaps, axis=0)
             top = gaps[at, np.arange(len(turning))]
