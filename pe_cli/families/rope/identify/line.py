@@ -206,7 +206,7 @@ def _vector(view, w, notes):
         (low for low in ("bfloat16", "float16") if np.array_equal(round_to(w, low), w)),
         view.dtype,
     )
-    fits = scalings(None, grid, w, w > 0, 1.0, "inv_freq", 0, notes)
+    fits = scalings(grid, w, w > 0, 1.0, "inv_freq", 0, notes)
     for fit in fits:
         spec = view.spec(
             family=FAMILY.name,
@@ -311,14 +311,14 @@ def _fitted(
     recipes = yield from answers(_recipes(view, plane, convention, table, w, resolved, end, ids))
     slip, read = any(s.named for s in recipes), []  # what this reading measured
 
-    def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
-        if lead or slip or shown:
+    def search(base):  # LongRoPE's factors in each library's arithmetic, where no other fits
+        if slip:
             return []
-        found = library_factors(view, plane, convention, part, attention, read)
+        found = library_factors(view, plane, convention, part, attention, base, end, read)
         return found or reversed_yarn(w, resolved)
 
     _constant(plane, w, resolved, read)
-    fits = scalings(plane, dtype, w, resolved, attention, part, end, read, search)
+    fits = scalings(dtype, w, resolved, attention, part, end, read, search)
     if not slip and all(fit.nearest for fit in fits):  # position ids a half dtype rounded?
         held = _positions_refit(view, plane, convention, part, table, lead, ids)
         recipes += yield from answers(held)
@@ -368,9 +368,7 @@ def _recipes(view, plane, convention, part, w, resolved, rows: int, ids):
         grid = round_to(w, low).astype(np.float64)
         tries = []
         if np.all(np.abs(grid - w)[at] <= close * w[at]):
-            tries.append(
-                ("rope-inv-freq", scalings(None, low, grid, at, 1.0, "inv_freq", rows, []))
-            )
+            tries.append(("rope-inv-freq", scalings(low, grid, at, 1.0, "inv_freq", rows, [])))
         if view.dtype == low or _on_grid(plane, low, view.dtype):
             tries.append(("rope-table", _coarse_laws(w, at, low)))
         for stage, fit in ((stage, f) for stage, fits in tries for f in fits if not f.nearest):
@@ -444,7 +442,7 @@ def _positions_refit(view, plane, convention, part, table, lead: int, ids):
         )
         for _, attention, w, resolved in readings:
             rows = view.length - lead
-            for fit in scalings(head, view.dtype, w, resolved, attention, part, rows, []):
+            for fit in scalings(view.dtype, w, resolved, attention, part, rows, []):
                 spec = None if fit.nearest else _law_spec(view, fit, convention, table, ids)
                 if spec is not None:
                     yield from _positions_slips(view, spec, _said(fit, len(w)), (low,))
