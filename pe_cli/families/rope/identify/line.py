@@ -15,11 +15,10 @@ from ..family import FAMILY
 from ..pairing import pair_columns
 from ..transformers import VARIANTS
 from .common import BASES, Fit
-from .factors import library_factors
 from .grids import cos_sin_cos, may_be_angles, rotation_sin
 from .reread import reread
 from .reversed import reversed_yarn
-from .scalings import rotary_dims, scalings
+from .scalings import READ, rotary_dims, scalings
 
 
 def line(view, notes):
@@ -314,8 +313,8 @@ def _fitted(
     def search(base):  # LongRoPE's factors in each library's arithmetic, where no other fits
         if slip:
             return []
-        found = library_factors(view, plane, convention, part, attention, base, end, read)
-        return found or reversed_yarn(w, resolved)
+        args = (view, plane, convention, part, attention, base, end, read)
+        return [f for reader in READ.values() for f in reader(*args)] or reversed_yarn(w, resolved)
 
     _constant(plane, w, resolved, read)
     fits = scalings(dtype, w, resolved, attention, part, end, read, search)

@@ -1,7 +1,7 @@
 """The rope parameters that explain fitted frequencies: each rope type's fit, registered by its
 name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, linear scaling, the
 llama3 and YaRN settings among common values whose exact frequencies fit, else LongRoPE's
-factors, read from the table by the caller's search: factors.py)."""
+factors, read from the table: factors.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from ....core.dtypes import FORMATS
 from ...reading import plausible_bases
 from ..types import rope_frequencies
 from .common import BASES, FACTORS, ORIGINAL_LENGTHS, Fit
+from .factors import library_factors
 
 
 def _default(dim: int, base: float, w, rows: int) -> list:
@@ -116,11 +117,14 @@ def yarn(original: int, factor: float) -> list[dict]:
 # How each rope type is read from a table's fitted frequencies, by its name in ROPE_TYPES: a
 # power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> Fits) or from w_0 = 1/factor
 # (DIVIDED); the frequency-dependent scalings tried at common original lengths and factors
-# (TRIED: (original, factor) -> rope parameters); LongRoPE's factors are read from the table's
-# columns where no trial fits (the `search` scalings is given: factors.library_factors).
+# (TRIED: (original, factor) -> rope parameters); the factors read from a table's columns in
+# each library's arithmetic where no trial fits (READ: (view, plane, convention, part,
+# attention, base, length, notes) -> (dim, base, rope) each; run by the `search` scalings is
+# given, which has the table).
 PLAIN = {"default": _default, "dynamic": _dynamic}
 DIVIDED = {"linear": _linear}
 TRIED = {"llama3": _llama3, "yarn": yarn}
+READ = {"longrope": library_factors}
 NOT_FITTED = {
     "proportional": "its zero tail reads as frequencies the table does not resolve: the power "
     "law of its rotated head is proposed instead",
