@@ -15,7 +15,7 @@ import math
 
 from ....core.dtypes import FORMATS
 from ....core.errors import BadInput
-from ...reading import plausible_bases
+from ...reading import joined, plausible_bases, round_numbers
 from ..family import FAMILY
 from ..pairing import pair_columns
 from ..types import longrope_attention
@@ -99,10 +99,8 @@ def _ranges(widths, rows: int, dtype: str, notes: list) -> None:
         )
     notes.append(
         f"a {dtype} table tells its LongRoPE factors only to a range: frequencies "
-        + ", ".join(said[:-1])
-        + (", and " if len(said) > 2 else " and " if len(said) == 2 else "")
-        + said[-1]
-        + "; the factors given are the shortest decimals that make the table bit for bit"
+        f"{joined(said)}; the factors given are the shortest decimals that make the table bit "
+        "for bit"
     )
 
 
@@ -396,8 +394,7 @@ def _decimal(value: float) -> float:
     """The shortest decimal whose float32 is this float32 value."""
     import numpy as np
 
-    for digits in range(1, _DIGITS + 1):
-        shortest = float(f"{value:.{digits}g}")
-        if np.float32(shortest) == np.float32(value):
-            return shortest
-    return value
+    held = np.float32(value)
+    return next(
+        (d for d in round_numbers(value, range(1, _DIGITS + 1)) if np.float32(d) == held), value
+    )
