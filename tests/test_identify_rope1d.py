@@ -365,11 +365,11 @@ DEFEATING = {
     ),
     "one row": (  # nothing reads it as one row: it is read as one column, (64, 1)
         lambda: np.random.default_rng(4).standard_normal((1, 64)).astype(np.float32),
-        ["read as transposed (64, 1)", "1 of its 1 columns are not sinusoids of the position"],
+        ["read as transposed (64, 1)", "1 of its 1 columns is not a sinusoid of the position"],
     ),
     "one row not falling": (  # read as one column, (4, 1)
         lambda: np.array([[1.0, 0.5, 0.6, 0.1]], np.float32),
-        ["1 of its 1 columns are not sinusoids of the position"],
+        ["1 of its 1 columns is not a sinusoid of the position"],
     ),
     "two rows": (
         lambda: _pairs(np.cos(np.arange(2)[:, None] * GEOMETRIC)),
@@ -396,6 +396,7 @@ DEFEATING = {
 REASONS = (
     "no positional table is claimed",
     "are not sinusoids of the position",
+    "is not a sinusoid of the position",
     "sinusoids of the position, each turning",
     "does not fall from a positive first value",
     "rows: a 1-D RoPE table's frequencies are read from 3",

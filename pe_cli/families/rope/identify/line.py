@@ -160,8 +160,9 @@ def _unsteady(values, dtype: str) -> int:
 
 def _unsteady_note(count: int, cols: int) -> str:
     return (
-        f"{count} of its {cols} columns are not sinusoids of the position (x[p + 1] + x[p - 1] "
-        "= 2 cos(w) x[p] at no one w)"
+        f"{count} of its {cols} columns "
+        + ("is not a sinusoid" if count == 1 else "are not sinusoids")
+        + " of the position (x[p + 1] + x[p - 1] = 2 cos(w) x[p] at no one w)"
     )
 
 
