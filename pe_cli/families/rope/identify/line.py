@@ -59,7 +59,7 @@ def line(view, notes):
     if cos is not None:  # --part cos-sin: [cos | sin], one column per frequency each
         yield from _part_read(view, cos, notes, lead, "cos", "single", "cos-sin")
         return
-    values = _mended(values, notes)
+    values, made_up = _mended(values, notes, view.dtype)
     head = values[0]
     if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
         notes.append(_unstarted(values, view.dtype))
@@ -83,7 +83,9 @@ def line(view, notes):
         # reading are the table's only where the angles made no candidate
         scratch, angled = [], False
         readings = _refined(plane, _readings(plane, angles, scratch), view.dtype)
+        unread = made_up[first] & (np.arange(n) > 0)  # not read (but the fastest)
         for part, attention, w, resolved in readings:
+            resolved = resolved & ~unread
             made = yield from answers(
                 _fitted(view, plane, convention, part, attention, w, resolved, scratch, lead)
             )
@@ -106,12 +108,14 @@ def _part_read(view, plane, notes, lead: int, part: str, convention: str, shown:
     notes += scratch
 
 
-def _mended(values, notes: list):
-    """A cos or sin part broken in a few columns (a buffer overwritten), each of which its pair
-    twin holds whole: read with those columns taken from their twins, the twins said in a note
-    (the scorer lists where the file differs). Broken: the first row is one value (cos at
-    position 0) or zeros (sin) but there, and the pair twin is; every other pair is equal.
-    The values as they are where no pairing mends them so."""
+def _mended(values, notes: list, dtype: str):
+    """A cos or sin part broken in a few columns (a buffer overwritten), read with those columns
+    mended, a note saying how (the scorer lists where the file differs), and which columns
+    were made up (a mask: their frequencies are not read). Each is taken from its pair twin
+    where that holds it whole; else (a table of one column per pair) made from the frequencies
+    of its neighbours, read from them. Broken: the first row is one value (cos at position 0)
+    or zeros (sin) but there; every other pair is equal. The values as they are where neither
+    mends them so."""
     import numpy as np
 
     rows, cols = values.shape
@@ -119,10 +123,11 @@ def _mended(values, notes: list):
     held, counts = np.unique(head, return_counts=True)
     start = held[np.argmax(counts)]
     broken = np.flatnonzero(head != start)
-    if not (start >= 0 and few(len(broken), cols)) or cols % 2:
-        return values
+    made = np.zeros(cols, bool)
+    if not (start >= 0 and few(len(broken), cols)):
+        return values, made
     half = cols // 2
-    for convention in ("half", "interleaved"):
+    for convention in ("half", "interleaved") if cols % 2 == 0 else ():
         twins = (broken + half) % cols if convention == "half" else broken ^ 1
         if np.any(head[twins] != start):
             continue
@@ -138,8 +143,27 @@ def _mended(values, notes: list):
                 + f" ({pairs}): at position 0 {'it is' if one else 'they are'} not what the "
                 "rest are"
             )
-            return mended
-    return values
+            return mended, made
+    good = np.flatnonzero(head == start)
+    part, scale = ("cos", start) if start > 0 else ("sin", np.max(np.abs(values[:, good])))
+    w, _ = reread(values[:, good] / scale, part, dtype)
+    good, w = good[w > 0], w[w > 0]  # the columns that turn
+    if len(good) < 2:
+        return values, made
+    mended = values.copy()
+    for k in broken:  # on the power law through its two nearest good columns
+        i = min(max(int(np.searchsorted(good, k)), 1), len(good) - 1)
+        slope = np.log(w[i] / w[i - 1]) / (good[i] - good[i - 1])
+        rate = w[i - 1] * np.exp(slope * (k - good[i - 1]))
+        mended[:, k] = scale * (np.cos if part == "cos" else np.sin)(np.arange(rows) * rate)
+    made[broken] = True
+    one = len(broken) == 1
+    notes.append(
+        f"read with column{'' if one else 's'} {', '.join(map(str, broken.tolist()))} made from "
+        f"the frequencies of the columns beside {'it' if one else 'them'}: at position 0 "
+        f"{'it is' if one else 'they are'} not what the rest are"
+    )
+    return mended, made
 
 
 def _unsteady(values, dtype: str) -> int:
