@@ -338,8 +338,8 @@ def _fitted(
     def search(base):  # LongRoPE's factors in each library's arithmetic, where no other fits
         if slip:
             return []
-        args = (view, plane, convention, part, attention, base, end, read)
-        return [f for reader in READ.values() for f in reader(*args)] or reversed_yarn(w, resolved)
+        found = _factors(view, plane, convention, part, attention, base, end, read)
+        return found or reversed_yarn(w, resolved)
 
     _constant(plane, w, resolved, read)
     fits = scalings(dtype, w, resolved, attention, part, end, read, search)
@@ -466,10 +466,22 @@ def _positions_refit(view, plane, convention, part, table, lead: int, ids):
         )
         for _, attention, w, resolved in readings:
             rows = view.length - lead
-            for fit in scalings(view.dtype, w, resolved, attention, part, rows, []):
+
+            def search(base, head=head, attention=attention, rows=rows):  # LongRoPE's factors,
+                if view.dtype != "float32":  # of a float32 table's head only (a half table's
+                    return []  # take minutes to read, every row rounded to its few bits)
+                return _factors(view, head, convention, part, attention, base, rows, [])
+
+            for fit in scalings(view.dtype, w, resolved, attention, part, rows, [], search):
                 spec = None if fit.nearest else _law_spec(view, fit, convention, table, ids)
                 if spec is not None:
                     yield from _positions_slips(view, spec, _said(fit, len(w)), (low,))
+
+
+def _factors(*args) -> list:
+    """What each READ reader reads from a plane in each library's arithmetic (LongRoPE's
+    factors): (view, plane, convention, part, attention, base, length, notes)."""
+    return [found for reader in READ.values() for found in reader(*args)]
 
 
 def _on_grid(plane, low: str, dtype: str) -> bool:
