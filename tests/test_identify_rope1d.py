@@ -18,7 +18,7 @@ import pe_cli
 
 from . import reference as ref
 from .libraries import hf_rotary
-from .rope_models import LLAMA3, PHI35_LONG, PHI35_SHORT
+from .rope_models import GPT_OSS_YARN, LLAMA3, PHI35_LONG, PHI35_SHORT
 
 NTK = 10000 * 8 ** (128 / 126)  # bloc97's NTK-aware base for a factor of 8 at head dim 128
 
@@ -365,11 +365,11 @@ DEFEATING = {
     ),
     "one row": (  # nothing reads it as one row: it is read as one column, (64, 1)
         lambda: np.random.default_rng(4).standard_normal((1, 64)).astype(np.float32),
-        ["read as transposed (64, 1)", "1 of its 1 columns are not sinusoids of the position"],
+        ["read as transposed (64, 1)", "1 of its 1 columns is not a sinusoid of the position"],
     ),
     "one row not falling": (  # read as one column, (4, 1)
         lambda: np.array([[1.0, 0.5, 0.6, 0.1]], np.float32),
-        ["1 of its 1 columns are not sinusoids of the position"],
+        ["1 of its 1 columns is not a sinusoid of the position"],
     ),
     "two rows": (
         lambda: _pairs(np.cos(np.arange(2)[:, None] * GEOMETRIC)),
@@ -396,6 +396,7 @@ DEFEATING = {
 REASONS = (
     "no positional table is claimed",
     "are not sinusoids of the position",
+    "is not a sinusoid of the position",
     "sinusoids of the position, each turning",
     "does not fall from a positive first value",
     "rows: a 1-D RoPE table's frequencies are read from 3",
@@ -613,17 +614,57 @@ def test_a_whole_table_is_not_said_to_be_mended(cli, tmp_path):
     cos, _, _, _ = hf_rotary(LLAMA3, 128, 500000.0, list(range(512)))
     text, found = _identified(cli, _save(tmp_path / "whole.npy", cos.numpy()))
     assert found["candidates"][0]["differing"] == 0 and found["exceptions"] is None
-    assert "pair twin" not in text
+    assert "pair twin" not in text and "made from the frequencies" not in text
 
 
-def test_a_pair_broken_in_both_columns_is_not_mended(cli, tmp_path):
-    """Both columns of a frequency overwritten: no twin holds it, nothing is read from one, and
-    what is said is true (no candidate bit for bit)."""
+def test_a_pair_broken_in_both_columns_is_made_from_its_neighbours(cli, tmp_path):
+    """Both columns of a frequency overwritten: no twin holds it and nothing is read from one;
+    both are made from the frequencies beside them, and the table is named bit for bit except
+    those two columns (it was 'no built-in convention explains this table')."""
     table = pe_cli.build(family="rope", d_model=64, seq_len=256, part="cos").numpy()
     table[:, [5, 37]] = 0.5
     text, found = _identified(cli, _save(tmp_path / "pair.npy", table))
-    assert "pair twin" not in text
+    said = " ".join(text.split())
+    assert "pair twin" not in said and "columns 5, 37 made from the frequencies" in said
     assert not any(c["differing"] == 0 for c in found["candidates"])
-    said = " ".join(text.split())  # the notes agree: two columns hold one value, the rest turn
-    assert "2 of its 64 columns are constant" in said
-    assert "its 62 columns that change are sinusoids" in said and "its columns are" not in said
+    assert found["exceptions"] == {"columns": [5, 37]}
+    assert "rope cos, half pairing, base 10000" in said
+    assert "bit for bit (float32) except columns 5, 37" in said
+
+
+@pytest.mark.parametrize("part", ["cos", "sin"])
+@pytest.mark.parametrize("column", [0, 5, 20])
+def test_a_table_of_one_column_per_pair_broken_in_one_is_named_with_it(cli, tmp_path, part, column):
+    """gpt-oss's YaRN table as transformers computes it, one column per frequency (no pair
+    twin to mend from), with one column overwritten (the fastest, one in YaRN's ramp, whose
+    frequency no power law through its neighbours gives, a slower one): the column is made
+    from its neighbours' frequencies and left out of the fit, and the table is named bit for
+    bit except it. Its command rebuilds every other column."""
+    table = pe_cli.build(
+        family="rope", d_model=64, seq_len=300, base=150000.0, rope=GPT_OSS_YARN,
+        variant="hf-rope", part=part, convention="single",
+    ).numpy()  # fmt: skip
+    table[:, column] = 0.5
+    text, found = _identified(cli, _save(tmp_path / "broken.npy", table))
+    said = " ".join(text.split())
+    best = found["candidates"][0]
+    assert found["exceptions"] == {"columns": [column]}
+    assert best["spec"]["variant"] == "hf-rope" and best["differing"] == 300
+    assert dict(best["spec"]["rope"]) == GPT_OSS_YARN
+    assert f"bit for bit (float32) except column {column} " in said
+    assert f"read with column {column} made from the frequencies of the columns beside it" in said
+    code, _, err = cli(*shlex.split(best["command"])[1:], "-o", tmp_path / "again.npy")
+    assert code == 0, err
+    differ = np.flatnonzero((np.load(tmp_path / "again.npy") != table).any(axis=0)).tolist()
+    assert differ == [column]
+
+
+def test_a_table_of_one_column_per_pair_broken_in_many_is_not_named(cli, tmp_path):
+    """Where more than a few columns are overwritten none is made up, and nothing is called
+    the table."""
+    table = pe_cli.build(family="rope", d_model=64, seq_len=300, part="cos", convention="single")
+    table = table.numpy()
+    table[:, 2:20:2] = 0.5  # 9 of 32 columns
+    text, found = _identified(cli, _save(tmp_path / "many.npy", table))
+    assert "made from the frequencies" not in text and found["exceptions"] is None
+    assert "bit for bit" not in " ".join(text.split())

@@ -288,6 +288,7 @@ _NOTES = {
     "base": "outside the bases of real models",
     "lengths": "pairs' lengths are not one number",
     "constant": "columns are constant",
+    "one constant": "columns is constant",  # one of them: "1 of its 32 columns is constant"
     "timesteps": "timesteps read back as",
 }
 
@@ -308,6 +309,10 @@ _RNG = np.random.default_rng(30)
 def _defeating(name):
     if name == "linear rates":  # steady pairs, rates on a line (Perceiver's bands), no power law
         return _pairs(_ROWS, np.linspace(1, 0.01, _N))
+    if name == "one constant column":  # those rates, one column overwritten with 0.25
+        table = _defeating("linear rates")
+        table[:, 3] = 0.25
+        return table
     if name == "huge base":  # a power law whose base no model has
         return _pairs(_ROWS, 1e30 ** (-np.arange(_N) / _N))
     if name == "growing pairs":  # steady angles, lengths growing with the row
@@ -328,6 +333,7 @@ def _defeating(name):
     "name, said",
     [
         ("linear rates", {"law", "base"}),
+        ("one constant column", {"law", "base", "one constant"}),
         ("huge base", {"base", "constant"}),
         ("growing pairs", {"lengths"}),
         ("constant columns", {"law", "constant"}),

@@ -79,25 +79,37 @@ def digits(value: float) -> int:
     return next(k for k in range(1, 18) if float(f"{value:.{k}g}") == value)
 
 
-def shortest_decimals(read: float, relative: float) -> list[float]:
-    """The decimals of 1 to 7 significant digits within `relative` of a value read from a table
-    (at each number of digits the nearest and its two neighbours), fewest digits first: the
-    settings a config may write, for the table's bench to tell apart."""
-    found = []
-    for k in range(1, 8):
-        step = 10.0 ** (math.floor(math.log10(abs(read))) - k + 1)
-        nearest = round(read / step)
-        near = sorted((nearest + d for d in (-1, 0, 1)), key=lambda n: abs(n * step - read))
-        found += [float(f"{n * step:.{k}g}") for n in near]
-    return [v for v in dict.fromkeys(found) if abs(v - read) <= relative * abs(read)]
+def round_numbers(value: float, digits, within: float = math.inf, common=(), around: int = 0):
+    """The numbers a config may write for a value read from a table: the `common` ones, then at
+    each number of significant `digits` the value rounded (with `around` decimals of as many
+    digits either side, nearest first); those within `within` of it (relative), in that order;
+    none for a value that is not a finite number."""
+    if not math.isfinite(value):
+        return []
+    found = list(common)
+    for k in digits if value else ():
+        step = 10.0 ** (math.floor(math.log10(abs(value))) - k + 1)
+        rounded = float(f"{value:.{k}g}")
+        near = sorted(
+            (rounded + d * step for d in range(-around, around + 1)), key=lambda n: abs(n - value)
+        )
+        found += [float(f"{n:.{k}g}") for n in near]
+    return [v for v in dict.fromkeys(found) if abs(v - value) <= within * max(abs(v), abs(value))]
+
+
+# bases models use (vision and M-RoPE's too), the most common first
+BASES = (10000.0, 100.0, 1000.0, 100000.0, 500000.0, 1000000.0, 10.0)
 
 
 def plausible_bases(base: float) -> list[float]:
     """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
-    candidates = {base, 10000.0, 500000.0, 1000000.0, 100000.0, 1000.0, 10.0}
-    for places in (2, 3, 4, 6):
-        candidates.add(float(f"{base:.{places}g}"))
-    return sorted(b for b in candidates if b > 1 and math.isclose(b, base, rel_tol=0.05))
+    return sorted(b for b in round_numbers(base, (2, 3, 4, 6), 0.05, (base, *BASES)) if b > 1)
+
+
+def joined(items, last: str = "and") -> str:
+    """Items said in a sentence: a, b and c (or `last`)."""
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
 
 
 def read_positions(angles, frequencies, turns: int = 0):

@@ -9,7 +9,7 @@ from itertools import product
 from ...core.dtypes import FORMATS
 from ...core.names import few
 from ..proposals import Proposal
-from ..reading import comes_near, divisors, grid_starts, shortest_decimals
+from ..reading import comes_near, divisors, grid_starts, round_numbers
 from .family import AXES, FAMILY, _cogvideox_counts, _columns, _frequency_count
 
 _NEAR = 1e-2  # a reading's table is proposed only this close to the table's values
@@ -150,7 +150,7 @@ def _cogvideox_after(view, text: int, whole):
         at_k = float(np.arctan2(last[sin_col], last[cos_col]))
         at_k += 2 * np.pi * round((k * angle - at_k) / (2 * np.pi))
         read = k * w / at_k
-        near = shortest_decimals(read, 4 * FORMATS[view.dtype].epsilon / at_k)
+        near = round_numbers(read, range(1, 8), 4 * FORMATS[view.dtype].epsilon / at_k, around=1)
         return near[:SCALES_TRIED] or [float(f"{read:.6g}")]
 
     spatial = scales(probe[0], probe[1], along - 1, columns, columns + ns, ns)

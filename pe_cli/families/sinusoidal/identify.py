@@ -74,8 +74,12 @@ def _measured(values, fits, misses) -> list[str]:
             f"number: from {miss.shortest:.4g} to {miss.longest:.4g}"
         )
     if constant and constant < values.shape[1]:
-        said.append(f"{constant} of its {values.shape[1]} columns are constant")
+        said.append(f"{constant} of its {values.shape[1]} columns {_are(constant)} constant")
     return said
+
+
+def _are(count: int) -> str:
+    return "is" if count == 1 else "are"
 
 
 def _fitted(view, fits):

@@ -11,14 +11,14 @@ from typing import NamedTuple
 
 from ....core.dtypes import FORMATS
 from ...proposals import Proposal
+from ...reading import BASES, joined, round_numbers
 from ..family import FAMILY
 from ..layouts import LAYOUTS, Mrope
 from ..tokens import axes_positions
 from ..types import frequency_count, rope_frequencies
 from .common import is_whole, near
-from .grids import axis_positions, may_be_angles
+from .grids import may_be_angles, positions_by_axis
 
-BASES = (10000.0, 100.0, 1000.0, 100000.0, 500000.0, 1000000.0)  # common vision and M-RoPE bases
 MERGES = (1, 2, 4, 3)  # spatial merge sizes tried (Qwen2-VL's 2, others' 1)
 
 
@@ -184,33 +184,13 @@ def _base(values, fit: Fit, axes: Axes, part: str) -> float | None:
     return float(np.exp(-np.dot(x, y) / np.dot(x, x)))
 
 
-def _bases(estimate: float) -> list[float]:
-    """The bases near an estimate: the estimate to 1 .. 6 significant digits, and the common
-    ones within 1 %."""
-    found = [b for b in BASES if abs(b / estimate - 1) < 1e-2]
-    found += [float(f"{estimate:.{digits}g}") for digits in range(1, 7)]
-    return [b for b in dict.fromkeys(found) if abs(b / estimate - 1) < 1e-2]
-
-
 def _positions(values, fit: Fit, base: float, part: str):
     """Every row's position on each axis, read from its columns at this base: (rows, axes)."""
-    import numpy as np
-
-    dim = fit.layout.dim(fit.d_model, fit.rope)
-    law = [float(w) for w in rope_frequencies(dim, base, {}, 0)[0]]
-    count = len(fit.layout.axes)
-    found = np.zeros((len(values), count))
-    for axis in range(count):
-        first = {}
-        for k, (a, j) in enumerate(zip(fit.axis, fit.frequency)):
-            if a == axis and law[j] > 0:
-                first.setdefault(j, k)
-        order = sorted(first, key=lambda j: law[j])
-        if order:
-            found[:, axis] = axis_positions(
-                values[:, [first[j] for j in order]], [law[j] for j in order], part
-            )
-    return found
+    law = [
+        float(w) for w in rope_frequencies(fit.layout.dim(fit.d_model, fit.rope), base, {}, 0)[0]
+    ]
+    columns = list(zip(fit.axis, fit.frequency))
+    return positions_by_axis(values, columns, law, part, [0.0] * len(fit.layout.axes))
 
 
 def _slack(read, fit: Fit, base: float, part: str, dtype: str):
@@ -257,7 +237,8 @@ def axial(view, why: list | None = None):
         for part in parts:
             estimate = _base(values, fit, axes, part)
             # no frequency in the band read well (a narrow head): the common bases
-            for base in _bases(estimate) if estimate is not None else BASES:
+            bases = BASES if estimate is None else round_numbers(estimate, range(1, 7), 1e-2, BASES)
+            for base in bases:
                 read = _positions(values, fit, base, part)
                 if estimate is not None:
                     reading.based.setdefault(fit.layout.name, estimate)
@@ -310,8 +291,8 @@ class Reading:
         rotary table's cos or sin: a 2-D sin-cos grid's columns also follow two axes)."""
         counts = [sum(1 for r in self.axes.rank if r == k) for k in range(len(self.axes.first))]
         found = (
-            f"its columns follow {len(counts)} position axes ({_listed(counts)} columns, first "
-            f"moving at rows {_listed(self.axes.first)})"
+            f"its columns follow {len(counts)} position axes ({joined(counts)} columns, first "
+            f"moving at rows {joined(self.axes.first)})"
         )
         if not self.fitted:
             if not paired:
@@ -319,7 +300,7 @@ class Reading:
             return found + ", but no M-RoPE or vision layout pe-cli builds puts its columns there"
         if not self.based:
             return (
-                f"{found}, as {_listed(list(dict.fromkeys(self.fitted)), 'or')} would, but their "
+                f"{found}, as {joined(list(dict.fromkeys(self.fitted)), 'or')} would, but their "
                 "frequencies do not turn steadily from row to row"
             )
         if not self.whole:
@@ -338,14 +319,9 @@ def paired(values) -> bool:
     return bool(np.all(counts[inverse.reshape(-1)] >= 2))
 
 
-def _listed(items, last: str = "and") -> str:
-    items = [str(i) for i in items]
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} {last} {items[-1]}"
-
-
 def _bases_read(found: dict) -> str:
     """Each layout and the base read, where it is one a model could have (else none)."""
-    return _listed(
+    return joined(
         [
             f"{layout} at base {base:.5g}"
             if 2 <= base <= 1e9

@@ -1,12 +1,11 @@
-"""LongRoPE's factors read from a table in any library's arithmetic (an inference engine's, a
-half dtype's, or pe-cli's exact one), where longrope.py's exact reading in transformers'
-float32 arithmetic finds none: each column's frequency read to its error bound (a half
-table's then to the bounds every row's rounding allows), the factor of each column the
-shortest decimal within what the reading allows, and then, library by library (the exact
-table last), the table built with those factors and each column that differs given its next
-factor, until every column is the table's (each column of a LongRoPE table depends on its own
-factor only) or a column runs out of factors. Next: decimals and float32 values near the
-reading; for a column whose bounds are wide and whose angle stays within a half turn,
+"""LongRoPE's factors read from a table in any library's arithmetic (transformers' float32 one,
+an inference engine's, a half dtype's, or pe-cli's exact one): each column's frequency read to
+its error bound (a half table's then to the bounds every row's rounding allows), the factor of
+each column the shortest decimal within what the reading allows, and then, library by library
+(the exact table last), the table built with those factors and each column that differs given
+its next factor, until every column is the table's (each column of a LongRoPE table depends on
+its own factor only) or a column runs out of factors. Next: decimals and float32 values near
+the reading; for a column whose bounds are wide and whose angle stays within a half turn,
 bisection (its values above the table's say its factor is too large); a half table's column
 that never turns tells only a least factor, and any above it makes it."""
 
@@ -16,6 +15,7 @@ import math
 
 from ....core.dtypes import FORMATS
 from ....core.errors import BadInput
+from ...reading import joined, plausible_bases, round_numbers
 from ..family import FAMILY
 from ..pairing import pair_columns
 from ..types import longrope_attention
@@ -31,11 +31,14 @@ _AROUND = 4  # float32 values each side of a column's shortest decimal tried fir
 _WIDE = 2.0**-13  # bounds this wide, relative, hold decimals only (_choices)
 
 
-def library_factors(view, plane, convention: str, part: str, attention: float, notes: list) -> list:
-    """(rotary dim, base, LongRoPE parameters) for each library whose LongRoPE table, with
-    factors read from the plane (one column per frequency of the table, positions 0 ..), is
-    the table bit for bit, else for the exact table where it is; a note where some factors
-    are known only to a range."""
+def library_factors(
+    view, plane, convention: str, part: str, attention: float, fitted: float, length: int, notes
+) -> list:
+    """(rotary dim, base, LongRoPE parameters) for each library whose LongRoPE table of
+    `length` positions, with factors read from the plane (one column per frequency of the
+    table, positions 0 ..), is the table bit for bit, else for the exact table where it is; a
+    note where some factors are known only to a range. The base: a common one, or one round
+    near the `fitted` one, whose factors are the shortest decimals."""
     rows, n = plane.shape
     if rows < 3 or not n:
         return []
@@ -61,15 +64,15 @@ def library_factors(view, plane, convention: str, part: str, attention: float, n
         for original, factor in pairs:
             if (original, factor) not in readings:
                 scale = longrope_attention(factor, original)
-                readings[original, factor] = _reading(plane, scale, part, view.dtype)
+                readings[original, factor] = _reading(plane, scale, part, view.dtype, fitted)
             if readings[original, factor] is None:
                 continue
             base, choices, widths = readings[original, factor]
-            spec = _search(
-                view, plane, name, convention, part, base, 2 * n, (original, factor), choices
+            rope = _search(
+                view, plane, name, convention, part, base, (original, factor, length), choices
             )
-            if spec is not None:
-                found.append((2 * n, base, dict(spec.rope)))
+            if rope is not None:
+                found.append((2 * n, base, rope))
                 _ranges(widths, rows, view.dtype, notes)
                 break
     return list({repr(f): f for f in found}.values())  # libraries that agree: one reading
@@ -96,10 +99,8 @@ def _ranges(widths, rows: int, dtype: str, notes: list) -> None:
         )
     notes.append(
         f"a {dtype} table tells its LongRoPE factors only to a range: frequencies "
-        + ", ".join(said[:-1])
-        + (", and " if len(said) > 2 else " and " if len(said) == 2 else "")
-        + said[-1]
-        + "; the factors given are the shortest decimals that make the table bit for bit"
+        f"{joined(said)}; the factors given are the shortest decimals that make the table bit "
+        "for bit"
     )
 
 
@@ -124,12 +125,12 @@ def _which(columns: list) -> str:
     return ", ".join(str(a) if a == b else f"{a} .. {b}" for a, b in runs)
 
 
-def _reading(plane, scale: float, part: str, dtype: str):
+def _reading(plane, scale: float, part: str, dtype: str, fitted: float):
     """(base, each column's factors to try: a list, or a range to bisect, and which columns
     never turn) of a plane of cos or sin values, times the attention factor `scale`; None
     where a column never turns in a float32 or sin plane, or no frequency keeps it still.
-    Every base explains the frequencies with some factors: the common base whose factors are
-    the shortest decimals is taken."""
+    Every base explains the frequencies with some factors: the base (common, or round near the
+    `fitted` one) whose factors are the shortest decimals is taken."""
     import numpy as np
 
     unit = plane / scale
@@ -177,7 +178,7 @@ def _reading(plane, scale: float, part: str, dtype: str):
     def length(choice):  # the digits of a column's first factor
         return len(repr(_decimal(_first(choice))))
 
-    tried = {base: choices(base) for base in BASES}
+    tried = {base: choices(base) for base in dict.fromkeys([*BASES, *plausible_bases(fitted)])}
     base = min(tried, key=lambda b: sum(length(c) for c in tried[b]))
     return base, tried[base], widths
 
@@ -305,37 +306,40 @@ def _choices(estimate: float, spread: float) -> list:
     return list(found)
 
 
-def _search(view, plane, name, convention, part, base, dim, lengths, choices):
-    """The spec of library `name` whose factors (each column's next choice where its column
-    differs) make the plane, or None. lengths: (original length, factor). The factors are
-    tried as long_factor or short_factor, whichever the table's length picks, then as both
-    (mlx-lm reads long_factor at every length)."""
-    rows, _ = plane.shape
-    original, factor = lengths
-    key = ("long_factor",) if rows > original else ("short_factor",)
-    # a short table's spec needs short_factor: mlx-lm's reads long_factor, the same factors
-    for chosen in dict.fromkeys(
-        (key, ("long_factor", "short_factor") if rows <= original else key)
-    ):
-        rope = {
-            "rope_type": "longrope",
-            "original_max_position_embeddings": original,
-            "max_position_embeddings": int(original * factor),
-        }
-        made = lambda factors, rope=rope, chosen=chosen: view.spec(  # noqa: E731
+def _search(view, plane, name, convention, part, base, lengths, choices):
+    """The LongRoPE parameters of library `name` whose factors (each column's next choice where
+    its column differs) make the plane, or None. lengths: (original length, factor, the
+    table's length). The plane's rows are built with the factors as both lists (whichever its
+    rows pick); the parameters given hold the list the table's length picks, or both where a
+    library needs both there (mlx-lm reads long_factor at every length)."""
+    rows, n = plane.shape
+    original, factor, length = lengths
+    rope = {
+        "rope_type": "longrope",
+        "original_max_position_embeddings": original,
+        "max_position_embeddings": int(original * factor),
+    }
+    both = ("long_factor", "short_factor")
+
+    def made(factors, lists=both, seq_len=rows):
+        return view.spec(
             family=FAMILY.name,
             variant=name,
-            d_model=dim,
-            seq_len=rows,
+            d_model=2 * n,
+            seq_len=seq_len,
             base=base,
-            rope={**rope, **dict.fromkeys(chosen, factors)},
+            rope={**rope, **dict.fromkeys(lists, factors)},
             convention=convention,
             part=part,
             dtype=view.dtype,
         )
-        found = _columns(view, plane, convention, part, made, choices)
-        if found is not None:
-            return found
+
+    found = _columns(view, plane, convention, part, made, choices)
+    picked = ("short_factor",) if length <= original else ("long_factor",)
+    for lists in (picked, both) if found is not None else ():
+        spec = made(dict(found.rope)["long_factor"], lists, length)
+        if spec is not None:
+            return dict(spec.rope)
     return None
 
 
@@ -390,8 +394,7 @@ def _decimal(value: float) -> float:
     """The shortest decimal whose float32 is this float32 value."""
     import numpy as np
 
-    for digits in range(1, _DIGITS + 1):
-        shortest = float(f"{value:.{digits}g}")
-        if np.float32(shortest) == np.float32(value):
-            return shortest
-    return value
+    held = np.float32(value)
+    return next(
+        (d for d in round_numbers(value, range(1, _DIGITS + 1)) if np.float32(d) == held), value
+    )

@@ -79,25 +79,25 @@ def read_axes(values, spec, part: str):
     if len(columns) != values.shape[1]:  # a layout of another width: no positions (NaN)
         return np.full((values.shape[0], len(laws)), np.nan)
     frequencies = [float(w) for law in law_frequencies(spec) for w in law]
-    origins = _lone_token(spec, len(laws))
-    first = {}
-    for c, (_, j) in enumerate(columns):
-        first.setdefault(j, c)
-    found = np.zeros((values.shape[0], len(laws)))
-    start = 0
-    for axis, (dim, _) in enumerate(laws):
-        order = sorted(
-            (j for j in range(start, start + dim // 2) if frequencies[j] > 0),
-            key=lambda j: frequencies[j],
-        )
-        start += dim // 2
+    return positions_by_axis(values, columns, frequencies, part, _lone_token(spec, len(laws)))
+
+
+def positions_by_axis(values, columns, frequencies, part: str, origins):
+    """Each row's position on each axis (one per origin), read from the first column of each
+    of the axis's frequencies that turn (axis_positions): (rows, axes). columns: each column's
+    (axis, frequency index); frequencies: by that index."""
+    import numpy as np
+
+    found = np.zeros((len(values), len(origins)))
+    for axis, origin in enumerate(origins):
+        first = {}
+        for k, (a, j) in enumerate(columns):
+            if a == axis and frequencies[j] > 0:
+                first.setdefault(j, k)
+        order = sorted(first, key=lambda j: (frequencies[j], j))
         if order:  # an axis that never turns says nothing of its positions
-            found[:, axis] = axis_positions(
-                values[:, [first[j] for j in order]],
-                [frequencies[j] for j in order],
-                part,
-                origins[axis],
-            )
+            seen = values[:, [first[j] for j in order]]
+            found[:, axis] = axis_positions(seen, [frequencies[j] for j in order], part, origin)
     return found
 
 

@@ -15,11 +15,10 @@ from ..family import FAMILY
 from ..pairing import pair_columns
 from ..transformers import VARIANTS
 from .common import BASES, Fit
-from .factors import library_factors
 from .grids import cos_sin_cos, may_be_angles, rotation_sin
 from .reread import reread
 from .reversed import reversed_yarn
-from .scalings import rotary_dims, scalings
+from .scalings import READ, rotary_dims, scalings
 
 
 def line(view, notes):
@@ -60,7 +59,7 @@ def line(view, notes):
     if cos is not None:  # --part cos-sin: [cos | sin], one column per frequency each
         yield from _part_read(view, cos, notes, lead, "cos", "single", "cos-sin")
         return
-    values = _mended(values, notes)
+    values, made_up = _mended(values, notes, view.dtype)
     head = values[0]
     if not (np.all(head == head[0]) and head[0] > 0) and np.any(head):
         notes.append(_unstarted(values, view.dtype))
@@ -84,7 +83,9 @@ def line(view, notes):
         # reading are the table's only where the angles made no candidate
         scratch, angled = [], False
         readings = _refined(plane, _readings(plane, angles, scratch), view.dtype)
+        unread = made_up[first] & (np.arange(n) > 0)  # not read (but the fastest)
         for part, attention, w, resolved in readings:
+            resolved = resolved & ~unread
             made = yield from answers(
                 _fitted(view, plane, convention, part, attention, w, resolved, scratch, lead)
             )
@@ -107,12 +108,14 @@ def _part_read(view, plane, notes, lead: int, part: str, convention: str, shown:
     notes += scratch
 
 
-def _mended(values, notes: list):
-    """A cos or sin part broken in a few columns (a buffer overwritten), each of which its pair
-    twin holds whole: read with those columns taken from their twins, the twins said in a note
-    (the scorer lists where the file differs). Broken: the first row is one value (cos at
-    position 0) or zeros (sin) but there, and the pair twin is; every other pair is equal.
-    The values as they are where no pairing mends them so."""
+def _mended(values, notes: list, dtype: str):
+    """A cos or sin part broken in a few columns (a buffer overwritten), read with those columns
+    mended, a note saying how (the scorer lists where the file differs), and which columns
+    were made up (a mask: their frequencies are not read). Each is taken from its pair twin
+    where that holds it whole; else (a table of one column per pair) made from the frequencies
+    of its neighbours, read from them. Broken: the first row is one value (cos at position 0)
+    or zeros (sin) but there; every other pair is equal. The values as they are where neither
+    mends them so."""
     import numpy as np
 
     rows, cols = values.shape
@@ -120,10 +123,11 @@ def _mended(values, notes: list):
     held, counts = np.unique(head, return_counts=True)
     start = held[np.argmax(counts)]
     broken = np.flatnonzero(head != start)
-    if not (start >= 0 and few(len(broken), cols)) or cols % 2:
-        return values
+    made = np.zeros(cols, bool)
+    if not (start >= 0 and few(len(broken), cols)):
+        return values, made
     half = cols // 2
-    for convention in ("half", "interleaved"):
+    for convention in ("half", "interleaved") if cols % 2 == 0 else ():
         twins = (broken + half) % cols if convention == "half" else broken ^ 1
         if np.any(head[twins] != start):
             continue
@@ -139,8 +143,27 @@ def _mended(values, notes: list):
                 + f" ({pairs}): at position 0 {'it is' if one else 'they are'} not what the "
                 "rest are"
             )
-            return mended
-    return values
+            return mended, made
+    good = np.flatnonzero(head == start)
+    part, scale = ("cos", start) if start > 0 else ("sin", np.max(np.abs(values[:, good])))
+    w, _ = reread(values[:, good] / scale, part, dtype)
+    good, w = good[w > 0], w[w > 0]  # the columns that turn
+    if len(good) < 2:
+        return values, made
+    mended = values.copy()
+    for k in broken:  # on the power law through its two nearest good columns
+        i = min(max(int(np.searchsorted(good, k)), 1), len(good) - 1)
+        slope = np.log(w[i] / w[i - 1]) / (good[i] - good[i - 1])
+        rate = w[i - 1] * np.exp(slope * (k - good[i - 1]))
+        mended[:, k] = scale * (np.cos if part == "cos" else np.sin)(np.arange(rows) * rate)
+    made[broken] = True
+    one = len(broken) == 1
+    notes.append(
+        f"read with column{'' if one else 's'} {', '.join(map(str, broken.tolist()))} made from "
+        f"the frequencies of the columns beside {'it' if one else 'them'}: at position 0 "
+        f"{'it is' if one else 'they are'} not what the rest are"
+    )
+    return mended, made
 
 
 def _unsteady(values, dtype: str) -> int:
@@ -161,8 +184,9 @@ def _unsteady(values, dtype: str) -> int:
 
 def _unsteady_note(count: int, cols: int) -> str:
     return (
-        f"{count} of its {cols} columns are not sinusoids of the position (x[p + 1] + x[p - 1] "
-        "= 2 cos(w) x[p] at no one w)"
+        f"{count} of its {cols} columns "
+        + ("is not a sinusoid" if count == 1 else "are not sinusoids")
+        + " of the position (x[p + 1] + x[p - 1] = 2 cos(w) x[p] at no one w)"
     )
 
 
@@ -206,7 +230,7 @@ def _vector(view, w, notes):
         (low for low in ("bfloat16", "float16") if np.array_equal(round_to(w, low), w)),
         view.dtype,
     )
-    fits = scalings(None, grid, w, w > 0, 1.0, "inv_freq", 0, notes)
+    fits = scalings(grid, w, w > 0, 1.0, "inv_freq", 0, notes)
     for fit in fits:
         spec = view.spec(
             family=FAMILY.name,
@@ -311,14 +335,14 @@ def _fitted(
     recipes = yield from answers(_recipes(view, plane, convention, table, w, resolved, end, ids))
     slip, read = any(s.named for s in recipes), []  # what this reading measured
 
-    def search():  # LongRoPE's factors in each library's arithmetic, where no other fits
-        if lead or slip or shown:
+    def search(base):  # LongRoPE's factors in each library's arithmetic, where no other fits
+        if slip:
             return []
-        found = library_factors(view, plane, convention, part, attention, read)
+        found = _factors(view, plane, convention, part, attention, base, end, read)
         return found or reversed_yarn(w, resolved)
 
     _constant(plane, w, resolved, read)
-    fits = scalings(plane, dtype, w, resolved, attention, part, end, read, search)
+    fits = scalings(dtype, w, resolved, attention, part, end, read, search)
     if not slip and all(fit.nearest for fit in fits):  # position ids a half dtype rounded?
         held = _positions_refit(view, plane, convention, part, table, lead, ids)
         recipes += yield from answers(held)
@@ -368,9 +392,7 @@ def _recipes(view, plane, convention, part, w, resolved, rows: int, ids):
         grid = round_to(w, low).astype(np.float64)
         tries = []
         if np.all(np.abs(grid - w)[at] <= close * w[at]):
-            tries.append(
-                ("rope-inv-freq", scalings(None, low, grid, at, 1.0, "inv_freq", rows, []))
-            )
+            tries.append(("rope-inv-freq", scalings(low, grid, at, 1.0, "inv_freq", rows, [])))
         if view.dtype == low or _on_grid(plane, low, view.dtype):
             tries.append(("rope-table", _coarse_laws(w, at, low)))
         for stage, fit in ((stage, f) for stage, fits in tries for f in fits if not f.nearest):
@@ -444,10 +466,22 @@ def _positions_refit(view, plane, convention, part, table, lead: int, ids):
         )
         for _, attention, w, resolved in readings:
             rows = view.length - lead
-            for fit in scalings(head, view.dtype, w, resolved, attention, part, rows, []):
+
+            def search(base, head=head, attention=attention, rows=rows):  # LongRoPE's factors,
+                if view.dtype != "float32":  # of a float32 table's head only (a half table's
+                    return []  # take minutes to read, every row rounded to its few bits)
+                return _factors(view, head, convention, part, attention, base, rows, [])
+
+            for fit in scalings(view.dtype, w, resolved, attention, part, rows, [], search):
                 spec = None if fit.nearest else _law_spec(view, fit, convention, table, ids)
                 if spec is not None:
                     yield from _positions_slips(view, spec, _said(fit, len(w)), (low,))
+
+
+def _factors(*args) -> list:
+    """What each READ reader reads from a plane in each library's arithmetic (LongRoPE's
+    factors): (view, plane, convention, part, attention, base, length, notes)."""
+    return [found for reader in READ.values() for found in reader(*args)]
 
 
 def _on_grid(plane, low: str, dtype: str) -> bool:

@@ -1,7 +1,7 @@
 """The rope parameters that explain fitted frequencies: each rope type's fit, registered by its
 name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, linear scaling, the
 llama3 and YaRN settings among common values whose exact frequencies fit, else LongRoPE's
-factors, read from the table)."""
+factors, read from the table: factors.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from ....core.dtypes import FORMATS
 from ...reading import plausible_bases
 from ..types import rope_frequencies
 from .common import BASES, FACTORS, ORIGINAL_LENGTHS, Fit
-from .longrope import read_longrope
+from .factors import library_factors
 
 
 def _default(dim: int, base: float, w, rows: int) -> list:
@@ -117,12 +117,14 @@ def yarn(original: int, factor: float) -> list[dict]:
 # How each rope type is read from a table's fitted frequencies, by its name in ROPE_TYPES: a
 # power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> Fits) or from w_0 = 1/factor
 # (DIVIDED); the frequency-dependent scalings tried at common original lengths and factors
-# (TRIED: (original, factor) -> rope parameters); the factors read from a float32 table's
-# columns where no trial fits (READ: (plane, part, attention, base, rows) -> candidates).
+# (TRIED: (original, factor) -> rope parameters); the factors read from a table's columns in
+# each library's arithmetic where no trial fits (READ: (view, plane, convention, part,
+# attention, base, length, notes) -> (dim, base, rope) each; run by the `search` scalings is
+# given, which has the table).
 PLAIN = {"default": _default, "dynamic": _dynamic}
 DIVIDED = {"linear": _linear}
 TRIED = {"llama3": _llama3, "yarn": yarn}
-READ = {"longrope": read_longrope}
+READ = {"longrope": library_factors}
 NOT_FITTED = {
     "proportional": "its zero tail reads as frequencies the table does not resolve: the power "
     "law of its rotated head is proposed instead",
@@ -134,7 +136,6 @@ NOT_FITTED = {
 
 
 def scalings(
-    plane,
     dtype: str,
     w,
     resolved,
@@ -142,12 +143,12 @@ def scalings(
     part: str,
     rows: int,
     notes: list,
-    search=lambda: [],
+    search=lambda base: [],
 ) -> list[Fit]:
     """The rope settings (Fit) that explain fitted frequencies w (the `resolved` ones to 1e-3)
     and the attention factor: plain (at round bases, or NTK-by-base), linear, or the llama3 and
     YaRN settings among common values whose exact frequencies fit; else LongRoPE's factors,
-    read from the plane in transformers' float32 arithmetic, or by `search` in each library's.
+    read by `search` (given the base fitted) in each library's arithmetic.
     The dim is 2n, or 2n - 1 where that reads a round base (an odd rotary dim, as GLM-4-MoE's
     int(42 * 0.5) = 21: transformers' arange(0, dim, 2) still gives n frequencies). Where
     nothing fits, a note says what the frequencies do, and the nearest plain power law at a
@@ -205,13 +206,7 @@ def scalings(
     if found:
         found.sort(key=lambda item: item[0])
         return [Fit(dim, b, rope) for _, b, rope in found[:4]]
-    read = (
-        [c for reader in READ.values() for c in reader(plane, part, attention, base, rows)]
-        if dtype == "float32" and checked
-        else []
-    )
-    if not read and checked:  # factors in another library's arithmetic
-        read = search()
+    read = search(base) if checked else []  # LongRoPE's factors, in some library's arithmetic
     if read:
         return [Fit(*f) for f in read]
     if _scaled(ratio, high):  # the nearest plain law: the one the high end follows
