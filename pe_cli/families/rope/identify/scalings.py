@@ -1,7 +1,7 @@
 """The rope parameters that explain fitted frequencies: each rope type's fit, registered by its
-name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, linear scaling, the
-llama3 and YaRN settings among common values whose exact frequencies fit, else LongRoPE's
-factors, read from the table)."""
+name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, proportional RoPE's
+zero tail (proportional.py), linear scaling, the llama3 and YaRN settings among common values
+whose exact frequencies fit, else LongRoPE's factors, read from the table)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import math
 from ....core.dtypes import FORMATS
 from ...reading import plausible_bases
 from ..types import rope_frequencies
-from .common import BASES, FACTORS, ORIGINAL_LENGTHS, Fit
+from .common import BASES, FACTORS, ORIGINAL_LENGTHS, REAL_BASES, Fit
 from .longrope import read_longrope
+from .proportional import proportional
 
 
 def _default(dim: int, base: float, w, rows: int) -> list:
@@ -115,17 +116,17 @@ def yarn(original: int, factor: float) -> list[dict]:
 
 
 # How each rope type is read from a table's fitted frequencies, by its name in ROPE_TYPES: a
-# power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> Fits) or from w_0 = 1/factor
+# zero tail after a power law, which no other type has (TAILED: (dim, base, w, rows) -> Fits,
+# read first); a power law from w_0 = 1 (PLAIN, as TAILED) or from w_0 = 1/factor
 # (DIVIDED); the frequency-dependent scalings tried at common original lengths and factors
 # (TRIED: (original, factor) -> rope parameters); the factors read from a float32 table's
 # columns where no trial fits (READ: (plane, part, attention, base, rows) -> candidates).
+TAILED = {"proportional": proportional}
 PLAIN = {"default": _default, "dynamic": _dynamic}
 DIVIDED = {"linear": _linear}
 TRIED = {"llama3": _llama3, "yarn": yarn}
 READ = {"longrope": read_longrope}
 NOT_FITTED = {
-    "proportional": "its zero tail reads as frequencies the table does not resolve: the power "
-    "law of its rotated head is proposed instead",
     "axial": "a vision encoder's 2-D table: identification reads 1-D and diffusers' multi-axis "
     "tables",
     "ntk_alpha": "HunYuan's table is the original law at base theta * alpha**(dim/(dim-2)): it "
@@ -155,6 +156,12 @@ def scalings(
     factor to check."""
     import numpy as np
 
+    # a zero tail decides the type: its law's base fitted to every frequency that turns (a
+    # half dtype's two highest tell it too roughly for the check below)
+    dims = rotary_dims(w, resolved, dtype)
+    tailed = [f for d, b in dims for read in TAILED.values() for f in read(d, b, w, rows)]
+    if tailed:
+        return tailed
     n = len(w)
     # the base at dim 2n from the two highest frequencies, which every scaling keeps
     with np.errstate(over="ignore"):  # a ratio read from broken rows may overflow: no base
@@ -229,9 +236,6 @@ def scalings(
         return [Fit(2 * n, float(f"{high:.6g}"), {}, nearest=True)]
     notes.append(_lawless(w, resolved))
     return _nearest(w, resolved)
-
-
-REAL_BASES = (100.0, 1e8)  # the least and greatest real models' (transformers.json's configs)
 
 
 def _scaled(ratio, high: float) -> bool:
