@@ -132,15 +132,15 @@ def test_no_other_table_is_named_proportional(cli, tmp_path, options):
 
 
 def test_a_padded_partial_table_is_not_named_proportional(cli, tmp_path):
-    """A port's partial-rotary table over 32 of 128 dims (exponents 2i / 32, theta 1e4),
+    """A port's partial-rotary table over 32 of 128 dims (exponents 2i / 32, theta 1e3),
     padded to the head dim with unrotated pairs (cos 1): the numbers of proportional RoPE's at
-    theta 1e4^4 = 1e16, which no model has (by its 2048th position the first padded pair would
-    have turned 0.2 rad at that theta); never named so."""
+    theta 1e3^4 = 1e12, which no model has (by its 256th position the first padded pair would
+    have turned 0.26 rad at that theta); never named so."""
     import torch
 
-    rates = 1e4 ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)
-    angles = torch.arange(2048, dtype=torch.float64)[:, None] * rates
-    cos = torch.cat([angles.cos(), torch.ones(2048, 48, dtype=torch.float64)], -1)
+    rates = 1e3 ** (-torch.arange(0, 32, 2, dtype=torch.float64) / 32)
+    angles = torch.arange(256, dtype=torch.float64)[:, None] * rates
+    cos = torch.cat([angles.cos(), torch.ones(256, 48, dtype=torch.float64)], -1)
     table = _save(tmp_path / "t.safetensors", pe=torch.cat([cos, cos], -1).float())
     found, text = _identified(cli, table)
     assert not any(_proportional(c) for c in found["candidates"]), text
