@@ -20,7 +20,6 @@ def proportional(dim: int, base: float, w, rows: int) -> list[Fit]:
     columns, which a short half-precision table rounds to cos 1, are no zero tail; `rows` 0: a
     vector of frequencies, whose zeros are its own). At the round bases near the fitted one
     that a real model has; partial_rotary_factor the shortest decimal that turns k."""
-
     import numpy as np
 
     n, turning = len(w), int(np.count_nonzero(w))

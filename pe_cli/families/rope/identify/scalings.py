@@ -146,9 +146,10 @@ def scalings(
     search=lambda: [],
 ) -> list[Fit]:
     """The rope settings (Fit) that explain fitted frequencies w (the `resolved` ones to 1e-3)
-    and the attention factor: plain (at round bases, or NTK-by-base), linear, or the llama3 and
-    YaRN settings among common values whose exact frequencies fit; else LongRoPE's factors,
-    read from the plane in transformers' float32 arithmetic, or by `search` in each library's.
+    and the attention factor: proportional where they end in zeros (then nothing else), plain
+    (at round bases, or NTK-by-base), linear, or the llama3 and YaRN settings among common
+    values whose exact frequencies fit; else LongRoPE's factors, read from the plane in
+    transformers' float32 arithmetic, or by `search` in each library's.
     The dim is 2n, or 2n - 1 where that reads a round base (an odd rotary dim, as GLM-4-MoE's
     int(42 * 0.5) = 21: transformers' arange(0, dim, 2) still gives n frequencies). Where
     nothing fits, a note says what the frequencies do, and the nearest plain power law at a
