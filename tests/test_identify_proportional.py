@@ -110,6 +110,10 @@ def test_gemma4_dump_names_the_table_and_its_turning_dims(cli, tmp_path, dtype):
     assert "rope_type=proportional" in text
 
 
+YARN = ["--rope", "rope_type=yarn", "--rope", "factor=4"]
+YARN += ["--rope", "original_max_position_embeddings=32768"]  # Qwen2.5's
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -120,11 +124,15 @@ def test_gemma4_dump_names_the_table_and_its_turning_dims(cli, tmp_path, dtype):
         ["--d-model", 512, "--base", 1e6],
         # 8 positions of bfloat16: the slowest 42 frequencies' cos round to 1 at every one
         ["--d-model", 128, "--seq-len", 8, "--base", 1e6, "--dtype", "bfloat16"],
+        # YaRN in bfloat16 over 1024 positions: its 48 slowest columns round to cos 1, after
+        # frequencies divided by up to its factor (no power law)
+        ["-d", 128, "-l", 1024, "--base", 1e6, "--dtype", "bfloat16", "--variant", "vllm", *YARN],
     ],
 )
 def test_no_other_table_is_named_proportional(cli, tmp_path, options):
     table = tmp_path / "t.safetensors"
-    code, _, err = cli("generate", "--family", "rope", "-l", 256, *options, "-o", table)
+    length = [] if {"-l", "--seq-len"} & set(options) else ["-l", 256]
+    code, _, err = cli("generate", "--family", "rope", *length, *options, "-o", table)
     assert code == 0, err
     found, text = _identified(cli, table)
     assert found["explained"] and found["candidates"][0]["differing"] == 0, text

@@ -146,7 +146,7 @@ def scalings(
     search=lambda: [],
 ) -> list[Fit]:
     """The rope settings (Fit) that explain fitted frequencies w (the `resolved` ones to 1e-3)
-    and the attention factor: proportional where they end in zeros (then nothing else), plain
+    and the attention factor: proportional where they end in zeros (a zero tail), plain
     (at round bases, or NTK-by-base), linear, or the llama3 and YaRN settings among common
     values whose exact frequencies fit; else LongRoPE's factors, read from the plane in
     transformers' float32 arithmetic, or by `search` in each library's.
@@ -155,14 +155,17 @@ def scalings(
     nothing fits, a note says what the frequencies do, and the nearest plain power law at a
     real model's base is the one Fit, marked nearest. `part` inv_freq or angle: no attention
     factor to check."""
-    import numpy as np
-
-    # a zero tail decides the type: its law's base fitted to every frequency that turns (a
-    # half dtype's two highest tell it too roughly for the check below)
+    # a zero tail: its law's base fitted to every frequency that turns (a half dtype's two
+    # highest tell it too roughly for the check below); the other fits are proposed beside it
     dims = rotary_dims(w, resolved, dtype)
     tailed = [f for d, b in dims for read in TAILED.values() for f in read(d, b, w, rows)]
-    if tailed:
-        return tailed
+    return tailed + _fits(plane, dtype, w, resolved, attention, part, rows, notes, search)
+
+
+def _fits(plane, dtype, w, resolved, attention, part, rows, notes, search) -> list[Fit]:
+    """scalings' fits of every rope type but those read from a zero tail (TAILED)."""
+    import numpy as np
+
     n = len(w)
     # the base at dim 2n from the two highest frequencies, which every scaling keeps
     with np.errstate(over="ignore"):  # a ratio read from broken rows may overflow: no base
