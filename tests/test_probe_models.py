@@ -28,7 +28,7 @@ class Case:
     split: bool = False  # its attention hands apply only the rotary dims (Phi)
     layer_type: str | None = None  # Gemma 4's rotary embedding takes the layer's type
     layer: int | None = None
-    named: bool = True  # compare FILE names the table its angles make
+    rope_type: str = "default"  # the rope type of the table its angles are named
     extra: dict = field(default_factory=dict)
 
 
@@ -67,7 +67,7 @@ CASES = {
         {**SMALL, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 64,
          "global_head_dim": 128, "num_hidden_layers": 6},
         "Gemma4TextRotaryEmbedding", 128, "half", 32, layer_type="full_attention", layer=5,
-        named=False,
+        rope_type="proportional",
     ),
     "gemma4-sliding": Case(
         "gemma4", "Gemma4TextConfig",
@@ -136,11 +136,9 @@ def test_probe_reads_each_models_op(name, tmp_path):
     assert found.pairing == case.pairing
     assert len(found.rotary_dims) == case.turning
     assert found.findings == []
-    if case.named:
-        assert found.named.identical and found.named.spec.variant == "hf-rope"
-        assert found.rebuilt.identical
-    else:  # compare FILE does not name Gemma 4's proportional table: said, never guessed
-        assert found.named is None
+    assert found.named.identical and found.named.spec.variant == "hf-rope"
+    assert dict(found.named.spec.rope).get("rope_type", "default") == case.rope_type
+    assert found.rebuilt.identical
     assert_rotation(op, rope_config=path, variant="hf-rope", layer=case.layer, seq_len=POSITIONS)
 
 

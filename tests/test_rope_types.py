@@ -8,7 +8,14 @@ import re
 import pytest
 
 from pe_cli.engine import spec_from_keywords
-from pe_cli.families.rope.identify.scalings import DIVIDED, NOT_FITTED, PLAIN, READ, TRIED
+from pe_cli.families.rope.identify.scalings import (
+    DIVIDED,
+    NOT_FITTED,
+    PLAIN,
+    READ,
+    TAILED,
+    TRIED,
+)
 from pe_cli.families.rope.keys import KEYS
 from pe_cli.families.rope.types import NOT_SUPPORTED, ROPE_TYPES, hf_inv_freq
 
@@ -56,7 +63,7 @@ def test_the_keys_say_which_types_read_them():
 
 
 def test_every_type_is_read_back_or_says_why_not():
-    fitted = [*PLAIN, *DIVIDED, *TRIED, *READ]
+    fitted = [*TAILED, *PLAIN, *DIVIDED, *TRIED, *READ]
     assert len(fitted) == len(set(fitted)) and not set(fitted) & set(NOT_FITTED)
     assert set(fitted) | set(NOT_FITTED) == set(ROPE_TYPES)
     assert all(NOT_FITTED.values())

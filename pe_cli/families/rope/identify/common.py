@@ -33,6 +33,9 @@ RUNS_NEAR = (
 MOST_RUNS = 64  # runs of tokens identification writes as --ids
 
 
+REAL_BASES = (100.0, 1e8)  # the least and greatest real models' (transformers.json's configs)
+
+
 BASES = (10000.0, 100000.0, 500000.0, 1000000.0, 5000000.0, 10000000.0)
 
 

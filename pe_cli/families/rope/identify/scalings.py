@@ -1,7 +1,7 @@
 """The rope parameters that explain fitted frequencies: each rope type's fit, registered by its
-name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, linear scaling, the
-llama3 and YaRN settings among common values whose exact frequencies fit, else LongRoPE's
-factors, read from the table: factors.py)."""
+name in types.ROPE_TYPES (a plain power law, dynamic NTK's grown base, proportional RoPE's
+zero tail (proportional.py), linear scaling, the llama3 and YaRN settings among common values
+whose exact frequencies fit, else LongRoPE's factors, read from the table: factors.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import math
 from ....core.dtypes import FORMATS
 from ...reading import plausible_bases
 from ..types import rope_frequencies
-from .common import BASES, FACTORS, ORIGINAL_LENGTHS, Fit
+from .common import BASES, FACTORS, ORIGINAL_LENGTHS, REAL_BASES, Fit
 from .factors import library_factors
+from .proportional import proportional
 
 
 def _default(dim: int, base: float, w, rows: int) -> list:
@@ -115,19 +116,19 @@ def yarn(original: int, factor: float) -> list[dict]:
 
 
 # How each rope type is read from a table's fitted frequencies, by its name in ROPE_TYPES: a
-# power law from w_0 = 1 (PLAIN: (dim, base, w, rows) -> Fits) or from w_0 = 1/factor
+# zero tail after a power law, which no other type has (TAILED: (dim, base, w, rows) -> Fits,
+# read first); a power law from w_0 = 1 (PLAIN, as TAILED) or from w_0 = 1/factor
 # (DIVIDED); the frequency-dependent scalings tried at common original lengths and factors
 # (TRIED: (original, factor) -> rope parameters); the factors read from a table's columns in
 # each library's arithmetic where no trial fits (READ: (view, plane, convention, part,
 # attention, base, length, notes) -> (dim, base, rope) each; run by the `search` scalings is
 # given, which has the table).
+TAILED = {"proportional": proportional}
 PLAIN = {"default": _default, "dynamic": _dynamic}
 DIVIDED = {"linear": _linear}
 TRIED = {"llama3": _llama3, "yarn": yarn}
 READ = {"longrope": library_factors}
 NOT_FITTED = {
-    "proportional": "its zero tail reads as frequencies the table does not resolve: the power "
-    "law of its rotated head is proposed instead",
     "axial": "a vision encoder's 2-D table: identification reads 1-D and diffusers' multi-axis "
     "tables",
     "ntk_alpha": "HunYuan's table is the original law at base theta * alpha**(dim/(dim-2)): it "
@@ -146,14 +147,24 @@ def scalings(
     search=lambda base: [],
 ) -> list[Fit]:
     """The rope settings (Fit) that explain fitted frequencies w (the `resolved` ones to 1e-3)
-    and the attention factor: plain (at round bases, or NTK-by-base), linear, or the llama3 and
-    YaRN settings among common values whose exact frequencies fit; else LongRoPE's factors,
-    read by `search` (given the base fitted) in each library's arithmetic.
+    and the attention factor: proportional where they end in zeros (a zero tail), plain
+    (at round bases, or NTK-by-base), linear, or the llama3 and YaRN settings among common
+    values whose exact frequencies fit; else LongRoPE's factors, read by `search` (given the
+    base fitted) in each library's arithmetic.
     The dim is 2n, or 2n - 1 where that reads a round base (an odd rotary dim, as GLM-4-MoE's
     int(42 * 0.5) = 21: transformers' arange(0, dim, 2) still gives n frequencies). Where
     nothing fits, a note says what the frequencies do, and the nearest plain power law at a
     real model's base is the one Fit, marked nearest. `part` inv_freq or angle: no attention
     factor to check."""
+    # a zero tail: its law's base fitted to every frequency that turns (a half dtype's two
+    # highest tell it too roughly for the check below); the other fits are proposed beside it
+    dims = rotary_dims(w, resolved, dtype)
+    tailed = [f for d, b in dims for read in TAILED.values() for f in read(d, b, w, rows)]
+    return tailed + _fits(plane, dtype, w, resolved, attention, part, rows, notes, search)
+
+
+def _fits(plane, dtype, w, resolved, attention, part, rows, notes, search) -> list[Fit]:
+    """scalings' fits of every rope type but those read from a zero tail (TAILED)."""
     import numpy as np
 
     n = len(w)
@@ -224,9 +235,6 @@ def scalings(
         return [Fit(2 * n, float(f"{high:.6g}"), {}, nearest=True)]
     notes.append(_lawless(w, resolved))
     return _nearest(w, resolved)
-
-
-REAL_BASES = (100.0, 1e8)  # the least and greatest real models' (transformers.json's configs)
 
 
 def _scaled(ratio, high: float) -> bool:
