@@ -160,10 +160,10 @@ def scalings(
     # highest tell it too roughly for the check below); the other fits are proposed beside it
     dims = rotary_dims(w, resolved, dtype)
     tailed = [f for d, b in dims for read in TAILED.values() for f in read(d, b, w, rows)]
-    return tailed + _fits(plane, dtype, w, resolved, attention, part, rows, notes, search)
+    return tailed + _fits(dtype, w, resolved, attention, part, rows, notes, search)
 
 
-def _fits(plane, dtype, w, resolved, attention, part, rows, notes, search) -> list[Fit]:
+def _fits(dtype, w, resolved, attention, part, rows, notes, search) -> list[Fit]:
     """scalings' fits of every rope type but those read from a zero tail (TAILED)."""
     import numpy as np
 
