@@ -155,6 +155,37 @@ def float32_near(values, steps: int = 3):
     return near
 
 
+_PROBE = 16  # rows, spread over the table, that a builder must make before it builds all
+
+
+def picked_per_row(view, values, tried, make, builders, groups=(slice(None),)) -> list:
+    """Each row's values read back as the numbers a builder makes that row from: for each
+    builder, the one among each row's `tried` (rows, len(groups), k) whose table (`make(builder,
+    tried rows)`: a spec of one row per tried value, in turn) has that row's `groups` columns
+    bit for bit, where every row has one: a (rows, len(groups)) array per builder, each once.
+    Each builder is tried on a few rows first."""
+    import numpy as np
+
+    rows, cols = values.shape
+    probe = np.unique(np.linspace(0, rows - 1, min(rows, _PROBE)).astype(int))
+    found = []
+    for built_by in builders:
+        for taken in (probe, slice(None)) if len(probe) < rows else (slice(None),):
+            spec = make(built_by, tried[taken])
+            if spec is None:
+                break
+            made = view.built(spec).reshape(-1, tried.shape[2], cols)
+            sames = [np.all(made[..., c] == values[taken][:, None, c], axis=2) for c in groups]
+            if not all(same.any(axis=1).all() for same in sames):
+                break
+        else:
+            at = np.arange(rows)
+            picked = np.stack([tried[at, g, np.argmax(s, axis=1)] for g, s in enumerate(sames)], 1)
+            if not any(np.array_equal(picked, other) for other in found):
+                found.append(picked)
+    return found
+
+
 def divisors(count: int) -> list[int]:
     """count's divisors, in order: where a grid's next row (of patches, of frames) may start."""
     small = [d for d in range(1, math.isqrt(count) + 1) if count % d == 0]
