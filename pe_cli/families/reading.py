@@ -101,9 +101,13 @@ def round_numbers(value: float, digits, within: float = math.inf, common=(), aro
 BASES = (10000.0, 100.0, 1000.0, 100000.0, 500000.0, 1000000.0, 10.0)
 
 
-def plausible_bases(base: float) -> list[float]:
-    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
-    return sorted(b for b in round_numbers(base, (2, 3, 4, 6), 0.05, (base, *BASES)) if b > 1)
+def plausible_bases(base: float, noise: float = 0.0) -> list[float]:
+    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use; the
+    fit left out where a round one is within `noise` of it (relative: a least-squares fit is
+    near 1e-7, its digits past that noise, its table a copy of the round one's)."""
+    found = sorted(b for b in round_numbers(base, (2, 3, 4, 6), 0.05, (base, *BASES)) if b > 1)
+    noisy = any(b != base and math.isclose(b, base, rel_tol=noise) for b in found)
+    return [b for b in found if b != base or not noisy]
 
 
 def joined(items, last: str = "and") -> str:
