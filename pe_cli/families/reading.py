@@ -101,9 +101,13 @@ def round_numbers(value: float, digits, within: float = math.inf, common=(), aro
 BASES = (10000.0, 100.0, 1000.0, 100000.0, 500000.0, 1000000.0, 10.0)
 
 
-def plausible_bases(base: float) -> list[float]:
-    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use."""
-    return sorted(b for b in round_numbers(base, (2, 3, 4, 6), 0.05, (base, *BASES)) if b > 1)
+def plausible_bases(base: float, noise: float = 0.0) -> list[float]:
+    """Round numbers within 5% of a fitted base, the fit itself, and the bases models use; the
+    fit left out where a round one is within `noise` of it (relative: a least-squares fit is
+    near 1e-7, its digits past that noise, its table a copy of the round one's)."""
+    found = sorted(b for b in round_numbers(base, (2, 3, 4, 6), 0.05, (base, *BASES)) if b > 1)
+    noisy = any(b != base and math.isclose(b, base, rel_tol=noise) for b in found)
+    return [b for b in found if b != base or not noisy]
 
 
 def joined(items, last: str = "and") -> str:
@@ -153,6 +157,37 @@ def float32_near(values, steps: int = 3):
     near = np.stack(down[:0:-1] + up, axis=-1)
     near[np.abs(near) < 2.0**-32] = 0
     return near
+
+
+_PROBE = 16  # rows, spread over the table, that a builder must make before it builds all
+
+
+def picked_per_row(view, values, tried, make, builders, groups=(slice(None),)) -> list:
+    """Each row's values read back as the numbers a builder makes that row from: for each
+    builder, the one among each row's `tried` (rows, len(groups), k) whose table (`make(builder,
+    tried rows)`: a spec of one row per tried value, in turn) has that row's `groups` columns
+    bit for bit, where every row has one: a (rows, len(groups)) array per builder, each once.
+    Each builder is tried on a few rows first."""
+    import numpy as np
+
+    rows, cols = values.shape
+    probe = np.unique(np.linspace(0, rows - 1, min(rows, _PROBE)).astype(int))
+    found = []
+    for built_by in builders:
+        for taken in (probe, slice(None)) if len(probe) < rows else (slice(None),):
+            spec = make(built_by, tried[taken])
+            if spec is None:
+                break
+            made = view.built(spec).reshape(-1, tried.shape[2], cols)
+            sames = [np.all(made[..., c] == values[taken][:, None, c], axis=2) for c in groups]
+            if not all(same.any(axis=1).all() for same in sames):
+                break
+        else:
+            at = np.arange(rows)
+            picked = np.stack([tried[at, g, np.argmax(s, axis=1)] for g, s in enumerate(sames)], 1)
+            if not any(np.array_equal(picked, other) for other in found):
+                found.append(picked)
+    return found
 
 
 def divisors(count: int) -> list[int]:

@@ -10,7 +10,7 @@ from ...core.dtypes import FORMATS
 from ...core.names import few
 from ...numerics.frequencies import power_law
 from ..proposals import Proposal
-from ..reading import float32_near, plausible_bases, read_positions
+from ..reading import float32_near, picked_per_row, plausible_bases, read_positions
 from .family import BASE, FAMILY, VARIANTS, boxes_text
 
 
@@ -82,10 +82,10 @@ def _readings(values, estimate, base: float, view, whole) -> list:
         # first, and any that makes the table's values is a reading of it
         rounded = [np.round(estimate, places) for places in range(1, 5)]
         tried = np.concatenate([np.stack(rounded, axis=2).astype(np.float32), tried], axis=2)
-    boxes = np.moveaxis(tried, 2, 1).reshape(-1, 4)  # every row's candidate boxes in turn
-    found = []
-    for built_by in ("exact", *(v for v, f in VARIANTS.items() if f.kind == "library")):
-        spec = view.spec(
+
+    def make(built_by, tried):
+        boxes = np.moveaxis(tried, 2, 1).reshape(-1, 4)  # each row's candidate boxes in turn
+        return view.spec(
             family=FAMILY.name,
             d_model=cols,
             base=base,
@@ -93,18 +93,10 @@ def _readings(values, estimate, base: float, view, whole) -> list:
             variant=built_by,
             dtype=view.dtype,
         )
-        if spec is None:
-            continue
-        made = view.built(spec).reshape(count, tried.shape[2], cols)
-        picked = np.empty((count, 4), dtype=np.float32)
-        # the coordinate's own columns: its sines (8i + c) and cosines (8i + 4 + c)
-        for c in range(4):
-            own = [j for i in np.flatnonzero(whole[c]) for j in (8 * i + c, 8 * i + 4 + c)]
-            same = np.all(made[:, :, own] == values[:, None, own], axis=2)  # (count, 7)
-            if not same.any(axis=1).all():
-                break
-            picked[:, c] = tried[np.arange(count), c, np.argmax(same, axis=1)]
-        else:
-            if not any(np.array_equal(picked, other) for other in found):
-                found.append(picked)
-    return found
+
+    # each coordinate's own columns: its sines (8i + c) and cosines (8i + 4 + c)
+    own = [
+        [j for i in np.flatnonzero(whole[c]) for j in (8 * i + c, 8 * i + 4 + c)] for c in range(4)
+    ]
+    libraries = [v for v, f in VARIANTS.items() if f.kind == "library"]
+    return picked_per_row(view, values, tried, make, ["exact", *libraries], own)

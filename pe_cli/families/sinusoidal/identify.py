@@ -74,12 +74,9 @@ def _measured(values, fits, misses) -> list[str]:
             f"number: from {miss.shortest:.4g} to {miss.longest:.4g}"
         )
     if constant and constant < values.shape[1]:
-        said.append(f"{constant} of its {values.shape[1]} columns {_are(constant)} constant")
+        are = "is" if constant == 1 else "are"
+        said.append(f"{constant} of its {values.shape[1]} columns {are} constant")
     return said
-
-
-def _are(count: int) -> str:
-    return "is" if count == 1 else "are"
 
 
 def _fitted(view, fits):

@@ -12,7 +12,7 @@ from typing import NamedTuple
 from ...core.errors import BadInput
 from ..positions import shown_timesteps
 from ..proposals import Proposal
-from ..reading import digits, float32_near, plausible_bases, read_positions
+from ..reading import digits, float32_near, picked_per_row, plausible_bases, read_positions
 from .conventions import CONVENTIONS
 from .family import FAMILY, VARIANTS
 from .timesteps import listed
@@ -159,44 +159,25 @@ def _readings(values, t, whole, name: str, base: float, view) -> list[Reading]:
     return []
 
 
-_PROBE = 16  # rows, spread over the table, that a builder must make before it builds all
-
-
 def _made(values, tried, name: str, base: float, view, scale: float = 1.0) -> list[Reading]:
     """For the exact table and each library of this layout, the --timesteps list of the t
     among each row's `tried` (rows, k) that makes that row bit for bit at this scale, where
-    every row has one; with the scale. Each builder is tried on a few rows first."""
-    import numpy as np
+    every row has one; with the scale."""
 
-    rows, d = values.shape
-    probe = np.unique(np.linspace(0, rows - 1, min(rows, _PROBE)).astype(int))
-    found = []
-    for built_by in (
-        "exact",
-        *(v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions),
-    ):
-        same = None
-        for taken in (probe, slice(None)) if len(probe) < rows else (slice(None),):
-            spec = view.spec(
-                d_model=d,
-                convention=name,
-                base=base,
-                timesteps=listed(tried[taken].ravel()),
-                timestep_scale=scale,
-                variant=built_by,
-                dtype=view.dtype,
-            )
-            if spec is None:
-                break
-            built = view.built(spec).reshape(-1, tried.shape[1], d)
-            same = np.all(built == values[taken][:, None, :], axis=2)
-            if not same.any(axis=1).all():
-                break
-        if same is not None and len(same) == rows and same.any(axis=1).all():
-            reading = Reading(listed(tried[np.arange(rows), np.argmax(same, axis=1)]), scale)
-            if reading not in found:
-                found.append(reading)
-    return found
+    def make(built_by, tried):
+        return view.spec(
+            d_model=values.shape[1],
+            convention=name,
+            base=base,
+            timesteps=listed(tried.ravel()),
+            timestep_scale=scale,
+            variant=built_by,
+            dtype=view.dtype,
+        )
+
+    libraries = [v for v, f in VARIANTS.items() if f.kind == "library" and name in f.conventions]
+    found = picked_per_row(view, values, tried[:, None, :], make, ["exact", *libraries])
+    return list(dict.fromkeys(Reading(listed(t[:, 0]), scale) for t in found))
 
 
 def _read_timesteps(angles, w):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from ....core.dtypes import FORMATS
-from ...reading import plausible_bases
+from ...reading import plausible_bases, round_numbers
 from ..types import rope_frequencies
 from .common import BASES, FACTORS, ORIGINAL_LENGTHS, REAL_BASES, Fit
 from .factors import library_factors
@@ -16,21 +16,11 @@ from .proportional import proportional
 
 
 def _default(dim: int, base: float, w, rows: int) -> list:
-    """A power law from w_0 = 1 at the round bases near the fitted one, and at the NTK-by-base
-    ones it may be (_ntk_bases)."""
-    return [Fit(dim, b, {}) for b in _bases(base)] + [
+    """A power law from w_0 = 1 at the round bases near the fitted one (the fit where none is
+    within _FIT_NOISE), and at the NTK-by-base ones it may be (_ntk_bases)."""
+    return [Fit(dim, b, {}) for b in plausible_bases(base, _FIT_NOISE) or [base]] + [
         Fit(dim, b, {}, law) for b, law in _ntk_bases(dim, base)
     ]
-
-
-def _bases(base: float) -> list[float]:
-    """The round bases near a fitted one (plausible_bases), and the fit itself only where no
-    round one is within what a fit reads (a least-squares fit is near 1e-7: its digits past
-    that are noise, and its table only a copy of the round one's)."""
-    found = plausible_bases(base) or [base]
-    if any(b != base and math.isclose(b, base, rel_tol=2e-5) for b in found):
-        found = [b for b in found if b != base]
-    return found
 
 
 def _ntk_bases(dim: int, base: float) -> list[tuple[float, str]]:
@@ -77,14 +67,14 @@ def _dynamic(dim: int, base: float, w, rows: int) -> list:
 
 def _linear(dim: int, base: float, w, rows: int) -> list:
     """w_0 = 1/factor: linear scaling, the roundest factors near the fit."""
-    factor = 1 / float(w[0])
-    factors = sorted({float(f"{factor:.{k}g}") for k in (1, 2, 3, 4, 6)})
     return [
         Fit(dim, b, {"rope_type": "linear", "factor": f})
-        for b in _bases(base)
-        for f in factors
-        if math.isclose(f, factor, rel_tol=1e-3)
+        for b in plausible_bases(base, _FIT_NOISE) or [base]
+        for f in sorted(round_numbers(1 / float(w[0]), (1, 2, 3, 4, 6), 1e-3))
     ]
+
+
+_FIT_NOISE = 2e-5  # a float32 table's least-squares base is near 1e-7 of its round one
 
 
 def _llama3(original: int, factor: float) -> list[dict]:
@@ -240,11 +230,7 @@ def _fits(dtype, w, resolved, attention, part, rows, notes, search) -> list[Fit]
 def _scaled(ratio, high: float) -> bool:
     """Whether frequencies over a plain law's (`ratio`, from its base `high` at the high end)
     look scaled: the base a real model's, each frequency kept or divided (by up to 1024)."""
-    return bool(
-        REAL_BASES[0] <= high <= REAL_BASES[1]
-        and ratio.max() <= 1 + 1e-2
-        and ratio.min() >= 1 / 1024
-    )
+    return bool(_real(high) and ratio.max() <= 1 + 1e-2 and ratio.min() >= 1 / 1024)
 
 
 def _lawless(w, resolved) -> str:
