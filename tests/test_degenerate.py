@@ -72,7 +72,10 @@ def test_rows_alike_only_at_first_are_read_on(cli, tmp_path):
     np.save(path, values)
     code, out, err = cli("compare", path, "--json")
     assert code == 0, err
-    assert not any(CLAIMED in note for note in json.loads(out)["notes"])
+    notes = json.loads(out)["notes"]
+    assert not any(CLAIMED in note for note in notes)
+    # what the fit read is said of the rows it read, never of all the table's
+    assert not any(ROWS_ALIKE in note for note in notes)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -183,3 +186,15 @@ def test_a_prefix_of_zero_rows_is_read_and_said(cli, tmp_path, family, d_model, 
         assert found["exceptions"] is None
     else:
         assert found["exceptions"] == {"rows": list(range(rows))}, found["notes"]
+
+
+def test_tokens_of_no_grid_build_none():
+    """Tokens whose distinct values per axis make a grid far larger than they are (a pooled
+    reading of a table's rows that turn only late) are no row-major grid, said before any grid
+    is built: 3000 tokens of 3 axes were a 3000**3 meshgrid (compare failed, out of memory)."""
+    from pe_cli.families.rope.split import row_major
+
+    tokens = np.stack([np.arange(3000.0)] * 3, axis=1)
+    assert row_major(tokens) is None
+    grid = np.stack(np.meshgrid(np.arange(3.0), np.arange(4.0), indexing="ij"), -1).reshape(-1, 2)
+    assert [list(v) for v in row_major(grid)] == [[0, 1, 2], [0, 1, 2, 3]]

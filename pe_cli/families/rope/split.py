@@ -169,10 +169,10 @@ def row_major(tokens):
     import numpy as np
 
     values = [distinct(axis) for axis in tokens.T]
+    if math.prod(len(v) for v in values) != len(tokens):  # no grid of them: build none
+        return None
     grid = np.meshgrid(*values, indexing="ij")
-    if math.prod(len(v) for v in values) != len(tokens) or not np.array_equal(
-        np.stack([g.reshape(-1) for g in grid], axis=1), tokens
-    ):
+    if not np.array_equal(np.stack([g.reshape(-1) for g in grid], axis=1), tokens):
         return None
     return values
 

@@ -46,9 +46,11 @@ def line(view, notes):
         )
         return
     if np.all(same):
+        # a sampled table's first rows only: those after them are not all read here
+        where = f"its first {rows} of {view.length:,}" if view.sampled else f"all {rows}"
         notes.append(
-            f"every column holds one value at all {rows} positions: nothing turns, as a RoPE "
-            "table's first columns do (by 1 radian a position)"
+            f"every column holds one value at {where} positions: nothing turns there, as a "
+            "RoPE table's first columns do (by 1 radian a position)"
         )
         return
     sin = rotation_sin(values)
