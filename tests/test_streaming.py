@@ -290,6 +290,17 @@ PEAK = textwrap.dedent("""
 """)
 
 
+def _peak_mib(args: list[str], cwd) -> float:
+    """The peak resident memory, in MiB, of `python -m pe_cli ARGS` run in `cwd` with this
+    checkout's pe_cli."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(pe_cli.__file__))
+    command = [sys.executable, "-c", PEAK, sys.executable, "-m", "pe_cli", *args]
+    found = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    return int(found.stdout.split()[-1]) / 1024
+
+
 def test_inspecting_large_files_keeps_memory_bounded(tmp_path):
     """Two 256 MiB tables: read whole as float64 each would take 512 MiB; compare, identify
     and show stay below the size of one file."""
@@ -299,18 +310,8 @@ def test_inspecting_large_files_keeps_memory_bounded(tmp_path):
     a += np.float32(1e-3)
     np.save(tmp_path / "b.npy", a)
     del a
-    command = [sys.executable, "-m", "pe_cli"]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     for args in (["compare", "a.npy", "b.npy"], ["compare", "a.npy"], ["show", "a.npy"]):
-        found = subprocess.run(
-            [sys.executable, "-c", PEAK, *command, *args],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        assert found.returncode == 0, found.stderr
-        peak_mib = int(found.stdout.split()[-1]) / 1024
+        peak_mib = _peak_mib(args, tmp_path)
         assert peak_mib < 256, (args, peak_mib)
 
 
@@ -494,16 +495,5 @@ def test_reading_a_rotation_keeps_memory_bounded(tmp_path):
     )
     np.save(tmp_path / "after.npy", x)
     del x, angles, cos, sin
-    command = [sys.executable, "-m", "pe_cli", "compare", "after.npy", "--before", "before.npy"]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = os.path.dirname(os.path.dirname(pe_cli.__file__))  # this checkout's
-    found = subprocess.run(
-        [sys.executable, "-c", PEAK, *command],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert found.returncode == 0, found.stderr
-    peak_mib = int(found.stdout.split()[-1]) / 1024
+    peak_mib = _peak_mib(["compare", "after.npy", "--before", "before.npy"], tmp_path)
     assert peak_mib < 512, peak_mib  # 360 MiB measured here
